@@ -1,0 +1,76 @@
+import { z } from "zod";
+import { ConfigError } from "./errors.ts";
+
+// Every service declares one zod object whose keys are environment variable names and whose
+// `.describe()` text documents them. `loadConfig` is the only reader of process.env;
+// `describeConfig` feeds the environment table in README.md (`npm run docs:env`).
+
+export type ConfigShape = z.ZodRawShape;
+export type Env = Record<string, string | undefined>;
+
+/** "1"/"true"/"yes"/"on" → true, "0"/"false"/"no"/"off" → false. */
+export const envBoolean = (fallback: boolean) =>
+  z
+    .enum(["1", "0", "true", "false", "yes", "no", "on", "off", ""])
+    .optional()
+    .transform((v) => (v === undefined || v === "" ? fallback : ["1", "true", "yes", "on"].includes(v)));
+
+export const envInt = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(fallback);
+
+export const envNumber = (fallback: number, min = -Infinity, max = Infinity) =>
+  z.coerce.number().min(min).max(max).default(fallback);
+
+/** Comma-separated list; empty entries dropped. */
+export const envList = (fallback: string[] = []) =>
+  z
+    .string()
+    .optional()
+    .transform((v) =>
+      v === undefined ? fallback : v.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
+    );
+
+/** Variables every service reads. */
+export const baseConfigShape = {
+  NODE_ENV: z
+    .enum(["development", "production", "test"])
+    .default("development")
+    .describe("development | production | test. Production tightens CORS to CORS_ALLOWED_ORIGINS."),
+  LOG_LEVEL: z
+    .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
+    .default("info")
+    .describe("pino log level."),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .string()
+    .url()
+    .optional()
+    .describe("OTLP/HTTP endpoint (e.g. http://otel-collector:4318). Unset: spans are made but not exported."),
+  SHUTDOWN_TIMEOUT_MS: envInt(25_000, 1_000).describe(
+    "Longest graceful shutdown before the process exits anyway (keep below the pod's termination grace period).",
+  ),
+} satisfies ConfigShape;
+
+export function loadConfig<S extends ConfigShape>(shape: S, env: Env = process.env): z.infer<z.ZodObject<S>> {
+  const result = z.object(shape).safeParse(env);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+export interface ConfigVariable {
+  name: string;
+  description: string;
+  default: string | undefined;
+}
+
+/** Name, description and default of each variable in a config shape, for documentation. */
+export function describeConfig(shape: ConfigShape): ConfigVariable[] {
+  return Object.entries(shape).map(([name, schema]) => {
+    const s = schema as z.ZodType;
+    const parsed = s.safeParse(undefined);
+    const def = parsed.success && parsed.data !== undefined ? JSON.stringify(parsed.data) : undefined;
+    return { name, description: s.description ?? "", default: def };
+  });
+}

@@ -1,0 +1,109 @@
+// The few named errors of the system. Each carries a stable `code`; the HTTP layer maps
+// codes to statuses in one place (libs/edge/src/error-mapper.ts) and gRPC maps them to
+// status codes in its own single place.
+
+export type ErrorCode =
+  | "VALIDATION"
+  | "UNAUTHORIZED"
+  | "FORBIDDEN"
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "PAYLOAD_TOO_LARGE"
+  | "RATE_LIMITED"
+  | "UPSTREAM_UNAVAILABLE"
+  | "OVERLOADED"
+  | "CONFIG"
+  | "INTERNAL";
+
+export interface AppErrorOptions {
+  cause?: unknown;
+  /** Extra JSON fields for the response body, next to `error`. */
+  details?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options.details;
+  }
+}
+
+/** The client sent something we cannot accept (400). */
+export class ValidationError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super("VALIDATION", message, options);
+  }
+}
+
+/** Missing or invalid credentials (401). The message is always the contract's `Unauthorized`. */
+export class UnauthorizedError extends AppError {
+  constructor(options?: AppErrorOptions) {
+    super("UNAUTHORIZED", "Unauthorized", options);
+  }
+}
+
+/** Authenticated, but not the owner (403). */
+export class ForbiddenError extends AppError {
+  constructor(message = "Forbidden", options?: AppErrorOptions) {
+    super("FORBIDDEN", message, options);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(message = "Not found", options?: AppErrorOptions) {
+    super("NOT_FOUND", message, options);
+  }
+}
+
+export class ConflictError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super("CONFLICT", message, options);
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super("PAYLOAD_TOO_LARGE", message, options);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  readonly retryAfterSeconds: number;
+  constructor(retryAfterSeconds: number, options?: AppErrorOptions) {
+    super("RATE_LIMITED", "Rate limit exceeded", {
+      ...options,
+      details: { retry_after: retryAfterSeconds, ...options?.details },
+    });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** A dependency we call (orchestrator, provider, ...) cannot be reached (502). */
+export class UpstreamUnavailableError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super("UPSTREAM_UNAVAILABLE", message, options);
+  }
+}
+
+/** We are shedding load (503). */
+export class OverloadedError extends AppError {
+  constructor(message = "Service overloaded", options?: AppErrorOptions) {
+    super("OVERLOADED", message, options);
+  }
+}
+
+/** Configuration is invalid; raised at start-up only. */
+export class ConfigError extends AppError {
+  constructor(message: string, options?: AppErrorOptions) {
+    super("CONFIG", message, options);
+  }
+}
+
+export function isAppError(value: unknown): value is AppError {
+  return value instanceof AppError;
+}

@@ -1,0 +1,6 @@
+export * from "./errors.ts";
+export * from "./config.ts";
+export * from "./trace-context.ts";
+export * from "./telemetry.ts";
+export * from "./logger.ts";
+export * from "./lifecycle.ts";

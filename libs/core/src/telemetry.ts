@@ -1,0 +1,114 @@
+import {
+  context,
+  propagation,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  type Context,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
+} from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BatchSpanProcessor, TracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { parseTraceparent } from "./trace-context.ts";
+
+export interface TelemetryOptions {
+  serviceName: string;
+  /** OTLP/HTTP base endpoint; spans are only exported when set. */
+  otlpEndpoint?: string | undefined;
+}
+
+export interface Telemetry {
+  shutdown(): Promise<void>;
+}
+
+let installed: Telemetry | undefined;
+
+/**
+ * Installs the tracer provider, the AsyncLocalStorage context manager and the W3C
+ * propagator. Tracing is always on (so every log line and message carries a trace id);
+ * exporting is on only when an OTLP endpoint is configured.
+ */
+export function initTelemetry(options: TelemetryOptions): Telemetry {
+  if (installed) return installed;
+  const spanProcessors: SpanProcessor[] = [];
+  if (options.otlpEndpoint) {
+    const url = `${options.otlpEndpoint.replace(/\/$/, "")}/v1/traces`;
+    spanProcessors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) }));
+  }
+  const provider = new TracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    spanProcessors,
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  installed = { shutdown: () => provider.shutdown() };
+  return installed;
+}
+
+export const tracer = () => trace.getTracer("tog");
+
+type Carrier = Record<string, string | string[] | undefined>;
+
+const carrierGetter: TextMapGetter<Carrier> = {
+  keys: (c) => Object.keys(c),
+  get: (c, key) => {
+    const v = c[key] ?? c[key.toLowerCase()];
+    return Array.isArray(v) ? v[0] : v;
+  },
+};
+
+const carrierSetter: TextMapSetter<Record<string, string>> = {
+  set: (c, key, value) => {
+    c[key] = value;
+  },
+};
+
+/**
+ * Context from incoming `traceparent`/`tracestate`. A traceparent that breaks the
+ * contract's format is dropped (with its tracestate), so a new trace starts.
+ */
+export function extractTraceContext(carrier: Carrier): Context {
+  const raw = carrierGetter.get(carrier, "traceparent");
+  if (!parseTraceparent(Array.isArray(raw) ? raw[0] : raw)) return context.active();
+  return propagation.extract(context.active(), carrier, carrierGetter);
+}
+
+/** Writes `traceparent` (and `tracestate`) of the active or given context into a carrier. */
+export function injectTraceContext(carrier: Record<string, string> = {}, ctx: Context = context.active()) {
+  propagation.inject(ctx, carrier, carrierSetter);
+  return carrier;
+}
+
+/** Runs fn inside a new span (child of `parent` or of the active context). */
+export async function withSpan<T>(
+  name: string,
+  fn: (span: Span) => Promise<T> | T,
+  options: { parent?: Context; kind?: SpanKind; attributes?: Record<string, string | number | boolean> } = {},
+): Promise<T> {
+  const parent = options.parent ?? context.active();
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  try {
+    return await context.with(trace.setSpan(parent, span), () => fn(span));
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+export function currentTraceIds(): { trace_id: string; span_id: string } | undefined {
+  const sc = trace.getSpan(context.active())?.spanContext();
+  if (!sc || !trace.isSpanContextValid(sc)) return undefined;
+  return { trace_id: sc.traceId, span_id: sc.spanId };
+}
+
+export { context, trace, SpanKind, SpanStatusCode };
+export type { Context, Span };

@@ -1,0 +1,6 @@
+export { createDbClient, type Db, type DbClientOptions } from "./client.ts";
+export { migrate, readMigrations, type MigrateOptions, type MigrationFile } from "./migrate.ts";
+export { dbConfigShape } from "./config.ts";
+export { SCHEMA_PATH, MIGRATIONS_DIR } from "./paths.ts";
+export { Prisma } from "./generated/prisma/client.ts";
+export type { User, ApiKey } from "./generated/prisma/client.ts";
