@@ -1,0 +1,67 @@
+import type { ErrorRequestHandler, Response } from "express";
+import { AppError, type ErrorCode, type Logger } from "@tog/core";
+
+// The one place where errors become HTTP responses. Every body is `{"error": "..."}`
+// (plus the error's own details, e.g. `retry_after`); unknown errors become a 500 whose
+// text never reveals internals.
+
+const STATUS: Record<ErrorCode, number> = {
+  VALIDATION: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  UPSTREAM_UNAVAILABLE: 502,
+  OVERLOADED: 503,
+  CONFIG: 500,
+  INTERNAL: 500,
+};
+
+export function statusOf(err: AppError): number {
+  return STATUS[err.code];
+}
+
+export function sendError(res: Response, err: AppError): void {
+  res.status(statusOf(err)).json({ error: err.message, ...err.details });
+}
+
+/** Errors that body-parser and express raise for client mistakes. */
+interface HttpishError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  message?: string;
+  expose?: boolean;
+}
+
+export function createErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    if (err instanceof AppError) {
+      if (statusOf(err) >= 500) logger.error({ err, path: req.path }, "request failed");
+      sendError(res, err);
+      return;
+    }
+    const e = (err ?? {}) as HttpishError;
+    const status = e.status ?? e.statusCode;
+    if (e.type === "entity.parse.failed") {
+      res.status(400).json({ error: `Invalid request body: ${e.message ?? "malformed JSON"}` });
+      return;
+    }
+    if (e.type === "entity.too.large") {
+      res.status(413).json({ error: "Request body too large" });
+      return;
+    }
+    if (typeof status === "number" && status >= 400 && status < 500 && e.expose !== false) {
+      res.status(status).json({ error: e.message ?? "Bad request" });
+      return;
+    }
+    logger.error({ err, path: req.path }, "unhandled error");
+    res.status(500).json({ error: "Internal server error" });
+  };
+}

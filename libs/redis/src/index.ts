@@ -1,0 +1,1 @@
+export { createRedis, pingRedis, redisConfigShape, type Redis, type RedisOptions } from "./client.ts";
