@@ -1,0 +1,37 @@
+import express, { type Express, type RequestHandler } from "express";
+import type { Logger } from "@tog/core";
+import { createErrorHandler } from "./error-mapper.ts";
+import { createRequestContext } from "./request-context.ts";
+import { createCors, type CorsSettings } from "./cors.ts";
+
+export interface HttpAppOptions {
+  logger: Logger;
+  /** Largest accepted JSON body in bytes; larger → 413. */
+  maxBodyBytes: number;
+  cors: CorsSettings;
+  /** Mounts the service's routes; runs after the common stack and before 404/error handling. */
+  routes: (app: Express) => void;
+}
+
+/**
+ * The one middleware stack every HTTP service uses:
+ * trace context + request log → CORS → JSON body → service routes → JSON 404 → error mapper.
+ * Auth, rate limits and idempotency are per-route middleware (see index.ts).
+ */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("trust proxy", true);
+  app.set("etag", false);
+  app.use(createRequestContext({ logger: options.logger }));
+  app.use(createCors(options.cors));
+  app.use(express.json({ limit: options.maxBodyBytes, strict: true }));
+  options.routes(app);
+  app.use(notFound);
+  app.use(createErrorHandler(options.logger));
+  return app;
+}
+
+const notFound: RequestHandler = (_req, res) => {
+  res.status(404).json({ error: "Not found" });
+};

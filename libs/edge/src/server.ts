@@ -1,0 +1,63 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Express } from "express";
+
+export interface ServerTimeouts {
+  /** Whole request (headers + body) must arrive within this (contract: read 30 s). */
+  readTimeoutMs: number;
+  /** Non-streaming responses must finish within this (contract: write 30 s). */
+  writeTimeoutMs: number;
+  /** Idle keep-alive connections close after this (contract: idle 60 s). */
+  idleTimeoutMs: number;
+}
+
+export const CONTRACT_TIMEOUTS: ServerTimeouts = { readTimeoutMs: 30_000, writeTimeoutMs: 30_000, idleTimeoutMs: 60_000 };
+
+export interface StartedServer {
+  server: http.Server;
+  port: number;
+  /** Stops accepting, lets in-flight requests finish, closes idle keep-alive sockets. */
+  close(): Promise<void>;
+}
+
+/**
+ * Listens with the contract's timeouts. The write timeout is a per-response timer that
+ * streaming routes switch off by calling `markStreaming(res)`.
+ */
+export async function startHttpServer(
+  app: Express,
+  options: { port: number; host?: string; timeouts?: ServerTimeouts },
+): Promise<StartedServer> {
+  const t = options.timeouts ?? CONTRACT_TIMEOUTS;
+  const server = http.createServer({ requestTimeout: t.readTimeoutMs, headersTimeout: Math.min(t.readTimeoutMs, 20_000) }, app);
+  server.keepAliveTimeout = t.idleTimeoutMs;
+  server.on("request", (_req, res: http.ServerResponse) => {
+    const timer = setTimeout(() => {
+      if (!(res as StreamingFlag)[STREAMING] && !res.writableEnded) res.destroy();
+    }, t.writeTimeoutMs);
+    timer.unref();
+    res.once("close", () => clearTimeout(timer));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host ?? "0.0.0.0", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    server,
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
+  };
+}
+
+const STREAMING = Symbol("streaming");
+type StreamingFlag = { [STREAMING]?: boolean };
+
+/** Exempts a long-lived response (SSE, upgraded socket) from the write timeout. */
+export function markStreaming(res: http.ServerResponse): void {
+  (res as StreamingFlag)[STREAMING] = true;
+}
