@@ -1,0 +1,3 @@
+export { createModelCatalogApp, type ModelCatalogAppOptions } from "./app.ts";
+export { modelCatalogConfigShape, providerKeysShape } from "./config.ts";
+export { createModelsRouter, type ModelsRoutesOptions } from "./models.routes.ts";
