@@ -1,0 +1,28 @@
+// `npm run bus:setup`: creates or converges the system's JetStream streams and durable consumers.
+import { baseConfigShape, createLogger, loadConfig } from "@tog/core";
+import { busConfigShape } from "../config.ts";
+import { connectBus, type Bus } from "../connection.ts";
+import { ensureConsumers, ensureStreams } from "../provisioning.ts";
+import { systemTopology } from "../streams.ts";
+
+const config = loadConfig({ ...baseConfigShape, ...busConfigShape });
+const logger = createLogger({ service: "bus-setup", level: config.LOG_LEVEL });
+let bus: Bus | undefined;
+try {
+  bus = await connectBus({ url: config.NATS_URL, name: "bus-setup", prefix: config.NATS_PREFIX, logger });
+  const topology = systemTopology({ prefix: config.NATS_PREFIX, eventsMaxAgeSeconds: config.EVENTS_MAX_AGE_SECONDS });
+  const results = [
+    ...(await ensureStreams(bus, topology.streams)),
+    ...(await ensureConsumers(bus, topology.consumers)),
+  ];
+  for (const r of results) {
+    const resource = r.stream ? `${r.stream}/${r.name}` : r.name;
+    logger.info({ kind: r.kind, resource, action: r.action, changes: r.changes }, `${r.kind} ${resource} ${r.action}`);
+  }
+  logger.info("nats streams and consumers ready");
+} catch (err) {
+  logger.error({ err }, "nats setup failed");
+  process.exitCode = 1;
+} finally {
+  await bus?.close();
+}

@@ -1,0 +1,98 @@
+import { streamNameFor, subjectFor } from "./naming.ts";
+import type { ConsumerDefinition, StreamDefinition } from "./provisioning.ts";
+
+// The system's subjects, streams and durable consumers, as functions of the prefix.
+//
+//   <prefix>.events.<workflow_id>   EVENTS  (limits, file, max_age = EVENTS_MAX_AGE_SECONDS)
+//                                   consumer "event-persister": all events, explicit ack
+//   <prefix>.runs.<workflow_id>     RUNS    (work queue, file)
+//                                   consumer "run-workers": explicit ack, bounded redelivery
+
+export interface TopologyOptions {
+  prefix: string;
+  /** EVENTS retention; default 3600 s. */
+  eventsMaxAgeSeconds?: number;
+}
+
+/** Msg-id dedupe window of both streams. */
+export const DUPLICATE_WINDOW_MS = 120_000;
+
+export const EVENT_PERSISTER = "event-persister";
+export const RUN_WORKERS = "run-workers";
+
+export function systemSubjects(prefix: string) {
+  return {
+    /** Events of one workflow, in order. */
+    events: (workflowId: string) => subjectFor(prefix, ["events", workflowId]),
+    allEvents: subjectFor(prefix, ["events", ">"]),
+    /** Task runs of one workflow, waiting for a worker. */
+    runs: (workflowId: string) => subjectFor(prefix, ["runs", workflowId]),
+    allRuns: subjectFor(prefix, ["runs", ">"]),
+  };
+}
+
+export function eventsStream(options: TopologyOptions): StreamDefinition {
+  return {
+    name: streamNameFor(options.prefix, "EVENTS"),
+    description: "Workflow events: the real-time replay window; the database keeps the full history.",
+    subjects: [systemSubjects(options.prefix).allEvents],
+    retention: "limits",
+    storage: "file",
+    maxAgeMs: (options.eventsMaxAgeSeconds ?? 3_600) * 1_000,
+    duplicateWindowMs: Math.min(DUPLICATE_WINDOW_MS, (options.eventsMaxAgeSeconds ?? 3_600) * 1_000),
+    discard: "old",
+  };
+}
+
+export function runsStream(options: TopologyOptions): StreamDefinition {
+  return {
+    name: streamNameFor(options.prefix, "RUNS"),
+    description: "Task runs waiting for a worker; a run leaves the stream when a worker acks it.",
+    subjects: [systemSubjects(options.prefix).allRuns],
+    retention: "workqueue",
+    storage: "file",
+    duplicateWindowMs: DUPLICATE_WINDOW_MS,
+    // Never drop queued work silently: with a limit, refuse new runs instead.
+    discard: "new",
+  };
+}
+
+/** Durable pull consumer shared by all workers (each run goes to one worker). */
+export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition {
+  return {
+    stream: streamNameFor(options.prefix, "RUNS"),
+    durable: RUN_WORKERS,
+    description: "Workers executing task runs.",
+    filterSubject: systemSubjects(options.prefix).allRuns,
+    ackPolicy: "explicit",
+    deliverPolicy: "all",
+    // A worker that holds a run longer must call msg.working() to extend it.
+    ackWaitMs: 30_000,
+    maxDeliver: 10,
+    maxAckPending: 1_000,
+  };
+}
+
+/** Durable pull consumer that writes every event to the database. */
+export function eventPersisterConsumer(options: TopologyOptions): ConsumerDefinition {
+  return {
+    stream: streamNameFor(options.prefix, "EVENTS"),
+    durable: EVENT_PERSISTER,
+    description: "Persists workflow events to the database.",
+    filterSubject: systemSubjects(options.prefix).allEvents,
+    ackPolicy: "explicit",
+    deliverPolicy: "all",
+    ackWaitMs: 30_000,
+    // Persisting must not give up on an event; failures are retried until they succeed.
+    maxDeliver: -1,
+    maxAckPending: 1_000,
+  };
+}
+
+/** Every stream and consumer the system needs, in creation order. */
+export function systemTopology(options: TopologyOptions): { streams: StreamDefinition[]; consumers: ConsumerDefinition[] } {
+  return {
+    streams: [eventsStream(options), runsStream(options)],
+    consumers: [runWorkersConsumer(options), eventPersisterConsumer(options)],
+  };
+}
