@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from "express";
-import { AppError, type ErrorCode, type Logger } from "@tog/core";
+import { AppError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
 
 // The one place where errors become HTTP responses. Every body is `{"error": "..."}`
 // (plus the error's own details, e.g. `retry_after`); unknown errors become a 500 whose
@@ -24,6 +24,10 @@ export function statusOf(err: AppError): number {
 }
 
 export function sendError(res: Response, err: AppError): void {
+  if (err instanceof RateLimitedError) {
+    res.setHeader("Retry-After", String(err.retryAfterSeconds));
+    res.setHeader("X-RateLimit-Remaining", "0");
+  }
   res.status(statusOf(err)).json({ error: err.message, ...err.details });
 }
 

@@ -29,7 +29,15 @@ export async function startHttpServer(
   options: { port: number; host?: string; timeouts?: ServerTimeouts },
 ): Promise<StartedServer> {
   const t = options.timeouts ?? CONTRACT_TIMEOUTS;
-  const server = http.createServer({ requestTimeout: t.readTimeoutMs, headersTimeout: Math.min(t.readTimeoutMs, 20_000) }, app);
+  const server = http.createServer(
+    {
+      requestTimeout: t.readTimeoutMs,
+      headersTimeout: Math.min(t.readTimeoutMs, 20_000),
+      // Node enforces the two timeouts above only on this sweep (default every 30 s).
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(t.readTimeoutMs / 4))),
+    },
+    app,
+  );
   server.keepAliveTimeout = t.idleTimeoutMs;
   server.on("request", (_req, res: http.ServerResponse) => {
     const timer = setTimeout(() => {

@@ -1,0 +1,164 @@
+import type { RequestHandler, Request } from "express";
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from "rate-limiter-flexible";
+import { RateLimitedError, type Logger } from "@tog/core";
+import type { Redis } from "@tog/redis";
+
+// Per-caller rate limits kept in Redis, so every gateway instance counts the same requests.
+//
+// - Caller: the API key (`k:<apiKeyId>`), else the user (`u:<userId>`, auth off or bearer token).
+// - Two fixed windows (rate-limiter-flexible, atomic Lua increment): a per-minute limit and a
+//   per-second burst limit. The burst counter is shared by every route of a caller. Routes on the
+//   default minute limit share one minute counter; a route with its own limit (GET /tasks: 100)
+//   counts in its own bucket, so polling the task list does not eat the budget for submitting.
+// - Every request that reaches the limiter counts, rejected ones included (fixed window).
+// - Redis keys: rate-limiter-flexible prefixes them with its `keyPrefix` (`rl:m:<bucket>` /
+//   `rl:s`), and ioredis then prepends the client's own `keyPrefix` (REDIS_KEY_PREFIX), also to
+//   the keys of its Lua script, so limits of different deployments never mix.
+// - Redis down or slower than `redisTimeoutMs`: each limiter falls back to an in-process limiter
+//   with the same numbers (rate-limiter-flexible's insurance limiter behind RLWrapperTimeouts):
+//   limits then hold per instance instead of across instances, requests keep flowing, and a
+//   warning is logged (at most every 30 s). While the client first connects, commands wait in
+//   ioredis' offline queue (bounded by the same timeout) rather than skipping Redis.
+
+export interface RateLimiterOptions {
+  redis: Redis;
+  /** Default requests per minute per caller (RATE_LIMIT_RPM). */
+  rpm: number;
+  /** Requests per second per caller across all routes (RATE_LIMIT_BURST). */
+  burst: number;
+  /** Receives the Redis-outage warning. */
+  logger?: Logger;
+  /** Prefix under the client's keyPrefix; default `rl`. */
+  keyPrefix?: string;
+  /** A Redis answer slower than this counts as an outage for that request; default 250 ms. */
+  redisTimeoutMs?: number;
+}
+
+type Limiter = Pick<RateLimiterRedis, "consume">;
+
+export interface RouteLimitOptions {
+  /** This route's own per-minute limit, counted in its own bucket. */
+  rpm?: number;
+  /** Name of the bucket; routes naming the same bucket share its counter. Default `rpm<N>`. */
+  bucket?: string;
+}
+
+export interface RateLimits {
+  /** Middleware for a route; mount it after authentication (it reads `req.principal`). */
+  middleware(route?: RouteLimitOptions): RequestHandler;
+}
+
+const WARN_EVERY_MS = 30_000;
+
+export function createRateLimiter(options: RateLimiterOptions): RateLimits {
+  const prefix = options.keyPrefix ?? "rl";
+  let lastWarn = 0;
+  const warnOutage = () => {
+    const now = Date.now();
+    if (now - lastWarn < WARN_EVERY_MS) return;
+    lastWarn = now;
+    options.logger?.warn("rate limiter: Redis unavailable, limiting per instance until it is back");
+  };
+
+  const timeoutMs = options.redisTimeoutMs ?? 250;
+  const makeLimiter = (points: number, duration: number, keyPrefix: string): Limiter =>
+    new RLWrapperTimeouts({
+      limiter: new RateLimiterRedis({ storeClient: options.redis, points, duration, keyPrefix }),
+      timeoutMs,
+      insuranceLimiter: new OutageLimiter({ points, duration, keyPrefix }, warnOutage),
+    });
+
+  const burst = makeLimiter(options.burst, 1, `${prefix}:s`);
+  const minuteLimiters = new Map<string, Limiter>();
+
+  return {
+    middleware(route = {}) {
+      const rpm = route.rpm ?? options.rpm;
+      const bucket = route.rpm === undefined ? "default" : (route.bucket ?? `rpm${rpm}`);
+      const id = `${bucket}/${rpm}`;
+      let minute = minuteLimiters.get(id);
+      if (!minute) {
+        minute = makeLimiter(rpm, 60, `${prefix}:m:${bucket}`);
+        minuteLimiters.set(id, minute);
+      }
+      return limitMiddleware(minute, burst, rpm, options.logger);
+    },
+  };
+}
+
+function limitMiddleware(
+  minute: Limiter,
+  burst: Limiter,
+  rpm: number,
+  logger: Logger | undefined,
+): RequestHandler {
+  const limitHeader = String(rpm);
+  let warnedNoPrincipal = false;
+  return (req, res, next) => {
+    const key = callerKey(req);
+    if (key === undefined) {
+      if (!warnedNoPrincipal) {
+        warnedNoPrincipal = true;
+        logger?.warn({ path: req.path }, "rate limiter mounted on a route without req.principal; not limiting");
+      }
+      next();
+      return;
+    }
+    void Promise.allSettled([minute.consume(key), burst.consume(key)]).then(([m, b]) => {
+      const minuteRes = settledRes(m);
+      const burstRes = settledRes(b);
+      if (minuteRes === undefined || burstRes === undefined) {
+        // Not a limit decision but a failure of both Redis and the fallback: let it through.
+        logger?.error({ err: m.status === "rejected" ? m.reason : b.status === "rejected" ? b.reason : undefined }, "rate limiter failed");
+        next();
+        return;
+      }
+      res.setHeader("X-RateLimit-Limit", limitHeader);
+      const limited = m.status === "rejected" || b.status === "rejected";
+      if (!limited) {
+        res.setHeader("X-RateLimit-Remaining", String(minuteRes.remainingPoints));
+        res.setHeader("X-RateLimit-Reset", String(resetAt(minuteRes.msBeforeNext)));
+        next();
+        return;
+      }
+      let waitMs = 0;
+      if (m.status === "rejected") waitMs = Math.max(waitMs, minuteRes.msBeforeNext);
+      if (b.status === "rejected") waitMs = Math.max(waitMs, burstRes.msBeforeNext);
+      const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+      res.setHeader("X-RateLimit-Remaining", "0");
+      res.setHeader("X-RateLimit-Reset", String(Math.ceil(Date.now() / 1000) + retryAfter));
+      next(new RateLimitedError(retryAfter));
+    });
+  };
+}
+
+function callerKey(req: Request): string | undefined {
+  const p = req.principal;
+  if (!p) return undefined;
+  return p.apiKeyId !== undefined ? `k:${p.apiKeyId}` : `u:${p.userId}`;
+}
+
+/** The limiter's answer whether the request passed (fulfilled) or was limited (rejected with a RateLimiterRes). */
+function settledRes(r: PromiseSettledResult<RateLimiterRes>): RateLimiterRes | undefined {
+  if (r.status === "fulfilled") return r.value;
+  return r.reason instanceof RateLimiterRes ? r.reason : undefined;
+}
+
+function resetAt(msBeforeNext: number): number {
+  return Math.ceil((Date.now() + Math.max(0, msBeforeNext)) / 1000);
+}
+
+/** In-process stand-in used while Redis is unreachable; reports that it is being used. */
+class OutageLimiter extends RateLimiterMemory {
+  private readonly onUse: () => void;
+
+  constructor(opts: ConstructorParameters<typeof RateLimiterMemory>[0], onUse: () => void) {
+    super(opts);
+    this.onUse = onUse;
+  }
+
+  override consume(key: string | number, points?: number, opts?: Record<string, unknown>): Promise<RateLimiterRes> {
+    this.onUse();
+    return super.consume(key, points, opts);
+  }
+}
