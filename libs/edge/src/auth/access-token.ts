@@ -1,0 +1,67 @@
+import { SignJWT, jwtVerify } from "jose";
+
+// Bearer access tokens: compact JWS, HS256, signed with AUTH_TOKEN_SECRET.
+//   header  {"alg":"HS256","typ":"JWT"}
+//   claims  {"sub":"<user uuid>","iat":<s>,"exp":<s>,"iss":"tog-gateway","aud":"tog-api"}
+// Issued by `npm run keys -- token`; stateless, so one cannot be revoked before `exp`.
+
+export const ACCESS_TOKEN_ISSUER = "tog-gateway";
+export const ACCESS_TOKEN_AUDIENCE = "tog-api";
+const ALGORITHM = "HS256";
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface AccessTokensOptions {
+  secret: string;
+  /** Lifetime of issued tokens unless `issue` is given another. */
+  ttlSeconds: number;
+  /** Tolerated clock difference when checking `exp`/`iat`. */
+  clockToleranceSeconds?: number;
+}
+
+export interface IssuedToken {
+  token: string;
+  expiresAt: Date;
+}
+
+export class AccessTokens {
+  private readonly key: Uint8Array;
+  private readonly ttlSeconds: number;
+  private readonly clockToleranceSeconds: number;
+
+  constructor(options: AccessTokensOptions) {
+    this.key = new TextEncoder().encode(options.secret);
+    this.ttlSeconds = options.ttlSeconds;
+    this.clockToleranceSeconds = options.clockToleranceSeconds ?? 5;
+  }
+
+  async issue(userId: string, ttlSeconds = this.ttlSeconds): Promise<IssuedToken> {
+    const iat = Math.floor(Date.now() / 1000);
+    const exp = iat + ttlSeconds;
+    const token = await new SignJWT({})
+      .setProtectedHeader({ alg: ALGORITHM, typ: "JWT" })
+      .setSubject(userId)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .setIssuer(ACCESS_TOKEN_ISSUER)
+      .setAudience(ACCESS_TOKEN_AUDIENCE)
+      .sign(this.key);
+    return { token, expiresAt: new Date(exp * 1000) };
+  }
+
+  /** The user id of a valid token; undefined for anything else (bad signature, expired, wrong iss/aud, no exp). */
+  async verify(token: string): Promise<{ userId: string } | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: [ALGORITHM],
+        issuer: ACCESS_TOKEN_ISSUER,
+        audience: ACCESS_TOKEN_AUDIENCE,
+        requiredClaims: ["exp", "iat", "sub"],
+        clockTolerance: this.clockToleranceSeconds,
+      });
+      if (typeof payload.sub !== "string" || !UUID_RE.test(payload.sub)) return undefined;
+      return { userId: payload.sub.toLowerCase() };
+    } catch {
+      return undefined;
+    }
+  }
+}

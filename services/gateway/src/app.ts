@@ -1,0 +1,57 @@
+import express, { type Express, type Router } from "express";
+import type { Logger } from "@tog/core";
+import { ApiDocs, createHttpApp, type Auth, type CorsSettings } from "@tog/edge";
+import { registerHealthRoutes } from "./health.routes.ts";
+import type { ReadinessCheck } from "./readiness.ts";
+
+/** What a route module gets to mount its routes (later: tasks, approvals, sessions…). */
+export interface RouteContext {
+  router: Router;
+  docs: ApiDocs;
+  auth: Auth;
+}
+
+export type RouteModule = (ctx: RouteContext) => void;
+
+export interface GatewayAppOptions {
+  logger: Logger;
+  version: string;
+  auth: Auth;
+  cors: CorsSettings;
+  maxBodyBytes: number;
+  readinessChecks: readonly ReadinessCheck[];
+  readinessTimeoutMs: number;
+  /** Route modules mounted after the probes, in order. */
+  modules?: RouteModule[];
+}
+
+export interface GatewayApp {
+  app: Express;
+  docs: ApiDocs;
+}
+
+export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
+  const docs = new ApiDocs({
+    title: "Task Orchestration Gateway API",
+    version: options.version,
+    description: "HTTP API of the Task Orchestration Gateway. All endpoints live under /api/v1.",
+  });
+  const router = express.Router();
+  registerHealthRoutes(router, {
+    docs,
+    logger: options.logger,
+    version: options.version,
+    checks: options.readinessChecks,
+    readinessTimeoutMs: options.readinessTimeoutMs,
+  });
+  for (const mount of options.modules ?? []) mount({ router, docs, auth: options.auth });
+  // Build the document once now, so a schema that cannot be described fails at start-up.
+  docs.json();
+  const app = createHttpApp({
+    logger: options.logger,
+    maxBodyBytes: options.maxBodyBytes,
+    cors: options.cors,
+    routes: (a) => a.use(router),
+  });
+  return { app, docs };
+}

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import { baseConfigShape, envInt, loadConfig, type Env } from "@tog/core";
+import { dbConfigShape } from "@tog/db";
+import { redisConfigShape } from "@tog/redis";
+import { busConfigShape } from "@tog/bus";
+import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
+
+export const gatewayConfigShape = {
+  ...baseConfigShape,
+  ...dbConfigShape,
+  ...redisConfigShape,
+  ...busConfigShape,
+  ...edgeConfigShape,
+  ...authConfigShape,
+  PORT: envInt(8081, 0, 65_535).describe("Gateway HTTP port."),
+  HOST: z.string().min(1).default("0.0.0.0").describe("Gateway listen address."),
+  READINESS_TIMEOUT_MS: envInt(2_000, 50, 30_000).describe(
+    "Deadline for all readiness checks together (PostgreSQL, Redis, NATS run in parallel); a check not done by then fails.",
+  ),
+};
+
+export type GatewayConfig = z.infer<z.ZodObject<typeof gatewayConfigShape>>;
+
+export function loadGatewayConfig(env: Env): GatewayConfig {
+  const config = loadConfig(gatewayConfigShape, env);
+  assertAuthConfig(config);
+  return config;
+}
+
+/** What the keys CLI needs: no HTTP, Redis or NATS. */
+export const keysCliConfigShape = {
+  ...baseConfigShape,
+  ...dbConfigShape,
+  ...authConfigShape,
+};
+
+export type KeysCliConfig = z.infer<z.ZodObject<typeof keysCliConfigShape>>;
+
+export function loadKeysCliConfig(env: Env): KeysCliConfig {
+  const config = loadConfig(keysCliConfigShape, env);
+  assertAuthConfig(config);
+  return config;
+}

@@ -1,0 +1,4 @@
+export { createGatewayApp, type GatewayApp, type GatewayAppOptions, type RouteContext, type RouteModule } from "./app.ts";
+export { gatewayConfigShape, keysCliConfigShape, loadGatewayConfig, loadKeysCliConfig, type GatewayConfig } from "./config.ts";
+export { natsCheck, postgresCheck, redisCheck, runReadiness, type ReadinessCheck, type ReadinessReport } from "./readiness.ts";
+export { GATEWAY_VERSION } from "./version.ts";

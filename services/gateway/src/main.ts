@@ -1,0 +1,65 @@
+import { createLogger, initTelemetry, Lifecycle } from "@tog/core";
+import { createDbClient } from "@tog/db";
+import { createRedis } from "@tog/redis";
+import { connectBus } from "@tog/bus";
+import { AccessTokens, ApiKeyRepository, createAuth, startHttpServer, UserRepository } from "@tog/edge";
+import { loadGatewayConfig } from "./config.ts";
+import { createGatewayApp } from "./app.ts";
+import { natsCheck, postgresCheck, redisCheck } from "./readiness.ts";
+import { GATEWAY_VERSION } from "./version.ts";
+
+const SERVICE = "gateway";
+
+const config = (() => {
+  try {
+    return loadGatewayConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`gateway: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+})();
+const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+
+const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+lifecycle.on("clients", "postgres", () => db.$disconnect());
+const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
+redis.on("error", (err: Error) => logger.warn({ err }, "redis error"));
+lifecycle.on("clients", "redis", () => redis.quit());
+lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
+
+try {
+  const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+  lifecycle.on("clients", "nats", () => bus.close());
+
+  const users = new UserRepository({ db });
+  if (config.GATEWAY_SKIP_AUTH) {
+    await users.ensureDefaultUser();
+    logger.warn("authentication is off (GATEWAY_SKIP_AUTH=1): requests without a credential act as the default user");
+  }
+  const auth = createAuth({
+    repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
+    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
+    skipAuth: config.GATEWAY_SKIP_AUTH,
+    logger,
+  });
+
+  const { app } = createGatewayApp({
+    logger,
+    version: GATEWAY_VERSION,
+    auth,
+    cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus)],
+    readinessTimeoutMs: config.READINESS_TIMEOUT_MS,
+  });
+
+  const server = await startHttpServer(app, { port: config.PORT, host: config.HOST });
+  lifecycle.on("intake", "http", () => server.close());
+  logger.info({ port: server.port, host: config.HOST, version: GATEWAY_VERSION }, "gateway listening");
+} catch (err) {
+  logger.fatal({ err }, "gateway failed to start");
+  await lifecycle.shutdown().catch(() => undefined);
+  process.exit(1);
+}

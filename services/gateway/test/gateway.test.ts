@@ -1,0 +1,172 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import SwaggerParser from "@apidevtools/swagger-parser";
+import { createLogger } from "@tog/core";
+import { createDbClient, type Db } from "@tog/db";
+import { createRedis, type Redis } from "@tog/redis";
+import { connectBus, type Bus } from "@tog/bus";
+import { AccessTokens, ApiKeyRepository, createAuth, startHttpServer, type StartedServer } from "@tog/edge";
+import { createTestDatabase, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
+import { createGatewayApp, GATEWAY_VERSION, natsCheck, postgresCheck, redisCheck, type ReadinessCheck } from "../src/index.ts";
+
+const logger = createLogger({ service: "gateway-test", level: "silent" });
+const CLOSED_PORT_REDIS = "redis://127.0.0.1:1";
+
+let database: TestDatabase;
+let db: Db;
+let redis: Redis;
+let deadRedis: Redis;
+let bus: Bus;
+const servers: StartedServer[] = [];
+
+async function serve(checks: ReadinessCheck[], readinessTimeoutMs = 1_000) {
+  const auth = createAuth({
+    repository: new ApiKeyRepository({ db, cacheTtlMs: 0 }),
+    tokens: new AccessTokens({ secret: "x".repeat(32), ttlSeconds: 60 }),
+    skipAuth: false,
+  });
+  const { app, docs } = createGatewayApp({
+    logger,
+    version: GATEWAY_VERSION,
+    auth,
+    cors: { mode: "development", allowedOrigins: [] },
+    maxBodyBytes: 1_048_576,
+    readinessChecks: checks,
+    readinessTimeoutMs,
+  });
+  const server = await startHttpServer(app, { port: 0, host: "127.0.0.1" });
+  servers.push(server);
+  return { base: `http://127.0.0.1:${server.port}`, docs };
+}
+
+let base: string;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  db = createDbClient({ databaseUrl: database.url, poolMax: 2 });
+  const prefix = `${uniqueId("gw")}:`;
+  redis = createRedis({ url: testInfraConfig.TEST_REDIS_URL, keyPrefix: prefix });
+  deadRedis = createRedis({ url: CLOSED_PORT_REDIS, keyPrefix: prefix });
+  deadRedis.on("error", () => undefined);
+  bus = await connectBus({ url: testInfraConfig.TEST_NATS_URL, name: "gateway-test", prefix: uniqueId("gw"), logger });
+  base = (await serve([postgresCheck(db), redisCheck(redis), natsCheck(bus)])).base;
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.close()));
+  await bus?.close();
+  redis?.disconnect();
+  deadRedis?.disconnect();
+  await db?.$disconnect();
+  await database?.drop();
+});
+
+describe("GET /api/v1/health", () => {
+  it("answers 200 healthy with version and time, without credentials", async () => {
+    const before = Date.now();
+    const res = await fetch(`${base}/api/v1/health`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const body = (await res.json()) as { status: string; version: string; time: string };
+    expect(body).toEqual({ status: "healthy", version: GATEWAY_VERSION, time: expect.any(String) });
+    expect(Date.parse(body.time)).toBeGreaterThanOrEqual(before - 1000);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+  });
+});
+
+describe("GET /api/v1/readiness", () => {
+  it("answers 200 when PostgreSQL, Redis and NATS answer", async () => {
+    const res = await fetch(`${base}/api/v1/readiness`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ready", checks: { postgres: "ok", redis: "ok", nats: "ok" } });
+  });
+
+  it("answers 503 naming the failed dependency when Redis is on a closed port", async () => {
+    const { base: b } = await serve([postgresCheck(db), redisCheck(deadRedis), natsCheck(bus)], 800);
+    const started = Date.now();
+    const res = await fetch(`${b}/api/v1/readiness`);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { status: string; error: string; checks: Record<string, string> };
+    expect(body).toEqual({
+      status: "not ready",
+      error: "Not ready: redis",
+      checks: { postgres: "ok", redis: expect.stringMatching(/^(unavailable|timed out after 800 ms)$/), nats: "ok" },
+    });
+  });
+
+  it("answers 503 when PostgreSQL is on a closed port", async () => {
+    const deadDb = createDbClient({ databaseUrl: "postgresql://postgres@127.0.0.1:1/none", poolMax: 1 });
+    try {
+      const { base: b } = await serve([postgresCheck(deadDb), redisCheck(redis), natsCheck(bus)], 1_500);
+      const res = await fetch(`${b}/api/v1/readiness`);
+      expect(res.status).toBe(503);
+      const body = (await res.json()) as { error: string; checks: Record<string, string> };
+      expect(body.error).toBe("Not ready: postgres");
+      expect(body.checks).toEqual({ postgres: "unavailable", redis: "ok", nats: "ok" });
+    } finally {
+      await deadDb.$disconnect();
+    }
+  });
+
+  it("runs checks in parallel within one deadline", async () => {
+    const hang: ReadinessCheck = { name: "slow", check: () => new Promise(() => undefined) };
+    const alsoHang: ReadinessCheck = { name: "slower", check: () => new Promise(() => undefined) };
+    const third: ReadinessCheck = { name: "slowest", check: () => new Promise(() => undefined) };
+    const { base: b } = await serve([hang, alsoHang, third, postgresCheck(db)], 300);
+    const started = Date.now();
+    const res = await fetch(`${b}/api/v1/readiness`);
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(280);
+    // One shared deadline: three hanging checks one after another would take 900 ms.
+    expect(took).toBeLessThan(850);
+    expect(await res.json()).toEqual({
+      status: "not ready",
+      error: "Not ready: slow, slower, slowest",
+      checks: {
+        slow: "timed out after 300 ms",
+        slower: "timed out after 300 ms",
+        slowest: "timed out after 300 ms",
+        postgres: "ok",
+      },
+    });
+  });
+});
+
+describe("GET /api/v1/openapi.json", () => {
+  it("is a valid OpenAPI 3.0 document describing the gateway's routes", async () => {
+    const res = await fetch(`${base}/api/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const doc = (await res.json()) as Record<string, any>;
+    expect(doc.openapi).toMatch(/^3\.0\.\d+$/);
+    // Validates against the OpenAPI 3.0 JSON schema and resolves every $ref.
+    await SwaggerParser.validate(structuredClone(doc) as never);
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining(["/api/v1/health", "/api/v1/readiness", "/api/v1/openapi.json"]),
+    );
+    for (const p of ["/api/v1/health", "/api/v1/readiness", "/api/v1/openapi.json"]) {
+      expect(doc.paths[p].get.security).toEqual([]);
+    }
+    expect(Object.keys(doc.paths["/api/v1/readiness"].get.responses).sort()).toEqual(["200", "503"]);
+    expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(["ApiKeyAuth", "bearerAuth"]);
+    expect(doc.components.schemas.Error).toBeDefined();
+    expect(Object.keys(doc.components.headers)).toEqual(
+      expect.arrayContaining(["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Retry-After"]),
+    );
+  });
+
+  it("the linter rejects a broken document (the lint can fail)", async () => {
+    const res = await fetch(`${base}/api/v1/openapi.json`);
+    const doc = (await res.json()) as Record<string, any>;
+    doc.paths["/api/v1/health"].get.responses["200"].content["application/json"].schema = { $ref: "#/components/schemas/Nope" };
+    await expect(SwaggerParser.validate(doc as never)).rejects.toThrow();
+  });
+});
+
+describe("unknown paths", () => {
+  it("answer a JSON 404", async () => {
+    const res = await fetch(`${base}/api/v1/nope`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: "Not found" });
+  });
+});
