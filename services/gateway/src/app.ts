@@ -1,6 +1,6 @@
-import express, { type Express, type Router } from "express";
+import express, { type Express, type RequestHandler, type Router } from "express";
 import type { Logger } from "@tog/core";
-import { ApiDocs, createHttpApp, type Auth, type CorsSettings } from "@tog/edge";
+import { ApiDocs, createHttpApp, type AccessTokens, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
 import { registerHealthRoutes } from "./health.routes.ts";
 import type { ReadinessCheck } from "./readiness.ts";
 
@@ -9,6 +9,11 @@ export interface RouteContext {
   router: Router;
   docs: ApiDocs;
   auth: Auth;
+  /** Per-route rate limits; mount after auth. */
+  limits: RateLimits;
+  /** Idempotency-Key handling; mount after the rate limit. */
+  idempotency: RequestHandler;
+  tokens: AccessTokens;
 }
 
 export type RouteModule = (ctx: RouteContext) => void;
@@ -17,6 +22,9 @@ export interface GatewayAppOptions {
   logger: Logger;
   version: string;
   auth: Auth;
+  limits: RateLimits;
+  idempotency: RequestHandler;
+  tokens: AccessTokens;
   cors: CorsSettings;
   maxBodyBytes: number;
   readinessChecks: readonly ReadinessCheck[];
@@ -44,7 +52,14 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     checks: options.readinessChecks,
     readinessTimeoutMs: options.readinessTimeoutMs,
   });
-  for (const mount of options.modules ?? []) mount({ router, docs, auth: options.auth });
+  for (const mount of options.modules ?? []) mount({
+      router,
+      docs,
+      auth: options.auth,
+      limits: options.limits,
+      idempotency: options.idempotency,
+      tokens: options.tokens,
+    });
   // Build the document once now, so a schema that cannot be described fails at start-up.
   docs.json();
   const app = createHttpApp({

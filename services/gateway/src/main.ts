@@ -2,11 +2,20 @@ import { createLogger, initTelemetry, Lifecycle } from "@tog/core";
 import { createDbClient } from "@tog/db";
 import { createRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
-import { AccessTokens, ApiKeyRepository, createAuth, startHttpServer, UserRepository } from "@tog/edge";
+import {
+  AccessTokens,
+  ApiKeyRepository,
+  createAuth,
+  createIdempotency,
+  createRateLimiter,
+  startHttpServer,
+  UserRepository,
+} from "@tog/edge";
 import { loadGatewayConfig } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
 import { natsCheck, postgresCheck, redisCheck } from "./readiness.ts";
 import { GATEWAY_VERSION } from "./version.ts";
+import { tokenRoutes } from "./token.routes.ts";
 
 const SERVICE = "gateway";
 
@@ -38,17 +47,24 @@ try {
     await users.ensureDefaultUser();
     logger.warn("authentication is off (GATEWAY_SKIP_AUTH=1): requests without a credential act as the default user");
   }
+  const tokens = new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS });
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
-    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
+    tokens,
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
+  const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
+  const idempotency = createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger });
 
   const { app } = createGatewayApp({
     logger,
     version: GATEWAY_VERSION,
     auth,
+    limits,
+    idempotency,
+    tokens,
+    modules: [tokenRoutes],
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
     maxBodyBytes: config.MAX_BODY_BYTES,
     readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus)],

@@ -4,9 +4,19 @@ import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
 import { createRedis, type Redis } from "@tog/redis";
 import { connectBus, type Bus } from "@tog/bus";
-import { AccessTokens, ApiKeyRepository, createAuth, startHttpServer, type StartedServer } from "@tog/edge";
+import {
+  AccessTokens,
+  ApiKeyRepository,
+  createAuth,
+  createIdempotency,
+  createRateLimiter,
+  startHttpServer,
+  UserRepository,
+  type StartedServer,
+} from "@tog/edge";
 import { createTestDatabase, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
 import { createGatewayApp, GATEWAY_VERSION, natsCheck, postgresCheck, redisCheck, type ReadinessCheck } from "../src/index.ts";
+import { tokenRoutes } from "../src/token.routes.ts";
 
 const logger = createLogger({ service: "gateway-test", level: "silent" });
 const CLOSED_PORT_REDIS = "redis://127.0.0.1:1";
@@ -18,16 +28,22 @@ let deadRedis: Redis;
 let bus: Bus;
 const servers: StartedServer[] = [];
 
+const tokens = new AccessTokens({ secret: "x".repeat(32), ttlSeconds: 60 });
+
 async function serve(checks: ReadinessCheck[], readinessTimeoutMs = 1_000) {
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, cacheTtlMs: 0 }),
-    tokens: new AccessTokens({ secret: "x".repeat(32), ttlSeconds: 60 }),
+    tokens,
     skipAuth: false,
   });
   const { app, docs } = createGatewayApp({
     logger,
     version: GATEWAY_VERSION,
     auth,
+    limits: createRateLimiter({ redis, rpm: 60, burst: 20 }),
+    idempotency: createIdempotency({ redis, ttlSeconds: 60 }),
+    tokens,
+    modules: [tokenRoutes],
     cors: { mode: "development", allowedOrigins: [] },
     maxBodyBytes: 1_048_576,
     readinessChecks: checks,
@@ -168,5 +184,45 @@ describe("unknown paths", () => {
     const res = await fetch(`${base}/api/v1/nope`);
     expect(res.status).toBe(404);
     expect(await res.json()).toEqual({ error: "Not found" });
+  });
+});
+
+describe("POST /api/v1/auth/token", () => {
+  it("exchanges an API key for a bearer token, with rate-limit headers; 401 without a key", async () => {
+    const user = await new UserRepository({ db }).createFromRef("token-user@example.com");
+    const { key } = await new ApiKeyRepository({ db }).create({ userId: user.id, name: "t" });
+
+    const res = await fetch(`${base}/api/v1/auth/token`, {
+      method: "POST",
+      headers: { "X-API-Key": key, "Content-Type": "application/json" },
+      body: JSON.stringify({ ttl_seconds: 120 }),
+    });
+    expect(res.status).toBe(201);
+    expect(res.headers.get("x-ratelimit-limit")).toBe("60");
+    expect(Number(res.headers.get("x-ratelimit-remaining"))).toBeLessThan(60);
+    const body = (await res.json()) as { access_token: string; token_type: string; expires_in: number; expires_at: string };
+    expect(body.token_type).toBe("Bearer");
+    expect(body.expires_in).toBeGreaterThanOrEqual(119);
+    expect(body.expires_in).toBeLessThanOrEqual(120);
+    expect(await tokens.verify(body.access_token)).toEqual({ userId: user.id });
+
+    const anonymous = await fetch(`${base}/api/v1/auth/token`, { method: "POST" });
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toEqual({ error: "Unauthorized" });
+
+    // A token cannot mint tokens.
+    const viaBearer = await fetch(`${base}/api/v1/auth/token`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${body.access_token}` },
+    });
+    expect(viaBearer.status).toBe(401);
+
+    const tooLong = await fetch(`${base}/api/v1/auth/token`, {
+      method: "POST",
+      headers: { "X-API-Key": key, "Content-Type": "application/json" },
+      body: JSON.stringify({ ttl_seconds: 10 ** 7 }),
+    });
+    expect(tooLong.status).toBe(400);
+    expect(((await tooLong.json()) as { error: string }).error).toMatch(/^Invalid request body: /);
   });
 });

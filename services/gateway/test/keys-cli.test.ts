@@ -5,8 +5,17 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
-import { AccessTokens, ApiKeyRepository, createAuth, startHttpServer, type StartedServer } from "@tog/edge";
-import { createTestDatabase, type TestDatabase } from "@tog/testkit";
+import {
+  AccessTokens,
+  ApiKeyRepository,
+  createAuth,
+  createIdempotency,
+  createRateLimiter,
+  startHttpServer,
+  type StartedServer,
+} from "@tog/edge";
+import { createRedis, type Redis } from "@tog/redis";
+import { createTestDatabase, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
 import { createGatewayApp, GATEWAY_VERSION } from "../src/index.ts";
 
 // The keys CLI as an operator runs it: a separate process against the same database the
@@ -20,6 +29,7 @@ const run = promisify(execFile);
 let database: TestDatabase;
 let db: Db;
 let server: StartedServer;
+let redis: Redis;
 let base: string;
 
 async function keys(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -40,15 +50,20 @@ const whoami = (headers: Record<string, string>, path = "/api/v1/test/whoami") =
 beforeAll(async () => {
   database = await createTestDatabase();
   db = createDbClient({ databaseUrl: database.url, poolMax: 2 });
+  redis = createRedis({ url: testInfraConfig.TEST_REDIS_URL, keyPrefix: `${uniqueId("keys")}:` });
+  const tokens = new AccessTokens({ secret: SECRET, ttlSeconds: 3600 });
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, cacheTtlMs: 0 }),
-    tokens: new AccessTokens({ secret: SECRET, ttlSeconds: 3600 }),
+    tokens,
     skipAuth: false,
   });
   const { app } = createGatewayApp({
     logger,
     version: GATEWAY_VERSION,
     auth,
+    limits: createRateLimiter({ redis, rpm: 1000, burst: 1000 }),
+    idempotency: createIdempotency({ redis, ttlSeconds: 60 }),
+    tokens,
     cors: { mode: "development", allowedOrigins: [] },
     maxBodyBytes: 1_048_576,
     readinessChecks: [],
@@ -66,6 +81,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
+  redis?.disconnect();
   await db?.$disconnect();
   await database?.drop();
 });
@@ -121,7 +137,7 @@ describe("npm run keys", () => {
     const token = r.stdout.trim();
     expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()) as Record<string, unknown>;
-    expect(claims).toEqual({ sub: userId, iat: expect.any(Number), exp: (claims.iat as number) + 600, iss: "tog-gateway", aud: "tog-api" });
+    expect(claims).toEqual({ jti: expect.any(String), sub: userId, iat: expect.any(Number), exp: (claims.iat as number) + 600, iss: "tog-gateway", aud: "tog-api" });
     expect(await whoami({ Authorization: `Bearer ${token}` }, "/api/v1/test/stream")).toEqual({
       status: 200,
       body: { userId, via: "bearer_token" },

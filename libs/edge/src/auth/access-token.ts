@@ -1,8 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
 
 // Bearer access tokens: compact JWS, HS256, signed with AUTH_TOKEN_SECRET.
 //   header  {"alg":"HS256","typ":"JWT"}
-//   claims  {"sub":"<user uuid>","iat":<s>,"exp":<s>,"iss":"tog-gateway","aud":"tog-api"}
+//   claims  {"sub":"<user uuid>","iat":<s>,"exp":<s>,"iss":"tog-gateway","aud":"tog-api","jti":"<uuid>"}
 // Issued by `npm run keys -- token`; stateless, so one cannot be revoked before `exp`.
 
 export const ACCESS_TOKEN_ISSUER = "tog-gateway";
@@ -44,6 +45,7 @@ export class AccessTokens {
       .setExpirationTime(exp)
       .setIssuer(ACCESS_TOKEN_ISSUER)
       .setAudience(ACCESS_TOKEN_AUDIENCE)
+      .setJti(randomUUID())
       .sign(this.key);
     return { token, expiresAt: new Date(exp * 1000) };
   }
