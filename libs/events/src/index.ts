@@ -1,0 +1,6 @@
+export * from "./event-types.ts";
+export * from "./payloads.ts";
+export * from "./envelope.ts";
+export * from "./sse-form.ts";
+export * from "./terminal.ts";
+export * from "./history.ts";
