@@ -9,7 +9,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["libs/*/test/**/*.test.ts", "services/*/test/**/*.test.ts"],
+          include: ["libs/*/test/**/*.test.ts", "services/*/test/**/*.test.ts", "scripts/test/**/*.test.ts"],
           testTimeout: 20_000,
           hookTimeout: 60_000,
         },

@@ -1,0 +1,18 @@
+export { freePort, canConnect } from "./free-port.ts";
+export {
+  startService,
+  childEnv,
+  ServiceStartError,
+  type StartServiceOptions,
+  type RunningService,
+  type OutputLine,
+  type LogRecord,
+  type ExitInfo,
+  type Env,
+} from "./service-process.ts";
+export { runNodeScript, ScriptFailedError, type RunScriptOptions, type ScriptResult } from "./run-script.ts";
+export { startRouter, type Router, type RouterOptions, type RouteRule } from "./router.ts";
+export { SERVICES, type ServiceDefinition, type StackContext } from "./services.ts";
+export { startStack, existingServices, routesFor, type Stack, type StackOptions } from "./stack.ts";
+export { runBusSetup, BUS_SETUP_ENTRY } from "./bus-setup.ts";
+export { REPO_ROOT } from "./paths.ts";

@@ -1,0 +1,81 @@
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { freePort, startService, ServiceStartError, type RunningService } from "../src/index.ts";
+
+const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");
+const started: RunningService[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((s) => s.kill()));
+});
+
+describe("startService", () => {
+  it("runs the entry as its own process, waits for readiness and captures JSON log lines", async () => {
+    const port = await freePort();
+    const svc = await startService({ name: "up", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), UPSTREAM_NAME: "one" } });
+    started.push(svc);
+    expect(svc.pid).not.toBe(process.pid);
+    expect(svc.isRunning).toBe(true);
+    const res = await fetch(`${svc.url}/x`);
+    expect(await res.json()).toMatchObject({ name: "one", url: "/x" });
+    const line = await svc.waitForLog((l) => l.msg === "request" && l.path === "/x");
+    expect(line).toMatchObject({ service: "one" });
+    expect(svc.logs().some((l) => l.msg === "listening" && l.port === port)).toBe(true);
+    const exit = await svc.stop();
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(svc.isRunning).toBe(false);
+    expect(svc.logs().some((l) => l.msg === "sigterm")).toBe(true);
+  });
+
+  it("does not pass the parent's environment through", async () => {
+    process.env.DEVSTACK_LEAK_CHECK = "leaked";
+    const probe = path.join(import.meta.dirname, "fixtures/env-probe.ts");
+    const svc = await startService({ name: "probe", entry: probe, env: { SEEN: "yes" } });
+    started.push(svc);
+    const exit = await svc.exited;
+    delete process.env.DEVSTACK_LEAK_CHECK;
+    expect(exit.code).toBe(0);
+    const out = svc.logs()[0];
+    expect(out).toMatchObject({ SEEN: "yes" });
+    expect(out).not.toHaveProperty("DEVSTACK_LEAK_CHECK");
+  });
+
+  it("fails fast with the captured output when the process exits during start-up", async () => {
+    const port = await freePort();
+    const started_ = Date.now();
+    const err = await startService({ name: "crash", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), CRASH_ON_START: "1" } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ServiceStartError);
+    expect((err as Error).message).toContain("boom: cannot start");
+    expect((err as Error).message).toContain("code 3");
+    expect(Date.now() - started_).toBeLessThan(5_000);
+  });
+
+  it("escalates to SIGKILL when SIGTERM is ignored", async () => {
+    const port = await freePort();
+    const svc = await startService({ name: "stubborn", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), IGNORE_SIGTERM: "1" } });
+    started.push(svc);
+    const exit = await svc.stop(300);
+    expect(exit.signal).toBe("SIGKILL");
+  });
+
+  it("a child shuts down when its parent dies without stopping it (even by SIGKILL)", async () => {
+    const parent = await startService({ name: "parent", entry: path.join(import.meta.dirname, "fixtures/parent.ts") });
+    started.push(parent);
+    const { childPid } = (await parent.waitForLog((l) => typeof l.childPid === "number", 20_000)) as { childPid: number };
+    expect(alive(childPid)).toBe(true);
+    await parent.kill();
+    await expect.poll(() => alive(childPid), { timeout: 10_000, interval: 100 }).toBe(false);
+  });
+
+  it("rejects a missing entry file", async () => {
+    await expect(startService({ name: "nope", entry: "/does/not/exist.ts" })).rejects.toThrow(/does not exist/);
+  });
+});
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

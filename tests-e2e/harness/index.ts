@@ -1,0 +1,12 @@
+export {
+  startE2eEnvironment,
+  KEYS_CLI,
+  type E2eEnvironment,
+  type E2eOptions,
+  type CreatedApiKey,
+  type CreateApiKeyOptions,
+  type Variant,
+} from "./environment.ts";
+export { request, newTraceparent, unknownApiKey, operationsOf, gatewayOperations, type JsonResponse, type OpenApiDocument } from "./http.ts";
+export { deleteNatsStreams, deleteRedisKeys } from "./cleanup.ts";
+export { e2eConfig } from "./config.ts";
