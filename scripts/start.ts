@@ -2,22 +2,11 @@
 // streams, starts every service that exists as its own process on its default port, and
 // puts the public router (the local stand-in for the Ingress) in front on PUBLIC_PORT.
 // Ctrl-C stops the router first, then the services, then exits 0.
-import { z } from "zod";
-import { baseConfigShape, createLogger, envInt, loadConfig } from "@tog/core";
-import { dbConfigShape, migrate } from "@tog/db";
-import { redisConfigShape } from "@tog/redis";
-import { busConfigShape } from "@tog/bus";
+import { createLogger, loadConfig } from "@tog/core";
+import { migrate } from "@tog/db";
 import { runBusSetup, startStack, type Stack } from "@tog/devstack";
+import { startConfigShape } from "./start.config.ts";
 
-const startConfigShape = {
-  ...baseConfigShape,
-  ...dbConfigShape,
-  ...redisConfigShape,
-  ...busConfigShape,
-  PUBLIC_PORT: envInt(8080, 0, 65_535).describe("`npm start`: port of the public router in front of the services (`/api/v1/*`)."),
-  PUBLIC_HOST: z.string().min(1).default("0.0.0.0").describe("`npm start`: listen address of the public router."),
-  START_READY_TIMEOUT_MS: envInt(60_000, 1_000).describe("`npm start`: how long each service may take to become ready."),
-};
 
 const config = loadConfig(startConfigShape, process.env);
 const logger = createLogger({ service: "start", level: config.LOG_LEVEL });

@@ -1,2 +1,2 @@
-export { testInfraConfig, uniqueId } from "./infra.ts";
+export { testInfraConfig, testInfraConfigShape, uniqueId } from "./infra.ts";
 export { createTestDatabase, type TestDatabase } from "./database.ts";

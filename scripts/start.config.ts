@@ -1,0 +1,16 @@
+import { z } from "zod";
+import { baseConfigShape, envInt } from "@tog/core";
+import { dbConfigShape } from "@tog/db";
+import { redisConfigShape } from "@tog/redis";
+import { busConfigShape } from "@tog/bus";
+
+/** Settings of `npm start` (scripts/start.ts); the services it starts read their own. */
+export const startConfigShape = {
+  ...baseConfigShape,
+  ...dbConfigShape,
+  ...redisConfigShape,
+  ...busConfigShape,
+  PUBLIC_PORT: envInt(8080, 0, 65_535).describe("`npm start`: port of the public router in front of the services (`/api/v1/*`)."),
+  PUBLIC_HOST: z.string().min(1).default("0.0.0.0").describe("`npm start`: listen address of the public router."),
+  START_READY_TIMEOUT_MS: envInt(60_000, 1_000).describe("`npm start`: how long each service may take to become ready."),
+};
