@@ -1,4 +1,4 @@
-export { busConfigShape, NATS_PREFIX_PATTERN } from "./config.ts";
+export { busConfigShape, NATS_PREFIX_PATTERN, topologyOptionsOf } from "./config.ts";
 export { connectBus, type Bus, type BusOptions } from "./connection.ts";
 export { streamNameFor, subjectFor } from "./naming.ts";
 export {

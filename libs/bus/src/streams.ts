@@ -12,6 +12,10 @@ export interface TopologyOptions {
   prefix: string;
   /** EVENTS retention; default 3600 s. */
   eventsMaxAgeSeconds?: number;
+  /** How long a worker may hold a run without a heartbeat before it is redelivered; default 30 s. */
+  runAckWaitSeconds?: number;
+  /** Runs the queue holds before refusing new ones (submit answers 503); default 1,000,000. */
+  runsMaxPending?: number;
 }
 
 /** Msg-id dedupe window of both streams. */
@@ -28,6 +32,8 @@ export function systemSubjects(prefix: string) {
     /** Task runs of one workflow, waiting for a worker. */
     runs: (workflowId: string) => subjectFor(prefix, ["runs", workflowId]),
     allRuns: subjectFor(prefix, ["runs", ">"]),
+    /** Core NATS wake-up hint for the worker running a workflow (the signal itself is in PostgreSQL). */
+    signals: (workflowId: string) => subjectFor(prefix, ["signals", workflowId]),
   };
 }
 
@@ -54,6 +60,7 @@ export function runsStream(options: TopologyOptions): StreamDefinition {
     duplicateWindowMs: DUPLICATE_WINDOW_MS,
     // Never drop queued work silently: with a limit, refuse new runs instead.
     discard: "new",
+    maxMsgs: options.runsMaxPending ?? 1_000_000,
   };
 }
 
@@ -67,7 +74,7 @@ export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition
     ackPolicy: "explicit",
     deliverPolicy: "all",
     // A worker that holds a run longer must call msg.working() to extend it.
-    ackWaitMs: 30_000,
+    ackWaitMs: (options.runAckWaitSeconds ?? 30) * 1_000,
     maxDeliver: 10,
     maxAckPending: 1_000,
   };

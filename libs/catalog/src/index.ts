@@ -13,3 +13,4 @@ export {
 } from "./catalog.ts";
 export { DEFAULT_CATALOG_PATH, loadCatalog, parseCatalog } from "./load.ts";
 export { MODEL_TIERS, PROVIDER_KINDS, type ModelTier, type ProviderKind } from "./schema.ts";
+export { catalogConfigShape, providerKeysShape } from "./config.ts";

@@ -1,6 +1,6 @@
 // `npm run bus:setup`: creates or converges the system's JetStream streams and durable consumers.
 import { baseConfigShape, createLogger, loadConfig } from "@tog/core";
-import { busConfigShape } from "../config.ts";
+import { busConfigShape, topologyOptionsOf } from "../config.ts";
 import { connectBus, type Bus } from "../connection.ts";
 import { ensureConsumers, ensureStreams } from "../provisioning.ts";
 import { systemTopology } from "../streams.ts";
@@ -10,7 +10,7 @@ const logger = createLogger({ service: "bus-setup", level: config.LOG_LEVEL });
 let bus: Bus | undefined;
 try {
   bus = await connectBus({ url: config.NATS_URL, name: "bus-setup", prefix: config.NATS_PREFIX, logger });
-  const topology = systemTopology({ prefix: config.NATS_PREFIX, eventsMaxAgeSeconds: config.EVENTS_MAX_AGE_SECONDS });
+  const topology = systemTopology(topologyOptionsOf(config));
   const results = [
     ...(await ensureStreams(bus, topology.streams)),
     ...(await ensureConsumers(bus, topology.consumers)),

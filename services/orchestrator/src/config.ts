@@ -1,0 +1,46 @@
+import { z } from "zod";
+import { baseConfigShape, envInt, loadConfig, type ConfigShape, type Env } from "@tog/core";
+import { dbConfigShape } from "@tog/db";
+import { busConfigShape } from "@tog/bus";
+import { catalogConfigShape } from "@tog/catalog";
+import { llmRouterConfigShape } from "@tog/providers";
+import { toolsConfigShape } from "@tog/tools";
+import { eventsConfigShape } from "./events/config.ts";
+
+/** The orchestrator process: gRPC API, event persister, retention purge. */
+export const orchestratorConfigShape = {
+  ...baseConfigShape,
+  ...dbConfigShape,
+  ...busConfigShape,
+  ...catalogConfigShape,
+  ...toolsConfigShape,
+  ...eventsConfigShape,
+  GRPC_PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
+  GRPC_HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
+  SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe("Token budget of a new session (tokens all its tasks may use together)."),
+  EVENT_PERSISTER: z.enum(["on", "off"]).default("on").describe("on: this process also runs the event persister (off when it runs elsewhere)."),
+} satisfies ConfigShape;
+
+export type OrchestratorConfig = z.infer<z.ZodObject<typeof orchestratorConfigShape>>;
+
+/** A worker process: pulls runs and executes workflows. */
+export const workerConfigShape = {
+  ...baseConfigShape,
+  ...dbConfigShape,
+  ...busConfigShape,
+  ...catalogConfigShape,
+  ...llmRouterConfigShape,
+  ...toolsConfigShape,
+  AGENT_TIMEOUT_SECONDS: envInt(600, 1).describe("A run still going after this long (from its first start) ends as TIMEOUT."),
+  APPROVAL_TIMEOUT_SECONDS: envInt(3_600, 1).describe("How long a workflow waits for a human approval decision before it counts as timed out."),
+  WORKER_CONCURRENCY: envInt(64, 1, 10_000).describe("Runs one worker process executes at once."),
+  RUN_LEASE_MS: envInt(15_000, 500).describe(
+    "Lease a worker holds on a running task, renewed at a third of it; a crashed worker's task can be taken over once it lapses.",
+  ),
+  MAX_TOOL_ITERATIONS: envInt(8, 1, 100).describe("Tool-calling rounds an agent may take before it must answer (standard mode)."),
+} satisfies ConfigShape;
+
+export type WorkerConfig = z.infer<z.ZodObject<typeof workerConfigShape>>;
+
+export const loadOrchestratorConfig = (env: Env): OrchestratorConfig => loadConfig(orchestratorConfigShape, env);
+export const loadWorkerConfig = (env: Env): WorkerConfig => loadConfig(workerConfigShape, env);

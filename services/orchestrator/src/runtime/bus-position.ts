@@ -1,0 +1,25 @@
+import { JetStreamApiError } from "@nats-io/jetstream";
+import { systemSubjects, type Bus } from "@tog/bus";
+
+// Where a workflow's event subject stands in the real-time stream: the seq of its last
+// retained event and that message's stream sequence (the value `expect.lastSubjectSequence`
+// must carry). Both are 0 when nothing is retained (never published, or aged out).
+
+const NO_MESSAGE_FOUND = 10037;
+
+export interface BusPosition {
+  lastSeq: number;
+  lastStreamSeq: number;
+}
+
+export async function busPosition(bus: Bus, workflowId: string): Promise<BusPosition> {
+  try {
+    const msg = await bus.jsm.streams.getMessage(bus.streamName("EVENTS"), { last_by_subj: systemSubjects(bus.prefix).events(workflowId) });
+    if (!msg) return { lastSeq: 0, lastStreamSeq: 0 };
+    const event = msg.json<{ seq?: unknown }>();
+    return { lastSeq: typeof event.seq === "number" ? event.seq : 0, lastStreamSeq: msg.seq };
+  } catch (err) {
+    if (err instanceof JetStreamApiError && err.code === NO_MESSAGE_FOUND) return { lastSeq: 0, lastStreamSeq: 0 };
+    throw err;
+  }
+}

@@ -1,0 +1,164 @@
+import type { Logger } from "@tog/core";
+import { ConflictError } from "@tog/core";
+import { publish, systemSubjects, type Bus } from "@tog/bus";
+import { buildEvent, eventMessageId, type EventType, type TaskEvent } from "@tog/events";
+import type { PendingEvent } from "./workflow-context.ts";
+
+// One emitter per running workflow. It is the only writer of the workflow's event subject:
+// seqs are allocated here in emit order and every publish carries
+// `expect.lastSubjectSequence` (the stream sequence of this writer's previous message), so a
+// second writer — a worker that lost its lease but has not noticed — is refused by JetStream
+// instead of interleaving seqs. Publishes are chained, so seq order is publish order.
+
+export interface EmitterStart {
+  /** Highest seq already published or committed; the next event gets lastSeq + 1. */
+  lastSeq: number;
+  /** Stream sequence of the last message on the workflow's subject (0 = none retained). */
+  lastStreamSeq: number;
+}
+
+export interface EventEmitterOptions {
+  bus: Bus;
+  workflowId: string;
+  traceId: string;
+  defaultAgentId: string;
+  start: EmitterStart;
+  logger: Logger;
+  /** Called once when a publish fails (fenced or bus error): the run must stop. */
+  onFailure: (error: Error) => void;
+  /** Called after each published event (metrics). */
+  onPublished?: ((event: TaskEvent) => void) | undefined;
+}
+
+export class WorkflowEventEmitter {
+  readonly #bus: Bus;
+  readonly #subject: string;
+  readonly #workflowId: string;
+  readonly #traceId: string;
+  readonly #defaultAgentId: string;
+  readonly #logger: Logger;
+  readonly #onFailure: (error: Error) => void;
+  readonly #onPublished: ((event: TaskEvent) => void) | undefined;
+  #lastSeq: number;
+  #lastStreamSeq: number;
+  #chain: Promise<void> = Promise.resolve();
+  #failure: Error | undefined;
+  #closed = false;
+
+  constructor(options: EventEmitterOptions) {
+    this.#bus = options.bus;
+    this.#workflowId = options.workflowId;
+    this.#subject = systemSubjects(options.bus.prefix).events(options.workflowId);
+    this.#traceId = options.traceId;
+    this.#defaultAgentId = options.defaultAgentId;
+    this.#logger = options.logger;
+    this.#onFailure = options.onFailure;
+    this.#onPublished = options.onPublished;
+    this.#lastSeq = options.start.lastSeq;
+    this.#lastStreamSeq = options.start.lastStreamSeq;
+  }
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  get failure(): Error | undefined {
+    return this.#failure;
+  }
+
+  /** After close, live events are dropped silently (late progress of aborted children). */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /** Builds events with the next seqs (not yet queued). */
+  build(pendingEvents: readonly PendingEvent[], at = Date.now()): TaskEvent[] {
+    return pendingEvents.map((p) =>
+      buildEvent({
+        workflow_id: this.#workflowId,
+        type: p.type as EventType,
+        agent_id: p.agent_id ?? this.#defaultAgentId,
+        message: p.message,
+        seq: ++this.#lastSeq,
+        trace_id: this.#traceId,
+        data: p.data as never,
+        at,
+      }),
+    );
+  }
+
+  /** Live event: at most once per attempt, published in order. */
+  emit(event: PendingEvent): void {
+    if (this.#closed || this.#failure) return;
+    const [built] = this.build([event]);
+    this.#enqueue(async () => {
+      await this.#publish(built!);
+    });
+  }
+
+  /**
+   * Events committed with a checkpoint: `write` stores them (with their seqs) in PostgreSQL,
+   * then they are published. Runs in the chain, so nothing emitted later overtakes them.
+   */
+  commit<T>(events: readonly PendingEvent[], write: (built: TaskEvent[]) => Promise<T>, options: { final?: boolean } = {}): Promise<T> {
+    if (this.#failure) return Promise.reject(this.#failure);
+    if (options.final) this.#closed = true;
+    const built = this.build(events);
+    let result!: T;
+    const done = this.#enqueue(async () => {
+      result = await write(built);
+      for (const event of built) await this.#publish(event);
+    });
+    return done.then(() => result);
+  }
+
+  /** Publishes already-built events again (recovery of committed events the bus never got). */
+  republish(events: readonly TaskEvent[]): Promise<void> {
+    return this.#enqueue(async () => {
+      for (const event of events) {
+        await this.#publish(event);
+        if (event.seq > this.#lastSeq) this.#lastSeq = event.seq;
+      }
+    });
+  }
+
+  /** Resolves when everything queued so far is published (rejects if the emitter failed). */
+  flush(): Promise<void> {
+    return this.#enqueue(async () => undefined);
+  }
+
+  #enqueue(work: () => Promise<void>): Promise<void> {
+    const next = this.#chain.then(async () => {
+      if (this.#failure) throw this.#failure;
+      try {
+        await work();
+      } catch (err) {
+        this.#fail(err as Error);
+        throw err;
+      }
+    });
+    // The chain itself never rejects; callers get the rejection from `next`.
+    this.#chain = next.catch(() => undefined);
+    return next;
+  }
+
+  async #publish(event: TaskEvent): Promise<void> {
+    const ack = await publish(this.#bus, this.#subject, new TextEncoder().encode(JSON.stringify(event)), {
+      msgID: eventMessageId(event),
+      expect: { lastSubjectSequence: this.#lastStreamSeq },
+    });
+    this.#lastStreamSeq = ack.seq;
+    this.#onPublished?.(event);
+  }
+
+  #fail(error: Error): void {
+    if (this.#failure) return;
+    this.#failure = error;
+    if (error instanceof ConflictError) {
+      this.#logger.warn({ workflowId: this.#workflowId }, "another writer published to this workflow: stopping (lease lost)");
+    } else {
+      this.#logger.error({ err: error, workflowId: this.#workflowId }, "publishing a workflow event failed");
+    }
+    this.#onFailure(error);
+  }
+}

@@ -1,0 +1,86 @@
+import type { Db } from "@tog/db";
+import { Prisma } from "@tog/db";
+import type { ExecutionMode, RequestMode, TaskDetail, TaskStatus } from "@tog/proto";
+
+// Reads of the tasks table for the API.
+
+export interface TaskRow {
+  id: string;
+  user_id: string;
+  session_id: string;
+  query: string;
+  status: TaskStatus;
+  mode: ExecutionMode | null;
+  requested_mode: RequestMode | null;
+  result: string | null;
+  error: string;
+  error_type: string | null;
+  model_used: string | null;
+  provider: string | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  total_tokens: number | null;
+  cost_usd: number | null;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+const COLUMNS = Prisma.sql`id::text, user_id::text, session_id::text, query, status, mode, requested_mode, result, error, error_type,
+  model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd, created_at, updated_at, started_at, completed_at`;
+
+export class TaskQueries {
+  readonly #db: Db;
+
+  constructor(options: { db: Db }) {
+    this.#db = options.db;
+  }
+
+  async get(taskId: string): Promise<TaskRow | null> {
+    const rows = await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks WHERE id = ${taskId}::uuid`;
+    return rows[0] ?? null;
+  }
+
+  async list(q: { userId: string; status?: TaskStatus | undefined; sessionId?: string | undefined; limit: number; offset: number }): Promise<{ rows: TaskRow[]; total: number }> {
+    const where = Prisma.sql`WHERE user_id = ${q.userId}::uuid
+      ${q.status ? Prisma.sql`AND status = ${q.status}` : Prisma.empty}
+      ${q.sessionId ? Prisma.sql`AND session_id = ${q.sessionId}::uuid` : Prisma.empty}`;
+    const [rows, count] = await Promise.all([
+      this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`,
+      this.#db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM tasks ${where}`,
+    ]);
+    return { rows, total: Number(count[0]?.n ?? 0) };
+  }
+}
+
+export function toDetail(row: TaskRow): TaskDetail {
+  const usage =
+    row.total_tokens === null
+      ? null
+      : {
+          inputTokens: row.input_tokens ?? 0,
+          outputTokens: row.output_tokens ?? 0,
+          totalTokens: row.total_tokens,
+          costUsd: row.cost_usd ?? 0,
+        };
+  return {
+    taskId: row.id,
+    userId: row.user_id,
+    sessionId: row.session_id,
+    query: row.query,
+    status: row.status,
+    mode: row.mode,
+    requestedMode: row.requested_mode,
+    result: row.result,
+    error: row.error,
+    errorType: row.error_type,
+    modelUsed: row.model_used,
+    provider: row.provider,
+    usage,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    startedAt: row.started_at?.toISOString() ?? null,
+    completedAt: row.completed_at?.toISOString() ?? null,
+  };
+}

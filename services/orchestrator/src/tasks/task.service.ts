@@ -1,0 +1,219 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { JetStreamApiError } from "@nats-io/jetstream";
+import { publish, publishCore, systemSubjects, type Bus } from "@tog/bus";
+import { ConflictError, ForbiddenError, NotFoundError, OverloadedError, UpstreamUnavailableError, currentTraceIds, injectTraceContext, type Logger } from "@tog/core";
+import type { Db } from "@tog/db";
+import { buildEvent, eventMessageId, terminalErrorData } from "@tog/events";
+import type {
+  ApprovalDecisionCommand,
+  ApprovalDecisionResult,
+  CancelTaskResult,
+  ListTasksQuery,
+  ListTasksResult,
+  SubmitTaskCommand,
+  SubmitTaskResult,
+  TaskDetail,
+  TaskEventsQuery,
+  TaskEventsResult,
+  TaskOrchestrator,
+  TaskStatus,
+  TimelineQuery,
+  TimelineResult,
+} from "@tog/proto";
+import type { TaskSpec } from "../runtime/workflow-context.ts";
+import { findSessionId, resolveSessionForSubmit, UUID_RE } from "./session.resolver.ts";
+import { specFromCommand } from "./task-spec.ts";
+import { TaskQueries, toDetail, type TaskRow } from "./task.queries.ts";
+
+// The orchestrator's implementation of the gateway-facing API (served over gRPC).
+//
+// Submit is one PostgreSQL transaction that also enqueues the run: the task row and the
+// session change are written, the run is published to the RUNS work queue (msg-id = task id)
+// while the transaction is open, and only then is it committed. A publish failure rolls the
+// task back (503/502, nothing written); a crash after the publish but before the commit leaves
+// a run without a task, which the worker recognises under the same advisory lock and drops.
+// So a submitted task is never lost and never enqueued twice.
+
+export interface TaskServiceOptions {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+  /** Token budget of a new session. */
+  sessionTokenBudget: number;
+  /** Rejects specs naming unknown roles, templates or models (ValidationError → 400). */
+  validateSpec: (spec: TaskSpec) => void;
+  listEvents: (query: { workflowId: string; limit: number; offset: number; afterSeq?: number | undefined }) => Promise<{ events: string[]; totalCount: number }>;
+  buildTimeline: (query: { workflowId: string; includePayloads: boolean }) => Promise<TimelineResult>;
+  onSubmitted?: (() => void) | undefined;
+}
+
+const TERMINAL = new Set<TaskStatus>(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
+const MAX_MESSAGES_EXCEEDED = 10077;
+
+export class TaskService implements TaskOrchestrator {
+  readonly #db: Db;
+  readonly #bus: Bus;
+  readonly #logger: Logger;
+  readonly #options: TaskServiceOptions;
+  readonly #queries: TaskQueries;
+
+  constructor(options: TaskServiceOptions) {
+    this.#db = options.db;
+    this.#bus = options.bus;
+    this.#logger = options.logger;
+    this.#options = options;
+    this.#queries = new TaskQueries({ db: options.db });
+  }
+
+  async submitTask(command: SubmitTaskCommand): Promise<SubmitTaskResult> {
+    const spec = specFromCommand(command);
+    this.#options.validateSpec(spec);
+    const taskId = randomUUID();
+    const trace = injectTraceContext({});
+    const traceId = currentTraceIds()?.trace_id ?? randomBytes(16).toString("hex");
+    const subject = systemSubjects(this.#bus.prefix).runs(taskId);
+
+    const result = await this.#db.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${taskId}, 0))`;
+      const session = await resolveSessionForSubmit(tx, command.userId, command.sessionId, this.#options.sessionTokenBudget);
+      const rows = await tx.$queryRaw<{ created_at: Date }[]>`
+        INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
+        VALUES (${taskId}::uuid, ${command.userId}::uuid, ${session.id}::uuid, ${command.query}, ${command.mode ?? null},
+                'QUEUED', ${JSON.stringify(spec)}::jsonb, ${traceId}, ${trace.traceparent ?? null})
+        RETURNING created_at`;
+      await tx.$executeRaw`
+        UPDATE sessions SET task_count = task_count + 1, updated_at = now(), last_activity_at = now() WHERE id = ${session.id}::uuid`;
+      try {
+        await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId });
+      } catch (err) {
+        if (err instanceof JetStreamApiError && err.code === MAX_MESSAGES_EXCEEDED) {
+          throw new OverloadedError("System overloaded", { cause: err });
+        }
+        throw new UpstreamUnavailableError("Task queue unavailable", { cause: err });
+      }
+      return { session, createdAt: rows[0]!.created_at };
+    });
+    this.#options.onSubmitted?.();
+    return {
+      taskId,
+      sessionId: result.session.id,
+      sessionRef: result.session.ref,
+      status: "QUEUED",
+      createdAt: result.createdAt.toISOString(),
+    };
+  }
+
+  async getTask(userId: string, taskId: string): Promise<TaskDetail> {
+    return toDetail(await this.#owned(userId, taskId, "read"));
+  }
+
+  async listTasks(query: ListTasksQuery): Promise<ListTasksResult> {
+    let sessionId: string | undefined;
+    if (query.sessionId !== undefined) {
+      const found = await findSessionId(this.#db, query.sessionId);
+      if (found === null) return { tasks: [], totalCount: 0 };
+      sessionId = found;
+    }
+    const { rows, total } = await this.#queries.list({ userId: query.userId, status: query.status, sessionId, limit: query.limit, offset: query.offset });
+    return { tasks: rows.map(toDetail), totalCount: total };
+  }
+
+  async cancelTask(userId: string, taskId: string, reason: string | undefined): Promise<CancelTaskResult> {
+    const outcome = await this.#db.$transaction(async (tx) => {
+      const row = (await tx.$queryRaw<{ user_id: string; status: TaskStatus; trace_id: string }[]>`
+        SELECT user_id::text, status, trace_id FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`)[0];
+      if (!row) throw new NotFoundError("Task not found");
+      if (row.user_id !== userId) throw new ForbiddenError();
+      if (TERMINAL.has(row.status)) return { kind: "terminal" as const, status: row.status };
+      await tx.$executeRaw`
+        INSERT INTO task_signals (workflow_id, name, payload) VALUES (${taskId}::uuid, 'cancel', ${JSON.stringify({ reason: reason ?? null, by: userId })}::jsonb)`;
+      if (row.status === "QUEUED") {
+        // Never started: it ends here. Its one event (the terminal one, seq 1) is committed
+        // with the task; the worker that later drains the run republishes it if we crash first.
+        const message = reason ? `Task cancelled: ${reason}` : "Task cancelled by user";
+        const event = buildEvent({
+          workflow_id: taskId,
+          type: "ERROR_OCCURRED",
+          agent_id: "orchestrator",
+          message,
+          seq: 1,
+          trace_id: row.trace_id,
+          data: terminalErrorData({ status: "CANCELLED", error_type: "CANCELLED", error_message: message }),
+        });
+        await tx.$executeRaw`
+          UPDATE tasks SET status = 'CANCELLED', error = ${message}, error_type = 'CANCELLED', cancel_requested_at = now(),
+                 cancel_reason = ${reason ?? null}, completed_at = now(), updated_at = now()
+          WHERE id = ${taskId}::uuid`;
+        await tx.$executeRaw`
+          INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+          VALUES (${taskId}::uuid, 'finish', 'finish', 'CANCELLED', 'orchestrator', 'completed', ${JSON.stringify({ status: "CANCELLED" })}::jsonb,
+                  ${JSON.stringify([event])}::json, 1, 1, now(), now())`;
+        return { kind: "cancelled" as const, event };
+      }
+      await tx.$executeRaw`
+        UPDATE tasks SET cancel_requested_at = coalesce(cancel_requested_at, now()), cancel_reason = coalesce(cancel_reason, ${reason ?? null}), updated_at = now()
+        WHERE id = ${taskId}::uuid`;
+      return { kind: "requested" as const };
+    });
+
+    if (outcome.kind === "terminal") {
+      return { accepted: false, status: outcome.status, message: `Task is already ${outcome.status}` };
+    }
+    if (outcome.kind === "cancelled") {
+      await publish(this.#bus, systemSubjects(this.#bus.prefix).events(taskId), new TextEncoder().encode(JSON.stringify(outcome.event)), {
+        msgID: eventMessageId(outcome.event),
+        expect: { lastSubjectSequence: 0 },
+      }).catch((err: unknown) => this.#logger.warn({ err, taskId }, "publishing the cancel event failed; the worker will republish it"));
+      return { accepted: true, status: "CANCELLED", message: "Task cancelled before it started" };
+    }
+    publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(taskId), { signal: "cancel" });
+    return { accepted: true, status: "RUNNING", message: "Cancellation requested; the task stops at its next step" };
+  }
+
+  async decideApproval(command: ApprovalDecisionCommand): Promise<ApprovalDecisionResult> {
+    const decision = command.approved ? "approved" : "denied";
+    await this.#db.$transaction(async (tx) => {
+      const task = UUID_RE.test(command.workflowId)
+        ? (await tx.$queryRaw<{ user_id: string }[]>`SELECT user_id::text FROM tasks WHERE id = ${command.workflowId}::uuid`)[0]
+        : undefined;
+      if (!task) throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
+      if (task.user_id !== command.userId) throw new ForbiddenError();
+      const approval = (await tx.$queryRaw<{ status: string }[]>`
+        SELECT status FROM approvals WHERE id = ${command.approvalId} AND workflow_id = ${command.workflowId}::uuid FOR UPDATE`)[0];
+      if (!approval) throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
+      if (approval.status !== "pending") {
+        throw new ConflictError(`Approval ${command.approvalId} was already decided: ${approval.status}`, { details: { decision: approval.status } });
+      }
+      await tx.$executeRaw`
+        UPDATE approvals SET status = ${decision}, decided_at = now(), decided_by = ${command.approvedBy},
+               comments = ${command.feedback ?? null}, modified_action = ${command.modifiedAction ?? null}, run_id = ${command.runId ?? null}
+        WHERE id = ${command.approvalId}`;
+      await tx.$executeRaw`
+        INSERT INTO task_signals (workflow_id, name, payload)
+        VALUES (${command.workflowId}::uuid, 'approval', ${JSON.stringify({ approval_id: command.approvalId, decision, by: command.approvedBy })}::jsonb)`;
+    });
+    publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(command.workflowId), { signal: "approval", approval_id: command.approvalId });
+    return { workflowId: command.workflowId, approvalId: command.approvalId, runId: command.runId ?? "", decision };
+  }
+
+  async getTaskEvents(query: TaskEventsQuery): Promise<TaskEventsResult> {
+    await this.#owned(query.userId, query.taskId, "read");
+    return this.#options.listEvents({ workflowId: query.taskId, limit: query.limit, offset: query.offset, afterSeq: query.afterSeq });
+  }
+
+  async getTimeline(query: TimelineQuery): Promise<TimelineResult> {
+    await this.#owned(query.userId, query.taskId, "read");
+    return this.#options.buildTimeline({ workflowId: query.taskId, includePayloads: query.includePayloads });
+  }
+
+  async ping(): Promise<void> {
+    await Promise.all([this.#db.$queryRaw`SELECT 1`, this.#bus.ping(2_000)]);
+  }
+
+  /** Reads are owner-only and do not reveal other users' tasks: 404 either way. */
+  async #owned(userId: string, taskId: string, _purpose: "read"): Promise<TaskRow> {
+    const row = UUID_RE.test(taskId) ? await this.#queries.get(taskId) : null;
+    if (!row || row.user_id !== userId) throw new NotFoundError("Task not found");
+    return row;
+  }
+}

@@ -1,0 +1,75 @@
+// Workflow worker: pulls runs from the RUNS work queue and executes them. Run as many worker
+// processes as the load needs; each takes WORKER_CONCURRENCY runs at a time.
+import { hostname } from "node:os";
+import { randomBytes } from "node:crypto";
+import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig } from "@tog/core";
+import { createDbClient } from "@tog/db";
+import { connectBus } from "@tog/bus";
+import { loadCatalog, providerKeysShape } from "@tog/catalog";
+import { createLlmRouter, llmRouterSettings } from "@tog/providers";
+import { builtinTools, createToolRegistry } from "@tog/tools";
+import { loadWorkerConfig } from "./config.ts";
+import { taskWorkflow } from "./flows/index.ts";
+import { ApprovalRepository } from "./runtime/approval.repository.ts";
+import { RunRepository } from "./runtime/run.repository.ts";
+import { startRunWorker } from "./runtime/run-worker.ts";
+
+const SERVICE = "worker";
+
+const config = (() => {
+  try {
+    return loadWorkerConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`${SERVICE}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+})();
+const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+
+try {
+  const catalog = loadCatalog(config.MODELS_CONFIG_PATH);
+  catalog.validateSelection({ complexityModelId: config.COMPLEXITY_MODEL_ID, decompositionModelId: config.DECOMPOSITION_MODEL_ID, defaultTier: config.DEFAULT_MODEL_TIER });
+  const apiKeys = loadConfig(providerKeysShape(catalog), process.env) as Record<string, string | undefined>;
+  const llm = createLlmRouter({ catalog, apiKeys, logger, ...llmRouterSettings(config) });
+  const tools = createToolRegistry(builtinTools({ httpFetch: { allowedHosts: config.TOOL_HTTP_FETCH_ALLOWED_HOSTS } }));
+
+  const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+  lifecycle.on("clients", "postgres", () => db.$disconnect());
+  lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
+  const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+  lifecycle.on("clients", "nats", () => bus.close());
+
+  const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  const worker = await startRunWorker({
+    bus,
+    concurrency: config.WORKER_CONCURRENCY,
+    ackWaitMs: config.RUN_ACK_WAIT_SECONDS * 1_000,
+    logger,
+    runner: {
+      bus,
+      runs: new RunRepository({ db }),
+      approvals: new ApprovalRepository({ db }),
+      llm,
+      tools,
+      catalog,
+      settings: {
+        approvalThreshold: config.TOOL_APPROVAL_THRESHOLD,
+        approvalTimeoutSeconds: config.APPROVAL_TIMEOUT_SECONDS,
+        maxToolIterations: config.MAX_TOOL_ITERATIONS,
+      },
+      workflow: taskWorkflow,
+      logger,
+      workerId,
+      leaseMs: config.RUN_LEASE_MS,
+      timeoutSeconds: config.AGENT_TIMEOUT_SECONDS,
+    },
+  });
+  lifecycle.on("intake", "runs", () => worker.stop());
+  logger.info({ workerId, concurrency: config.WORKER_CONCURRENCY, offlineOnly: llm.offlineOnly }, "worker pulling runs");
+} catch (err) {
+  logger.fatal({ err, code: isAppError(err) ? err.code : undefined }, "worker failed to start");
+  await lifecycle.shutdown().catch(() => undefined);
+  process.exit(1);
+}

@@ -1,0 +1,125 @@
+import { randomUUID } from "node:crypto";
+import { createLogger } from "@tog/core";
+import { createDbClient, type Db } from "@tog/db";
+import type { Bus } from "@tog/bus";
+import { loadCatalog } from "@tog/catalog";
+import { createLlmRouter } from "@tog/providers";
+import { builtinTools, createToolRegistry } from "@tog/tools";
+import { createTestDatabase, deleteStreamsOf, openTestBus, provisionTestBus, type TestDatabase } from "@tog/testkit";
+import { buildTimeline, createEventHistoryRepository, startEventPersister, type EventPersister } from "../../src/events/index.ts";
+import { ApprovalRepository } from "../../src/runtime/approval.repository.ts";
+import { RunRepository } from "../../src/runtime/run.repository.ts";
+import { startRunWorker, type RunWorker } from "../../src/runtime/run-worker.ts";
+import type { RunnerDeps } from "../../src/runtime/workflow-runner.ts";
+import type { TaskWorkflow } from "../../src/runtime/workflow-context.ts";
+import { TaskService } from "../../src/tasks/task.service.ts";
+
+// Real PostgreSQL and NATS, the real runtime; only the workflow is the test's own.
+
+export const logger = createLogger({ service: "runtime-test", level: "silent" });
+
+export interface RuntimeHarness {
+  db: Db;
+  bus: Bus;
+  service: TaskService;
+  userId: string;
+  otherUserId: string;
+  runs: RunRepository;
+  runner(workflow: TaskWorkflow, overrides?: Partial<RunnerDeps>): RunnerDeps;
+  startWorker(workflow: TaskWorkflow, overrides?: Partial<RunnerDeps>): Promise<RunWorker>;
+  waitForStatus(taskId: string, statuses: string[], timeoutMs?: number): Promise<string>;
+  /** Persisted events of a task (waits until the terminal one is stored). */
+  events(taskId: string, timeoutMs?: number): Promise<Array<{ seq: number; type: string; agent_id: string; data: Record<string, unknown> }>>;
+  close(): Promise<void>;
+}
+
+export async function startRuntimeHarness(label: string): Promise<RuntimeHarness> {
+  const database: TestDatabase = await createTestDatabase();
+  const db = createDbClient({ databaseUrl: database.url, poolMax: 10 });
+  const bus = await openTestBus(label);
+  await provisionTestBus(bus, { runAckWaitSeconds: 2 });
+  const persister: EventPersister = startEventPersister({ bus, db, logger });
+  const history = createEventHistoryRepository({ db });
+  const userId = randomUUID();
+  const otherUserId = randomUUID();
+  await db.$executeRaw`INSERT INTO users (id, name) VALUES (${userId}::uuid, 'runtime-a'), (${otherUserId}::uuid, 'runtime-b')`;
+  const catalog = loadCatalog();
+  const llm = createLlmRouter({ catalog, apiKeys: {}, logger });
+  const tools = createToolRegistry(builtinTools());
+  const runs = new RunRepository({ db });
+  const workers: RunWorker[] = [];
+  const service = new TaskService({
+    db,
+    bus,
+    logger,
+    sessionTokenBudget: 1_000_000,
+    validateSpec: () => undefined,
+    listEvents: (q) => history.listEvents(q),
+    buildTimeline: (q) => buildTimeline({ db, ...q }),
+  });
+
+  const runner = (workflow: TaskWorkflow, overrides: Partial<RunnerDeps> = {}): RunnerDeps => ({
+    bus,
+    runs,
+    approvals: new ApprovalRepository({ db }),
+    llm,
+    tools,
+    catalog,
+    settings: { approvalThreshold: "high", approvalTimeoutSeconds: 30, maxToolIterations: 4 },
+    workflow,
+    logger,
+    workerId: `w-${randomUUID().slice(0, 8)}`,
+    leaseMs: 1_500,
+    timeoutSeconds: 60,
+    approvalPollMs: 200,
+    ...overrides,
+  });
+
+  const harness: RuntimeHarness = {
+    db,
+    bus,
+    service,
+    userId,
+    otherUserId,
+    runs,
+    runner,
+    async startWorker(workflow, overrides) {
+      const worker = await startRunWorker({ bus, runner: runner(workflow, overrides), concurrency: 16, ackWaitMs: 2_000, logger });
+      workers.push(worker);
+      return worker;
+    },
+    async waitForStatus(taskId, statuses, timeoutMs = 10_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const task = await service.getTask(userId, taskId).catch(() => service.getTask(otherUserId, taskId));
+        if (statuses.includes(task.status)) return task.status;
+        if (Date.now() > end) throw new Error(`task ${taskId} still ${task.status}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async events(taskId, timeoutMs = 10_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        const page = await history.listEvents({ workflowId: taskId, limit: 1_000, offset: 0 });
+        const events = page.events.map((e) => JSON.parse(e));
+        const last = events.at(-1);
+        if (last && (last.type === "WORKFLOW_COMPLETED" || (last.type === "ERROR_OCCURRED" && last.data.terminal === true))) return events;
+        if (Date.now() > end) throw new Error(`events of ${taskId} incomplete: ${events.map((e) => e.type).join(",")}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    async close() {
+      await Promise.all(workers.map((w) => w.stop()));
+      await persister.stop();
+      await deleteStreamsOf(bus);
+      await bus.close();
+      await db.$disconnect();
+      await database.drop();
+    },
+  };
+  return harness;
+}
+
+export function submitCommand(userId: string, query: string, extra: { sessionId?: string; context?: Record<string, unknown> } = {}) {
+  return { userId, query, sessionId: extra.sessionId, mode: undefined, context: extra.context ?? {}, streaming: false };
+}
