@@ -212,7 +212,7 @@ function toRouteConfig(spec: RouteSpec<AnyObject | undefined, AnyObject | undefi
   const request: NonNullable<RouteConfig["request"]> = {};
   if (spec.params) request.params = spec.params as unknown as z.ZodObject;
   if (spec.query) request.query = spec.query as unknown as z.ZodObject;
-  if (spec.body) request.body = { required: true, content: { "application/json": { schema: spec.body } } };
+  if (spec.body) request.body = { required: !spec.body.isOptional(), content: { "application/json": { schema: spec.body } } };
   if (spec.idempotent) {
     request.headers = z.object({
       "Idempotency-Key": z

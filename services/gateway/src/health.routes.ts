@@ -60,7 +60,7 @@ export function registerHealthRoutes(router: Router, options: HealthRoutesOption
       method: "get",
       path: "/api/v1/readiness",
       summary: "Readiness probe",
-      description: `Checks PostgreSQL, Redis and NATS in parallel, all within READINESS_TIMEOUT_MS (default 2000 ms).`,
+      description: `Checks PostgreSQL, Redis, NATS and the orchestrator (gRPC ping) in parallel, all within READINESS_TIMEOUT_MS (default 2000 ms).`,
       tags: ["Health"],
       operationId: "getReadiness",
       auth: "none",

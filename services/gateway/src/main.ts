@@ -2,6 +2,7 @@ import { createLogger, initTelemetry, Lifecycle } from "@tog/core";
 import { createDbClient } from "@tog/db";
 import { createRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
+import { createOrchestratorClient } from "@tog/proto";
 import {
   AccessTokens,
   ApiKeyRepository,
@@ -13,7 +14,8 @@ import {
 } from "@tog/edge";
 import { loadGatewayConfig } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
-import { natsCheck, postgresCheck, redisCheck } from "./readiness.ts";
+import { natsCheck, orchestratorCheck, postgresCheck, redisCheck } from "./readiness.ts";
+import { taskRoutes } from "./tasks/task.routes.ts";
 import { GATEWAY_VERSION } from "./version.ts";
 import { tokenRoutes } from "./token.routes.ts";
 
@@ -57,6 +59,9 @@ try {
   const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
   const idempotency = createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger });
 
+  const orchestrator = createOrchestratorClient({ address: config.ORCHESTRATOR_ADDRESS, deadlineMs: config.ORCHESTRATOR_DEADLINE_MS, logger });
+  lifecycle.on("clients", "orchestrator", () => orchestrator.close());
+
   const { app } = createGatewayApp({
     logger,
     version: GATEWAY_VERSION,
@@ -64,10 +69,10 @@ try {
     limits,
     idempotency,
     tokens,
-    modules: [tokenRoutes],
+    modules: [tokenRoutes, taskRoutes({ orchestrator })],
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
     maxBodyBytes: config.MAX_BODY_BYTES,
-    readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus)],
+    readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus), orchestratorCheck(orchestrator)],
     readinessTimeoutMs: config.READINESS_TIMEOUT_MS,
   });
 

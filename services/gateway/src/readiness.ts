@@ -1,6 +1,7 @@
 import type { Db } from "@tog/db";
 import { pingRedis, type Redis } from "@tog/redis";
 import type { Bus } from "@tog/bus";
+import type { TaskOrchestrator } from "@tog/proto";
 
 /** One dependency the gateway needs before it can serve traffic. */
 export interface ReadinessCheck {
@@ -32,6 +33,12 @@ export const redisCheck = (redis: Redis): ReadinessCheck => ({
 export const natsCheck = (bus: Pick<Bus, "ping">): ReadinessCheck => ({
   name: "nats",
   check: (timeoutMs) => bus.ping(timeoutMs),
+});
+
+/** The contract's readiness "checks the orchestrator": its `ping` (the client applies its own deadline too). */
+export const orchestratorCheck = (orchestrator: Pick<TaskOrchestrator, "ping">): ReadinessCheck => ({
+  name: "orchestrator",
+  check: () => orchestrator.ping(),
 });
 
 /** Runs every check in parallel; whatever has not answered by the deadline has failed. */
