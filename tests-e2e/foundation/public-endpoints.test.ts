@@ -66,14 +66,14 @@ describe("unknown routes", () => {
 });
 
 describe.each(PROTECTED_CALLS)("authentication off by default (GATEWAY_SKIP_AUTH=1): $op", (c) => {
-  it("answers without X-API-Key", async ({ skip }) => {
-    skip(!ops.has(c.op), missingRouteNote(c.op));
+  it("answers without X-API-Key", async () => {
+    expect(ops.has(c.op), missingRouteNote(c.op)).toBe(true);
     const res = await call(env.baseUrl, c);
     expect(res.status, res.text).toBe(c.ok);
   });
 
-  it("a key in the query string is still refused", async ({ skip }) => {
-    skip(!ops.has(c.op), missingRouteNote(c.op));
+  it("a key in the query string is still refused", async () => {
+    expect(ops.has(c.op), missingRouteNote(c.op)).toBe(true);
     const key = await env.createApiKey();
     const res = await call(env.baseUrl, c, {}, `?api_key=${key.key}`);
     expect(res.status).toBe(401);

@@ -42,8 +42,8 @@ function expect429(res: JsonResponse<unknown>): void {
 }
 
 describe.each(PROTECTED_CALLS)("rate-limit headers on $op", (c) => {
-  it("X-RateLimit-Limit, -Remaining (counting down) and -Reset (Unix seconds)", async ({ skip }) => {
-    skip(!ops.has(c.op), missingRouteNote(c.op));
+  it("X-RateLimit-Limit, -Remaining (counting down) and -Reset (Unix seconds)", async () => {
+    expect(ops.has(c.op), missingRouteNote(c.op)).toBe(true);
     const { key } = await env.createApiKey({ name: "e2e headers" });
     const remaining: number[] = [];
     for (let i = 0; i < 2; i++) {
@@ -63,8 +63,8 @@ describe.each(PROTECTED_CALLS)("rate-limit headers on $op", (c) => {
 });
 
 describe("429 Too Many Requests", () => {
-  it(`over RATE_LIMIT_RPM (${RPM}/min) on ${ISSUE_TOKEN.op}`, async ({ skip }) => {
-    skip(!ops.has(ISSUE_TOKEN.op), missingRouteNote(ISSUE_TOKEN.op));
+  it(`over RATE_LIMIT_RPM (${RPM}/min) on ${ISSUE_TOKEN.op}`, async () => {
+    expect(ops.has(ISSUE_TOKEN.op), missingRouteNote(ISSUE_TOKEN.op)).toBe(true);
     const { key } = await env.createApiKey({ name: "e2e minute" });
     for (let i = 0; i < RPM; i++) {
       const ok = await call(env.baseUrl, ISSUE_TOKEN, { "X-API-Key": key });
@@ -75,8 +75,8 @@ describe("429 Too Many Requests", () => {
     expect(limited.headers.get("x-ratelimit-limit")).toBe(String(RPM));
   });
 
-  it.for(PROTECTED_CALLS)(`over RATE_LIMIT_BURST (${BURST}/s) on $op`, async (c, { skip }) => {
-    skip(!ops.has(c.op), missingRouteNote(c.op));
+  it.for(PROTECTED_CALLS)(`over RATE_LIMIT_BURST (${BURST}/s) on $op`, async (c) => {
+    expect(ops.has(c.op), missingRouteNote(c.op)).toBe(true);
     const { key } = await env.createApiKey({ name: "e2e burst" });
     // 3 per second allowed; 10 at once cannot all fit into two one-second windows
     const results = await Promise.all(Array.from({ length: 10 }, () => call(burstBaseUrl, c, { "X-API-Key": key })));
@@ -86,9 +86,9 @@ describe("429 Too Many Requests", () => {
     for (const res of limited) expect429(res);
   });
 
-  it("limits are per key: another key is not affected", async ({ skip }) => {
+  it("limits are per key: another key is not affected", async () => {
     const c = PROTECTED_CALLS.find((p) => ops.has(p.op));
-    skip(c === undefined, "no authenticated route exists yet");
+    expect(c, "no authenticated route exists").toBeDefined();
     const a = await env.createApiKey({ name: "e2e noisy" });
     const b = await env.createApiKey({ name: "e2e quiet" });
     const noisy = await Promise.all(Array.from({ length: 8 }, () => call(burstBaseUrl, c!, { "X-API-Key": a.key })));

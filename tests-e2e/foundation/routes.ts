@@ -1,9 +1,8 @@
 import { request, type JsonResponse } from "@tog/tests-e2e";
 
-// Authenticated routes the foundation tests exercise. `POST /auth/token` (X-API-Key only, rate
-// limited, idempotent) exists now; the task routes arrive with the next issue. Each test asks
-// the running gateway (its OpenAPI document) which exist and skips, with a note, those that do
-// not yet; they then run unchanged once the route is there.
+// Authenticated routes the foundation tests exercise: `POST /auth/token` (X-API-Key only, rate
+// limited, idempotent) and the task routes. Each test first checks the running gateway lists
+// the route in its OpenAPI document, so a route that disappears fails loudly.
 
 export interface ProtectedCall {
   /** "METHOD /api/v1/…" as listed in openapi.json. */
@@ -24,7 +23,7 @@ export const SUBMIT_TASK = "POST /api/v1/tasks";
 export const PROTECTED_CALLS: readonly ProtectedCall[] = [ISSUE_TOKEN, LIST_TASKS];
 
 export function missingRouteNote(op: string): string {
-  return `${op} does not exist yet (task routes arrive with the next issue); this test runs once it does`;
+  return `${op} is missing from the gateway's OpenAPI document`;
 }
 
 /** Calls a protected route with the given headers (and the call's body); `query` is appended to the path. */

@@ -31,6 +31,10 @@ export const SERVICES: readonly ServiceDefinition[] = [
     // liveness, not readiness: /readiness also checks the orchestrator, which may start later
     readyPath: "/api/v1/health",
     routes: [{ prefix: "/api/v1", proxyTimeoutMs: 60_000 }],
+    env: (ctx) => {
+      const port = ctx.portOf("orchestrator");
+      return port === undefined ? {} : { ORCHESTRATOR_ADDRESS: `127.0.0.1:${port}` };
+    },
   },
   {
     name: "model-catalog",
@@ -56,6 +60,11 @@ export const SERVICES: readonly ServiceDefinition[] = [
   {
     name: "orchestrator",
     entry: "services/orchestrator/src/main.ts",
+    // gRPC: readiness is a TCP connect
     defaultPort: 50051,
+  },
+  {
+    name: "worker",
+    entry: "services/orchestrator/src/worker.ts",
   },
 ];

@@ -1,0 +1,111 @@
+import { Client, Metadata, credentials, status, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
+import type { MethodDefinition } from "@grpc/proto-loader";
+import { SpanKind, UpstreamUnavailableError, injectTraceContext, withSpan, type Logger } from "@tog/core";
+import { DEFAULT_ORCHESTRATOR_DEADLINE_MS } from "./config.ts";
+import { statusToError } from "./grpc-errors.ts";
+import { ORCHESTRATOR_SERVICE_NAME, orchestratorServiceDefinition } from "./orchestrator-definition.ts";
+import type { TaskOrchestrator } from "./task-orchestrator.ts";
+import * as wire from "./wire-codec.ts";
+
+export interface OrchestratorClientOptions {
+  /** host:port or any gRPC target (dns:///host:port). */
+  address: string;
+  /** Deadline of every call. */
+  deadlineMs?: number | undefined;
+  logger: Logger;
+  /** Extra gRPC channel options (tests: reconnect back-off). */
+  channelOptions?: ChannelOptions | undefined;
+}
+
+export type OrchestratorClient = TaskOrchestrator & {
+  /** Closes the channel; calls in flight fail with UpstreamUnavailableError. */
+  close(): void;
+};
+
+const CHANNEL_OPTIONS: ChannelOptions = {
+  // Event pages and timelines with payloads can outgrow gRPC's 4 MiB default.
+  "grpc.max_receive_message_length": 64 * 1024 * 1024,
+  // With a dns:/// target naming several orchestrators, spread calls over all of them
+  // instead of pinning every call to the first address.
+  "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+};
+
+// Codes the transport produced or that hide their cause: worth a warning on the gateway.
+const TRANSPORT_CODES = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.INTERNAL, status.UNKNOWN, status.UNIMPLEMENTED]);
+
+/** The orchestrator over gRPC: every call has a deadline and carries the active trace context. */
+export function createOrchestratorClient(options: OrchestratorClientOptions): OrchestratorClient {
+  const { logger } = options;
+  const deadlineMs = options.deadlineMs ?? DEFAULT_ORCHESTRATOR_DEADLINE_MS;
+  const service = orchestratorServiceDefinition();
+  const client = new Client(options.address, credentials.createInsecure(), { ...CHANNEL_OPTIONS, ...options.channelOptions });
+
+  function call<Req, ReqOut, ResIn, ResOut>(method: MethodDefinition<Req, ResIn, ReqOut, ResOut>, request: Req): Promise<ResOut> {
+    const name = method.path.slice(1);
+    return withSpan(
+      name,
+      (span) =>
+        new Promise<ResOut>((resolve, reject) => {
+          const metadata = new Metadata();
+          for (const [key, value] of Object.entries(injectTraceContext())) metadata.set(key, value);
+          const callOptions = { deadline: Date.now() + deadlineMs };
+          const onDone = (err: ServiceError | null, response?: ResOut) => {
+            if (err) {
+              span.setAttribute("rpc.grpc.status_code", err.code);
+              const level = TRANSPORT_CODES.has(err.code) ? "warn" : "debug";
+              logger[level]({ method: name, grpc_code: status[err.code], grpc_details: err.details }, "orchestrator call failed");
+              reject(statusToError(err));
+              return;
+            }
+            span.setAttribute("rpc.grpc.status_code", status.OK);
+            resolve(response as ResOut);
+          };
+          try {
+            client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, callOptions, onDone);
+          } catch (err) {
+            // A closed channel throws synchronously instead of failing the call.
+            reject(new UpstreamUnavailableError("Orchestrator unavailable", { cause: err }));
+          }
+        }),
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          "rpc.system": "grpc",
+          "rpc.service": ORCHESTRATOR_SERVICE_NAME,
+          "rpc.method": name.slice(ORCHESTRATOR_SERVICE_NAME.length + 1),
+        },
+      },
+    );
+  }
+
+  return {
+    async submitTask(command) {
+      return wire.decodeSubmitTaskResponse(await call(service.SubmitTask, wire.encodeSubmitTaskRequest(command)));
+    },
+    async getTask(userId, taskId) {
+      const response = await call(service.GetTask, wire.encodeGetTaskRequest(userId, taskId));
+      return wire.decodeTaskDetail(response.task);
+    },
+    async listTasks(query) {
+      return wire.decodeListTasksResponse(await call(service.ListTasks, wire.encodeListTasksRequest(query)));
+    },
+    async cancelTask(userId, taskId, reason) {
+      return wire.decodeCancelTaskResponse(await call(service.CancelTask, wire.encodeCancelTaskRequest(userId, taskId, reason)));
+    },
+    async decideApproval(command) {
+      return wire.decodeDecideApprovalResponse(await call(service.DecideApproval, wire.encodeDecideApprovalRequest(command)));
+    },
+    async getTaskEvents(query) {
+      return wire.decodeGetTaskEventsResponse(await call(service.GetTaskEvents, wire.encodeGetTaskEventsRequest(query)));
+    },
+    async getTimeline(query) {
+      return wire.decodeGetTimelineResponse(await call(service.GetTimeline, wire.encodeGetTimelineRequest(query)));
+    },
+    async ping() {
+      await call(service.Ping, {});
+    },
+    close() {
+      client.close();
+    },
+  };
+}
