@@ -1,0 +1,85 @@
+import { ValidationError } from "@tog/core";
+import type { Db } from "@tog/db";
+
+// Reads of the permanent event log. Events come back as the exact JSON text that was
+// published (`event::text` of a json column is the stored text), so the history endpoint and a
+// replay serve byte-for-byte what live subscribers saw.
+
+export interface ListEventsQuery {
+  workflowId: string;
+  limit: number;
+  offset: number;
+  /** Only events with a greater seq; offset then counts from there. */
+  afterSeq?: number | undefined;
+}
+
+export interface EventPage {
+  /** Exact JSON text of each event, in seq order. */
+  events: string[];
+  /** Every stored event of the workflow, whatever the page. */
+  totalCount: number;
+}
+
+export interface StoredEvent {
+  seq: number;
+  /** Exact JSON text of the event. */
+  json: string;
+}
+
+export interface EventHistoryRepository {
+  listEvents(query: ListEventsQuery): Promise<EventPage>;
+  /** Highest stored seq of the workflow; 0 when none is stored. */
+  lastSeq(workflowId: string): Promise<number>;
+  /** Up to `limit` events with seq > afterSeq, in seq order (replay of a stream). */
+  readRange(workflowId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function createEventHistoryRepository(options: { db: Db }): EventHistoryRepository {
+  const { db } = options;
+
+  return {
+    async listEvents(query) {
+      checkCount("limit", query.limit, 1);
+      checkCount("offset", query.offset, 0);
+      const afterSeq = query.afterSeq ?? 0;
+      checkCount("afterSeq", afterSeq, 0);
+      // Not a UUID: no workflow can have that id (and the uuid cast would fail).
+      if (!UUID_RE.test(query.workflowId)) return { events: [], totalCount: 0 };
+      const [rows, counted] = await Promise.all([
+        db.$queryRaw<{ event: string }[]>`
+          SELECT event::text AS event FROM task_events
+          WHERE workflow_id = ${query.workflowId}::uuid AND seq > ${afterSeq}
+          ORDER BY seq LIMIT ${query.limit} OFFSET ${query.offset}`,
+        db.$queryRaw<{ total: number }[]>`
+          SELECT count(*)::int AS total FROM task_events WHERE workflow_id = ${query.workflowId}::uuid`,
+      ]);
+      return { events: rows.map((r) => r.event), totalCount: counted[0]?.total ?? 0 };
+    },
+
+    async lastSeq(workflowId) {
+      if (!UUID_RE.test(workflowId)) return 0;
+      const rows = await db.$queryRaw<{ seq: number | null }[]>`
+        SELECT max(seq) AS seq FROM task_events WHERE workflow_id = ${workflowId}::uuid`;
+      return rows[0]?.seq ?? 0;
+    },
+
+    async readRange(workflowId, afterSeq, limit) {
+      checkCount("afterSeq", afterSeq, 0);
+      checkCount("limit", limit, 1);
+      if (!UUID_RE.test(workflowId)) return [];
+      const rows = await db.$queryRaw<{ seq: number; event: string }[]>`
+        SELECT seq, event::text AS event FROM task_events
+        WHERE workflow_id = ${workflowId}::uuid AND seq > ${afterSeq}
+        ORDER BY seq LIMIT ${limit}`;
+      return rows.map((r) => ({ seq: r.seq, json: r.event }));
+    },
+  };
+}
+
+function checkCount(name: string, value: number, min: number): void {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new ValidationError(`Invalid ${name}: ${value} (expected an integer >= ${min})`);
+  }
+}

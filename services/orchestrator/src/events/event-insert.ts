@@ -1,0 +1,25 @@
+import type { Db } from "@tog/db";
+import type { EventRow } from "./event-row.ts";
+
+/**
+ * Writes rows with one statement, whatever their number: columns travel as arrays and
+ * `unnest` turns them back into rows. An event already stored is skipped, which makes a
+ * redelivered or republished event harmless. Returns the number of rows newly written.
+ * `event` is cast from text to json, which keeps the text exactly as sent.
+ */
+export async function insertEventRows(db: Db, rows: readonly EventRow[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const workflowIds = rows.map((r) => r.workflowId);
+  const seqs = rows.map((r) => r.seq);
+  const types = rows.map((r) => r.type);
+  const agentIds = rows.map((r) => r.agentId);
+  const timestamps = rows.map((r) => r.timestamp);
+  const events = rows.map((r) => r.json);
+  return db.$executeRaw`
+    INSERT INTO task_events (workflow_id, seq, type, agent_id, "timestamp", event)
+    SELECT u.workflow_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
+    FROM unnest(${workflowIds}::uuid[], ${seqs}::int[], ${types}::text[], ${agentIds}::text[],
+                ${timestamps}::timestamptz[], ${events}::text[])
+      AS u(workflow_id, seq, type, agent_id, ts, event)
+    ON CONFLICT (workflow_id, seq) DO NOTHING`;
+}

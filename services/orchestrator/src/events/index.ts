@@ -1,0 +1,25 @@
+export { eventsConfigShape } from "./config.ts";
+export {
+  startEventPersister,
+  type EventPersister,
+  type EventPersisterMetrics,
+  type EventPersisterOptions,
+} from "./event-persister.ts";
+export { toEventRow, type EventRow, type EventRowResult } from "./event-row.ts";
+export { insertEventRows } from "./event-insert.ts";
+export {
+  createEventHistoryRepository,
+  type EventHistoryRepository,
+  type EventPage,
+  type ListEventsQuery,
+  type StoredEvent,
+} from "./event-history.repository.ts";
+export { buildTimeline, type BuildTimelineOptions } from "./timeline.ts";
+export {
+  EVENT_RETENTION_LOCK_KEY,
+  startRetentionJob,
+  type RetentionJob,
+  type RetentionJobOptions,
+  type RetentionRunResult,
+} from "./retention.ts";
+export { isDataError, sqlStateOf } from "./pg-errors.ts";

@@ -1,0 +1,38 @@
+import { describe, expect, it } from "vitest";
+import { toEventRow } from "../../src/events/index.ts";
+
+const encode = (value: unknown) => new TextEncoder().encode(typeof value === "string" ? value : JSON.stringify(value));
+const WF = "8C2B1F4E-1D2A-4B3C-9D8E-7F6A5B4C3D2E";
+const base = { workflow_id: WF, type: "PROGRESS", agent_id: "a", timestamp: "2026-01-01T12:00:00+02:00", seq: 7 };
+
+describe("toEventRow", () => {
+  it("keeps the text as sent and fills the columns from it", () => {
+    const text = ` { "seq": 7, "workflow_id": "${WF}", "type": "PROGRESS", "agent_id": "a", "timestamp": "2026-01-01T12:00:00+02:00" } `;
+    const r = toEventRow(encode(text));
+    expect(r).toEqual({
+      ok: true,
+      row: { workflowId: WF.toLowerCase(), seq: 7, type: "PROGRESS", agentId: "a", timestamp: "2026-01-01T10:00:00.000Z", json: text },
+    });
+  });
+
+  it("counts characters as PostgreSQL does (code points)", () => {
+    expect(toEventRow(encode({ ...base, agent_id: "🌍".repeat(128) })).ok).toBe(true);
+    expect(toEventRow(encode({ ...base, agent_id: "🌍".repeat(129) })).ok).toBe(false);
+  });
+
+  it("refuses what cannot fit the columns, saying why", () => {
+    const reasonOf = (data: Uint8Array) => {
+      const r = toEventRow(data);
+      return r.ok ? "ok" : r.reason;
+    };
+    expect(reasonOf(new Uint8Array([0xef, 0xbb, 0xbf, ...encode(base)]))).toBe("data is not JSON");
+    expect(reasonOf(new Uint8Array([0xc3, 0x28]))).toBe("data is not UTF-8");
+    expect(reasonOf(encode("null"))).toBe("data is not a JSON object");
+    expect(reasonOf(encode({ ...base, workflow_id: "wf-1" }))).toMatch(/workflow_id/);
+    expect(reasonOf(encode({ ...base, seq: 2 ** 31 }))).toMatch(/seq/);
+    expect(reasonOf(encode({ ...base, seq: 1.5 }))).toMatch(/seq/);
+    expect(reasonOf(encode({ ...base, type: "" }))).toMatch(/type/);
+    expect(reasonOf(encode({ ...base, timestamp: "+275760-09-13T00:00:00.000Z" }))).toMatch(/timestamp/);
+    expect(reasonOf(encode({ ...base, timestamp: 1_767_225_600_000 }))).toMatch(/timestamp/);
+  });
+});
