@@ -15,8 +15,8 @@ export const orchestratorConfigShape = {
   ...catalogConfigShape,
   ...toolsConfigShape,
   ...eventsConfigShape,
-  GRPC_PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
-  GRPC_HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
+  PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
+  HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
   SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe("Token budget of a new session (tokens all its tasks may use together)."),
   EVENT_PERSISTER: z.enum(["on", "off"]).default("on").describe("on: this process also runs the event persister (off when it runs elsewhere)."),
 } satisfies ConfigShape;

@@ -1,9 +1,10 @@
 // Orchestrator: the gRPC API the gateway calls, the event persister and the retention purge.
 // Workflows run in worker processes (worker.ts).
-import { createLogger, initTelemetry, isAppError, Lifecycle } from "@tog/core";
+import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig } from "@tog/core";
 import { createDbClient } from "@tog/db";
 import { connectBus } from "@tog/bus";
-import { loadCatalog } from "@tog/catalog";
+import { loadCatalog, providerKeysShape } from "@tog/catalog";
+import { createLlmRouter } from "@tog/providers";
 import { startOrchestratorServer } from "@tog/proto";
 import { builtinTools, createToolRegistry } from "@tog/tools";
 import { loadOrchestratorConfig } from "./config.ts";
@@ -27,6 +28,14 @@ const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS 
 
 try {
   const catalog = loadCatalog(config.MODELS_CONFIG_PATH);
+  const selection = catalog.validateSelection({
+    complexityModelId: config.COMPLEXITY_MODEL_ID,
+    decompositionModelId: config.DECOMPOSITION_MODEL_ID,
+    defaultTier: config.DEFAULT_MODEL_TIER,
+  });
+  // Only to reject unusable model/provider overrides at submit (400), with the workers' keys.
+  const apiKeys = loadConfig(providerKeysShape(catalog), process.env) as Record<string, string | undefined>;
+  const llm = createLlmRouter({ catalog, apiKeys, logger });
   const tools = createToolRegistry(builtinTools({ httpFetch: { allowedHosts: config.TOOL_HTTP_FETCH_ALLOWED_HOSTS } }));
   const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
   lifecycle.on("clients", "postgres", () => db.$disconnect());
@@ -40,7 +49,8 @@ try {
     bus,
     logger,
     sessionTokenBudget: config.SESSION_TOKEN_BUDGET,
-    validateSpec: (spec) => validateTaskSpec(spec, { catalog, tools }),
+    defaultModelTier: selection.defaultTier,
+    validateSpec: (spec) => validateTaskSpec(spec, { catalog, llm, tools }),
     listEvents: (q) => history.listEvents(q),
     buildTimeline: (q) => buildTimeline({ db, ...q }),
   });
@@ -57,7 +67,7 @@ try {
   });
   lifecycle.on("drain", "retention", () => retention.stop());
 
-  const server = await startOrchestratorServer({ impl: service, host: config.GRPC_HOST, port: config.GRPC_PORT, logger });
+  const server = await startOrchestratorServer({ impl: service, host: config.HOST, port: config.PORT, logger });
   lifecycle.on("intake", "grpc", () => server.tryShutdown());
   logger.info({ port: server.port }, "orchestrator listening");
 } catch (err) {

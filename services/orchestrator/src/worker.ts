@@ -58,6 +58,7 @@ try {
         approvalThreshold: config.TOOL_APPROVAL_THRESHOLD,
         approvalTimeoutSeconds: config.APPROVAL_TIMEOUT_SECONDS,
         maxToolIterations: config.MAX_TOOL_ITERATIONS,
+        llmMaxRetries: config.LLM_MAX_RETRIES,
       },
       workflow: taskWorkflow,
       logger,

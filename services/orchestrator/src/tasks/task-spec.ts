@@ -28,7 +28,8 @@ const RECOGNIZED = new Set([
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown, fallback: number): number => (typeof v === "number" && Number.isFinite(v) ? v : fallback);
 
-export function specFromCommand(command: Pick<SubmitTaskCommand, "query" | "mode" | "context">): TaskSpec {
+/** `defaultTier`: the catalog default (DEFAULT_MODEL_TIER), for a submission without a tier. */
+export function specFromCommand(command: Pick<SubmitTaskCommand, "query" | "mode" | "context">, defaultTier: ModelTier = "small"): TaskSpec {
   const c = command.context;
   const metadata: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(c)) if (!RECOGNIZED.has(key)) metadata[key] = value;
@@ -36,7 +37,7 @@ export function specFromCommand(command: Pick<SubmitTaskCommand, "query" | "mode
   return {
     query: command.query,
     mode: command.mode,
-    modelTier: (str(c.model_tier) ?? "small") as ModelTier,
+    modelTier: (str(c.model_tier) ?? defaultTier) as ModelTier,
     modelOverride: str(c.model_override),
     providerOverride: str(c.provider_override),
     role: str(c.role),

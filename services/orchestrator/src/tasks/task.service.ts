@@ -3,6 +3,7 @@ import { JetStreamApiError } from "@nats-io/jetstream";
 import { publish, publishCore, systemSubjects, type Bus } from "@tog/bus";
 import { ConflictError, ForbiddenError, NotFoundError, OverloadedError, UpstreamUnavailableError, currentTraceIds, injectTraceContext, type Logger } from "@tog/core";
 import type { Db } from "@tog/db";
+import type { ModelTier } from "@tog/catalog";
 import { buildEvent, eventMessageId, terminalErrorData } from "@tog/events";
 import type {
   ApprovalDecisionCommand,
@@ -38,6 +39,8 @@ export interface TaskServiceOptions {
   db: Db;
   bus: Bus;
   logger: Logger;
+  /** Tier of a submission that names none (the catalog default / DEFAULT_MODEL_TIER). */
+  defaultModelTier?: ModelTier | undefined;
   /** Token budget of a new session. */
   sessionTokenBudget: number;
   /** Rejects specs naming unknown roles, templates or models (ValidationError → 400). */
@@ -66,7 +69,7 @@ export class TaskService implements TaskOrchestrator {
   }
 
   async submitTask(command: SubmitTaskCommand): Promise<SubmitTaskResult> {
-    const spec = specFromCommand(command);
+    const spec = specFromCommand(command, this.#options.defaultModelTier);
     this.#options.validateSpec(spec);
     const taskId = randomUUID();
     const trace = injectTraceContext({});
