@@ -1,4 +1,4 @@
-export { createDbClient, type Db, type DbClientOptions } from "./client.ts";
+export { createDbClient, createDbPool, type Db, type DbClientOptions, type DbPool } from "./client.ts";
 export { migrate, readMigrations, type MigrateOptions, type MigrationFile } from "./migrate.ts";
 export { dbConfigShape } from "./config.ts";
 export { SCHEMA_PATH, MIGRATIONS_DIR } from "./paths.ts";

@@ -5,4 +5,5 @@ export { RunRepository, LeaseLostError, type ClaimedTask, type ClaimResult } fro
 export { ApprovalRepository } from "./runtime/approval.repository.ts";
 export { startRunWorker, type RunWorker, type RunWorkerOptions } from "./runtime/run-worker.ts";
 export { runClaimedTask, executionModeOf, type RunnerDeps, type RunEnd } from "./runtime/workflow-runner.ts";
+export { createSignalListener, type SignalListener } from "./runtime/signal-listener.ts";
 export * from "./runtime/workflow-context.ts";

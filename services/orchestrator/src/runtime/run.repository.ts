@@ -1,4 +1,5 @@
-import type { Db } from "@tog/db";
+import type { Db, DbPool } from "@tog/db";
+import type { PoolClient } from "pg";
 import { Prisma } from "@tog/db";
 import type { TaskEvent } from "@tog/events";
 import type { TaskSpec } from "./workflow-context.ts";
@@ -80,9 +81,27 @@ interface TaskRow {
 
 export class RunRepository {
   readonly #db: Db;
+  readonly #pool: DbPool;
 
-  constructor(options: { db: Db }) {
+  /** `pool`: the pg pool under `db`; claim and finish are multi-statement transactions on it. */
+  constructor(options: { db: Db; pool: DbPool }) {
     this.#db = options.db;
+    this.#pool = options.pool;
+  }
+
+  async #transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN");
+      const result = await fn(client);
+      await client.query("COMMIT");
+      return result;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
   }
 
   /**
@@ -91,44 +110,21 @@ export class RunRepository {
    * arrives before its task row is visible waits for the submit instead of missing it.
    */
   async claim(taskId: string, owner: string, leaseMs: number, timeoutSeconds: number): Promise<ClaimResult> {
-    return this.#db.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${taskId}, 0))`;
-      const rows = await tx.$queryRaw<TaskRow[]>`
-        UPDATE tasks SET
-          status = 'RUNNING',
-          attempts = attempts + 1,
-          lease_owner = ${owner},
-          lease_expires_at = now() + ${leaseMs} * interval '1 millisecond',
-          started_at = coalesce(started_at, now()),
-          deadline_at = coalesce(deadline_at, now() + ${timeoutSeconds} * interval '1 second'),
-          updated_at = now()
-        WHERE id = ${taskId}::uuid
-          AND (status = 'QUEUED' OR (status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at < now())))
-        RETURNING id::text, user_id::text, session_id::text, spec, trace_id, traceparent, attempts, created_at, started_at, deadline_at, cancel_requested_at, cancel_reason`;
-      const row = rows[0];
-      if (row) {
-        return {
-          outcome: "claimed",
-          task: {
-            id: row.id,
-            userId: row.user_id,
-            sessionId: row.session_id,
-            spec: row.spec,
-            traceId: row.trace_id,
-            traceparent: row.traceparent,
-            attempts: row.attempts,
-            createdAt: row.created_at,
-            startedAt: row.started_at,
-            deadlineAt: row.deadline_at,
-            cancelRequested: row.cancel_requested_at !== null,
-            cancelReason: row.cancel_reason,
-          },
-        } as const;
-      }
-      const current = await tx.$queryRaw<{ status: string; wait_ms: number | null }[]>`
-        SELECT status, ceil(extract(epoch FROM (lease_expires_at - now())) * 1000)::int AS wait_ms
-        FROM tasks WHERE id = ${taskId}::uuid`;
-      const found = current[0];
+    // Fast path, one statement: the task is usually committed and queued by the time its run
+    // arrives. Only when it is not claimable do we wait for the submit transaction's lock to tell
+    // "not committed yet" from "missing", "terminal" or "leased".
+    const fast = await this.#pool.query<TaskRow>(CLAIM_SQL, [taskId, owner, leaseMs, timeoutSeconds]);
+    if (fast.rows[0]) return { outcome: "claimed", task: claimedTask(fast.rows[0]) };
+    return this.#transaction(async (tx) => {
+      await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
+      const rows = await tx.query<TaskRow>(CLAIM_SQL, [taskId, owner, leaseMs, timeoutSeconds]);
+      const row = rows.rows[0];
+      if (row) return { outcome: "claimed", task: claimedTask(row) } as const;
+      const current = await tx.query<{ status: string; wait_ms: number | null }>(
+        "SELECT status, ceil(extract(epoch FROM (lease_expires_at - now())) * 1000)::int AS wait_ms FROM tasks WHERE id = $1::uuid",
+        [taskId],
+      );
+      const found = current.rows[0];
       if (!found) return { outcome: "missing" } as const;
       if (found.status === "RUNNING") return { outcome: "leased", retryInMs: Math.max(100, found.wait_ms ?? 1_000) } as const;
       return { outcome: "terminal", status: found.status } as const;
@@ -157,11 +153,6 @@ export class RunRepository {
     await this.#db.$executeRaw`
       UPDATE tasks SET lease_expires_at = now() - interval '1 millisecond'
       WHERE id = ${taskId}::uuid AND lease_owner = ${owner} AND status = 'RUNNING'`;
-  }
-
-  async mode(taskId: string, owner: string, mode: string): Promise<void> {
-    await this.#db.$executeRaw`
-      UPDATE tasks SET mode = ${mode}, updated_at = now() WHERE id = ${taskId}::uuid AND lease_owner = ${owner}`;
   }
 
   async loadSteps(workflowId: string): Promise<StepRecord[]> {
@@ -203,48 +194,83 @@ export class RunRepository {
     return rows[0]?.max ?? 0;
   }
 
-  /** Checkpoints one completed step, fenced by the lease. */
-  async commitStep(workflowId: string, owner: string, step: StepRecord): Promise<void> {
-    const count = await this.#db.$executeRaw(insertStep(workflowId, owner, step));
+  /** Checkpoints one completed step, fenced by the lease; `mode` also records the run's mode. */
+  async commitStep(workflowId: string, owner: string, step: StepRecord, mode?: string): Promise<void> {
+    const insert = insertStep(workflowId, owner, step);
+    const count =
+      mode === undefined
+        ? await this.#db.$executeRaw(insert)
+        : Number(
+            (
+              await this.#db.$queryRaw<{ n: bigint }[]>`
+                WITH m AS (UPDATE tasks SET mode = ${mode}, updated_at = now() WHERE id = ${workflowId}::uuid AND lease_owner = ${owner}),
+                     i AS (${insert} RETURNING 1)
+                SELECT count(*) AS n FROM i`
+            )[0]?.n ?? 0,
+          );
     if (count !== 1) throw new LeaseLostError(workflowId);
   }
 
   /** The final status, result and usage, the finish step and the session's totals, in one transaction. */
   async finish(workflowId: string, owner: string, write: FinalWrite, step: StepRecord): Promise<void> {
-    await this.#db.$transaction(async (tx) => {
-      const updated = await tx.$queryRaw<{ session_id: string }[]>`
-        UPDATE tasks SET
-          status = ${write.status},
-          result = ${write.result},
-          error = ${write.error},
-          error_type = ${write.errorType},
-          mode = coalesce(${write.mode}, mode),
-          model_used = ${write.modelUsed},
-          provider = ${write.provider},
-          input_tokens = ${write.usage?.inputTokens ?? null},
-          output_tokens = ${write.usage?.outputTokens ?? null},
-          total_tokens = ${write.usage?.totalTokens ?? null},
-          cost_usd = ${write.usage?.costUsd ?? null},
-          completed_at = now(),
-          updated_at = now(),
-          lease_owner = NULL,
-          lease_expires_at = NULL
-        WHERE id = ${workflowId}::uuid AND lease_owner = ${owner} AND status = 'RUNNING'
-        RETURNING session_id::text`;
-      const sessionId = updated[0]?.session_id;
-      if (!sessionId) throw new LeaseLostError(workflowId);
-      await tx.$executeRaw(insertStep(workflowId, null, step));
-      if (write.usage) {
-        await tx.$executeRaw`
-          UPDATE sessions SET
-            tokens_used = tokens_used + ${write.usage.totalTokens},
-            total_cost_usd = total_cost_usd + ${write.usage.costUsd},
-            updated_at = now(),
-            last_activity_at = now()
-          WHERE id = ${sessionId}::uuid`;
-      }
-    });
+    const u = write.usage;
+    // One statement, so one round trip and atomic: the task's final state, its finish step with
+    // the terminal event, and the session's totals.
+    const res = await this.#pool.query<{ session_id: string }>(
+      `WITH t AS (
+         UPDATE tasks SET
+           status = $3, result = $4, error = $5, error_type = $6, mode = coalesce($7, mode), model_used = $8, provider = $9,
+           input_tokens = $10, output_tokens = $11, total_tokens = $12, cost_usd = $13,
+           completed_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+         WHERE id = $1::uuid AND lease_owner = $2 AND status = 'RUNNING'
+         RETURNING id, session_id),
+       st AS (
+         INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+         SELECT t.id, $14, $15, $16, $17, $18, $19::jsonb, $20::json, $21, $22, $23, $24 FROM t
+         ON CONFLICT (workflow_id, key) DO NOTHING),
+       s AS (
+         UPDATE sessions SET tokens_used = tokens_used + coalesce($12, 0), total_cost_usd = total_cost_usd + coalesce($13, 0),
+                updated_at = now(), last_activity_at = now()
+         FROM t WHERE sessions.id = t.session_id)
+       SELECT session_id::text FROM t`,
+      [workflowId, owner, write.status, write.result, write.error, write.errorType, write.mode, write.modelUsed, write.provider,
+        u?.inputTokens ?? null, u?.outputTokens ?? null, u?.totalTokens ?? null, u?.costUsd ?? null,
+        step.key, step.kind, step.name, step.agentId, step.status, step.output === undefined ? null : JSON.stringify(step.output),
+        step.events === null ? null : JSON.stringify(step.events), step.firstSeq, step.lastSeq, step.startedAt, step.completedAt],
+    );
+    if (!res.rows[0]) throw new LeaseLostError(workflowId);
   }
+}
+
+const CLAIM_SQL = `
+  UPDATE tasks SET
+    status = 'RUNNING',
+    attempts = attempts + 1,
+    lease_owner = $2,
+    lease_expires_at = now() + $3 * interval '1 millisecond',
+    started_at = coalesce(started_at, now()),
+    deadline_at = coalesce(deadline_at, now() + $4 * interval '1 second'),
+    updated_at = now()
+  WHERE id = $1::uuid
+    AND (status = 'QUEUED' OR (status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())))
+  RETURNING id::text, user_id::text, session_id::text, spec, trace_id, traceparent, attempts, created_at, started_at, deadline_at,
+            cancel_requested_at, cancel_reason`;
+
+function claimedTask(row: TaskRow): ClaimedTask {
+  return {
+    id: row.id,
+    userId: row.user_id,
+    sessionId: row.session_id,
+    spec: row.spec,
+    traceId: row.trace_id,
+    traceparent: row.traceparent,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    startedAt: row.started_at,
+    deadlineAt: row.deadline_at,
+    cancelRequested: row.cancel_requested_at !== null,
+    cancelReason: row.cancel_reason,
+  };
 }
 
 function insertStep(workflowId: string, owner: string | null, step: StepRecord): Prisma.Sql {

@@ -1,6 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Subscription } from "@nats-io/transport-node";
-import { systemSubjects, type Bus } from "@tog/bus";
+import type { Bus } from "@tog/bus";
 import type { Catalog } from "@tog/catalog";
 import type { Logger } from "@tog/core";
 import { terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
@@ -8,6 +7,7 @@ import type { ChatMessage, LlmRouter } from "@tog/providers";
 import type { ToolRegistry } from "@tog/tools";
 import { ApprovalRepository } from "./approval.repository.ts";
 import { busPosition } from "./bus-position.ts";
+import type { SignalListener } from "./signal-listener.ts";
 import { WorkflowEventEmitter } from "./event-emitter.ts";
 import { LeaseLostError, RunRepository, type ClaimedTask, type FinalWrite, type StepRecord } from "./run.repository.ts";
 import {
@@ -31,6 +31,8 @@ import {
 
 export interface RunnerDeps {
   bus: Bus;
+  /** This process's listener for signal hints (one NATS subscription per worker process). */
+  signals: SignalListener;
   runs: RunRepository;
   approvals: ApprovalRepository;
   llm: LlmRouter;
@@ -46,6 +48,8 @@ export interface RunnerDeps {
   approvalPollMs?: number;
   /** The session issue's seam: earlier turns for the agent's input. */
   loadSessionHistory?: ((task: TaskInfo) => Promise<ChatMessage[]>) | undefined;
+  /** The router one run uses (e.g. refusing calls over the session's token budget); default `llm`. */
+  routerFor?: ((task: TaskInfo, llm: LlmRouter) => LlmRouter) | undefined;
   onEventPublished?: ((event: TaskEvent) => void) | undefined;
 }
 
@@ -73,7 +77,10 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
   const { runs, logger } = deps;
   const log = logger.child({ workflowId: claimed.id });
   const steps = new Map<string, StepRecord>();
-  for (const step of await runs.loadSteps(claimed.id)) steps.set(step.key, step);
+  // A first attempt has nothing to restore: no step was checkpointed and no event published
+  // (only the worker holding the claim writes them). Saves three round trips per task.
+  const fresh = claimed.attempts === 1;
+  if (!fresh) for (const step of await runs.loadSteps(claimed.id)) steps.set(step.key, step);
 
   const root = new AbortController();
   const stop = (reason: StopReason) => {
@@ -81,7 +88,19 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
   };
   const stopReason = (): StopReason | undefined => (root.signal.reason instanceof StopSignal ? root.signal.reason.stop : undefined);
 
-  const emitter = await openEmitter(deps, claimed.id, claimed.traceId, steps, log, (error) => stop({ kind: "lost", error }));
+  const onEmitterFailure = (error: Error) => stop({ kind: "lost", error });
+  const emitter = fresh
+    ? new WorkflowEventEmitter({
+        bus: deps.bus,
+        workflowId: claimed.id,
+        traceId: claimed.traceId,
+        defaultAgentId: "orchestrator",
+        start: { lastSeq: 0, lastStreamSeq: 0 },
+        logger: log,
+        onFailure: onEmitterFailure,
+        onPublished: deps.onEventPublished,
+      })
+    : await openEmitter(deps, claimed.id, claimed.traceId, steps, log, onEmitterFailure);
 
   // Wake-ups: cancellation and approval decisions are written to PostgreSQL, then hinted here.
   const wakers = new Set<() => void>();
@@ -89,12 +108,9 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     const state = await runs.cancelState(claimed.id);
     if (state.cancelRequested) stop({ kind: "cancel", reason: state.cancelReason });
   };
-  let subscription: Subscription | undefined;
-  subscription = deps.bus.nc.subscribe(systemSubjects(deps.bus.prefix).signals(claimed.id), {
-    callback: () => {
-      for (const wake of wakers) wake();
-      checkCancel().catch((err: unknown) => log.warn({ err }, "reading the cancel state failed"));
-    },
+  const unlisten = deps.signals.listen(claimed.id, () => {
+    for (const wake of wakers) wake();
+    checkCancel().catch((err: unknown) => log.warn({ err }, "reading the cancel state failed"));
   });
 
   const onShutdown = () => stop({ kind: "shutdown" });
@@ -141,7 +157,8 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
       });
     }
 
-    const ctx = createContext({ deps, task, steps, emitter, signal: root.signal, prefix: "", agentId: "orchestrator", inflight, wakers, log });
+    const runDeps = deps.routerFor ? { ...deps, llm: deps.routerFor(task, deps.llm) } : deps;
+    const ctx = createContext({ deps: runDeps, task, steps, emitter, signal: root.signal, prefix: "", agentId: "orchestrator", inflight, wakers, log });
     let outcome: WorkflowOutcome | undefined;
     let failure: unknown;
     try {
@@ -197,7 +214,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     clearTimeout(deadline);
     clearInterval(heartbeat);
     shutdown.removeEventListener("abort", onShutdown);
-    subscription?.unsubscribe();
+    unlisten();
     emitter.close();
   }
 }
@@ -286,9 +303,9 @@ function createContext(state: ContextState): WorkflowContext {
         startedAt,
         completedAt: new Date(),
       };
-      await deps.runs.commitStep(task.id, deps.workerId, rec);
       const started = built.find((e) => e.type === "WORKFLOW_STARTED");
-      if (started) await deps.runs.mode(task.id, deps.workerId, executionModeOf((started.data as { mode: string }).mode));
+      const mode = started ? executionModeOf((started.data as { mode: string }).mode) : undefined;
+      await deps.runs.commitStep(task.id, deps.workerId, rec, mode);
       return rec;
     });
     steps.set(fullKey, record);

@@ -1,12 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { ForbiddenError, NotFoundError } from "@tog/core";
-import type { Prisma } from "@tog/db";
 
 // Contract 2.6: a session id is a UUID or a client's own string. A UUID names the session
 // itself; any other string is an external id kept beside an internal UUID. Either way the
 // session is its creator's: another user gets 403, a deleted session 404.
 
 export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What the resolver needs of a pg client or pool. */
+export interface Sql {
+  query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+}
 
 export interface ResolvedSession {
   id: string;
@@ -15,47 +19,50 @@ export interface ResolvedSession {
   created: boolean;
 }
 
-type Tx = Prisma.TransactionClient;
-
 interface SessionRow {
   id: string;
   user_id: string;
   deleted_at: Date | null;
 }
 
-export async function resolveSessionForSubmit(tx: Tx, userId: string, ref: string | undefined, tokenBudget: number): Promise<ResolvedSession> {
-  if (ref === undefined) {
-    const id = randomUUID();
-    await tx.$executeRaw`INSERT INTO sessions (id, user_id, token_budget) VALUES (${id}::uuid, ${userId}::uuid, ${tokenBudget})`;
-    return { id, ref: id, created: true };
-  }
+/**
+ * Finds (locking it) or creates the session a submission names. Must run inside the submit
+ * transaction; counts the task on the session.
+ */
+export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: string, tokenBudget: number): Promise<ResolvedSession> {
   const isUuid = UUID_RE.test(ref);
-  const find = () =>
-    isUuid
-      ? tx.$queryRaw<SessionRow[]>`SELECT id::text, user_id::text, deleted_at FROM sessions WHERE id = ${ref}::uuid FOR UPDATE`
-      : tx.$queryRaw<SessionRow[]>`SELECT id::text, user_id::text, deleted_at FROM sessions WHERE external_id = ${ref} FOR UPDATE`;
-  let row = (await find())[0];
+  const find = async () =>
+    (
+      await sql.query<SessionRow>(
+        isUuid
+          ? "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE id = $1::uuid FOR UPDATE"
+          : "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE external_id = $1 FOR UPDATE",
+        [ref],
+      )
+    ).rows[0];
+  let row = await find();
   let created = false;
   if (!row) {
     const id = isUuid ? ref.toLowerCase() : randomUUID();
-    const context = isUuid ? {} : { external_id: ref };
-    const inserted = await tx.$executeRaw`
-      INSERT INTO sessions (id, user_id, external_id, token_budget, context)
-      VALUES (${id}::uuid, ${userId}::uuid, ${isUuid ? null : ref}, ${tokenBudget}, ${JSON.stringify(context)}::jsonb)
-      ON CONFLICT DO NOTHING`;
-    created = inserted === 1;
-    row = (await find())[0];
+    const inserted = await sql.query(
+      `INSERT INTO sessions (id, user_id, external_id, token_budget, context) VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb)
+       ON CONFLICT DO NOTHING`,
+      [id, userId, isUuid ? null : ref, tokenBudget, JSON.stringify(isUuid ? {} : { external_id: ref })],
+    );
+    created = inserted.rowCount === 1;
+    row = await find();
     if (!row) throw new Error(`session ${ref} could not be created`);
   }
   if (row.user_id !== userId) throw new ForbiddenError();
   if (row.deleted_at !== null) throw new NotFoundError("Session not found");
+  await sql.query("UPDATE sessions SET task_count = task_count + 1, updated_at = now(), last_activity_at = now() WHERE id = $1::uuid", [row.id]);
   return { id: row.id, ref, created };
 }
 
 /** The internal id of a session reference for list filters; null when there is none. */
-export async function findSessionId(tx: Tx, ref: string): Promise<string | null> {
+export async function findSessionId(sql: Sql, ref: string): Promise<string | null> {
   const rows = UUID_RE.test(ref)
-    ? await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM sessions WHERE id = ${ref}::uuid`
-    : await tx.$queryRaw<{ id: string }[]>`SELECT id::text FROM sessions WHERE external_id = ${ref}`;
-  return rows[0]?.id ?? null;
+    ? await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE id = $1::uuid", [ref])
+    : await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE external_id = $1", [ref]);
+  return rows.rows[0]?.id ?? null;
 }

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { publish, publishCore, systemSubjects, type Bus } from "@tog/bus";
 import { ConflictError, ForbiddenError, NotFoundError, OverloadedError, UpstreamUnavailableError, currentTraceIds, injectTraceContext, type Logger } from "@tog/core";
-import type { Db } from "@tog/db";
+import type { Db, DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
 import { buildEvent, eventMessageId, terminalErrorData } from "@tog/events";
 import type {
@@ -22,7 +22,8 @@ import type {
   TimelineResult,
 } from "@tog/proto";
 import type { TaskSpec } from "../runtime/workflow-context.ts";
-import { findSessionId, resolveSessionForSubmit, UUID_RE } from "./session.resolver.ts";
+import { findSessionId, UUID_RE } from "./session.resolver.ts";
+import { SubmitRepository } from "./submit.repository.ts";
 import { specFromCommand } from "./task-spec.ts";
 import { TaskQueries, toDetail, type TaskRow } from "./task.queries.ts";
 
@@ -37,6 +38,8 @@ import { TaskQueries, toDetail, type TaskRow } from "./task.queries.ts";
 
 export interface TaskServiceOptions {
   db: Db;
+  /** The pg pool under `db`, for the submit transaction. */
+  pool: DbPool;
   bus: Bus;
   logger: Logger;
   /** Tier of a submission that names none (the catalog default / DEFAULT_MODEL_TIER). */
@@ -59,6 +62,8 @@ export class TaskService implements TaskOrchestrator {
   readonly #logger: Logger;
   readonly #options: TaskServiceOptions;
   readonly #queries: TaskQueries;
+  readonly #submits: SubmitRepository;
+  readonly #pool: DbPool;
 
   constructor(options: TaskServiceOptions) {
     this.#db = options.db;
@@ -66,6 +71,8 @@ export class TaskService implements TaskOrchestrator {
     this.#logger = options.logger;
     this.#options = options;
     this.#queries = new TaskQueries({ db: options.db });
+    this.#submits = new SubmitRepository({ pool: options.pool });
+    this.#pool = options.pool;
   }
 
   async submitTask(command: SubmitTaskCommand): Promise<SubmitTaskResult> {
@@ -76,26 +83,29 @@ export class TaskService implements TaskOrchestrator {
     const traceId = currentTraceIds()?.trace_id ?? randomBytes(16).toString("hex");
     const subject = systemSubjects(this.#bus.prefix).runs(taskId);
 
-    const result = await this.#db.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${taskId}, 0))`;
-      const session = await resolveSessionForSubmit(tx, command.userId, command.sessionId, this.#options.sessionTokenBudget);
-      const rows = await tx.$queryRaw<{ created_at: Date }[]>`
-        INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
-        VALUES (${taskId}::uuid, ${command.userId}::uuid, ${session.id}::uuid, ${command.query}, ${command.mode ?? null},
-                'QUEUED', ${JSON.stringify(spec)}::jsonb, ${traceId}, ${trace.traceparent ?? null})
-        RETURNING created_at`;
-      await tx.$executeRaw`
-        UPDATE sessions SET task_count = task_count + 1, updated_at = now(), last_activity_at = now() WHERE id = ${session.id}::uuid`;
-      try {
-        await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId });
-      } catch (err) {
-        if (err instanceof JetStreamApiError && err.code === MAX_MESSAGES_EXCEEDED) {
-          throw new OverloadedError("System overloaded", { cause: err });
+    const result = await this.#submits.submit(
+      {
+        id: taskId,
+        userId: command.userId,
+        sessionRef: command.sessionId,
+        query: command.query,
+        requestedMode: command.mode ?? null,
+        spec,
+        traceId,
+        traceparent: trace.traceparent ?? null,
+        tokenBudget: this.#options.sessionTokenBudget,
+      },
+      async () => {
+        try {
+          await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId });
+        } catch (err) {
+          if (err instanceof JetStreamApiError && err.code === MAX_MESSAGES_EXCEEDED) {
+            throw new OverloadedError("System overloaded", { cause: err });
+          }
+          throw new UpstreamUnavailableError("Task queue unavailable", { cause: err });
         }
-        throw new UpstreamUnavailableError("Task queue unavailable", { cause: err });
-      }
-      return { session, createdAt: rows[0]!.created_at };
-    });
+      },
+    );
     this.#options.onSubmitted?.();
     return {
       taskId,
@@ -113,7 +123,7 @@ export class TaskService implements TaskOrchestrator {
   async listTasks(query: ListTasksQuery): Promise<ListTasksResult> {
     let sessionId: string | undefined;
     if (query.sessionId !== undefined) {
-      const found = await findSessionId(this.#db, query.sessionId);
+      const found = await findSessionId(this.#pool, query.sessionId);
       if (found === null) return { tasks: [], totalCount: 0 };
       sessionId = found;
     }

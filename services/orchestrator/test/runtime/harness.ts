@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createLogger } from "@tog/core";
-import { createDbClient, type Db } from "@tog/db";
+import { createDbClient, createDbPool, type Db } from "@tog/db";
 import type { Bus } from "@tog/bus";
 import { loadCatalog } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
@@ -10,6 +10,7 @@ import { buildTimeline, createEventHistoryRepository, startEventPersister, type 
 import { ApprovalRepository } from "../../src/runtime/approval.repository.ts";
 import { RunRepository } from "../../src/runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "../../src/runtime/run-worker.ts";
+import { createSignalListener } from "../../src/runtime/signal-listener.ts";
 import type { RunnerDeps } from "../../src/runtime/workflow-runner.ts";
 import type { TaskWorkflow } from "../../src/runtime/workflow-context.ts";
 import { TaskService } from "../../src/tasks/task.service.ts";
@@ -35,7 +36,8 @@ export interface RuntimeHarness {
 
 export async function startRuntimeHarness(label: string): Promise<RuntimeHarness> {
   const database: TestDatabase = await createTestDatabase();
-  const db = createDbClient({ databaseUrl: database.url, poolMax: 10 });
+  const pool = createDbPool({ databaseUrl: database.url, poolMax: 10 });
+  const db = createDbClient({ databaseUrl: database.url, pool });
   const bus = await openTestBus(label);
   await provisionTestBus(bus, { runAckWaitSeconds: 2 });
   const persister: EventPersister = startEventPersister({ bus, db, logger });
@@ -46,10 +48,11 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
   const catalog = loadCatalog();
   const llm = createLlmRouter({ catalog, apiKeys: {}, logger });
   const tools = createToolRegistry(builtinTools());
-  const runs = new RunRepository({ db });
+  const runs = new RunRepository({ db, pool });
   const workers: RunWorker[] = [];
   const service = new TaskService({
     db,
+    pool,
     bus,
     logger,
     sessionTokenBudget: 1_000_000,
@@ -58,8 +61,10 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
     buildTimeline: (q) => buildTimeline({ db, ...q }),
   });
 
+  const signals = createSignalListener(bus);
   const runner = (workflow: TaskWorkflow, overrides: Partial<RunnerDeps> = {}): RunnerDeps => ({
     bus,
+    signals,
     runs,
     approvals: new ApprovalRepository({ db }),
     llm,
@@ -114,6 +119,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
       await deleteStreamsOf(bus);
       await bus.close();
       await db.$disconnect();
+      await pool.end();
       await database.drop();
     },
   };

@@ -1,0 +1,35 @@
+import type { Subscription } from "@nats-io/transport-node";
+import type { Bus } from "@tog/bus";
+
+// One core-NATS subscription per worker process for the signal hints of every workflow
+// (`<prefix>.signals.*`), dispatched to the runs of this process; a subscription per run would
+// cost two extra protocol writes per task.
+
+export interface SignalListener {
+  /** Calls `onSignal` for each hint about `workflowId` until the returned function is called. */
+  listen(workflowId: string, onSignal: () => void): () => void;
+  close(): void;
+}
+
+export function createSignalListener(bus: Bus): SignalListener {
+  const listeners = new Map<string, Set<() => void>>();
+  const prefix = `${bus.subject("signals")}.`;
+  const subscription: Subscription = bus.nc.subscribe(`${prefix}*`, {
+    callback: (_err, msg) => {
+      const set = listeners.get(msg.subject.slice(prefix.length));
+      if (set) for (const fn of set) fn();
+    },
+  });
+  return {
+    listen(workflowId, onSignal) {
+      let set = listeners.get(workflowId);
+      if (!set) listeners.set(workflowId, (set = new Set()));
+      set.add(onSignal);
+      return () => {
+        set.delete(onSignal);
+        if (set.size === 0) listeners.delete(workflowId);
+      };
+    },
+    close: () => subscription.unsubscribe(),
+  };
+}
