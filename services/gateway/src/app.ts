@@ -31,6 +31,11 @@ export interface GatewayAppOptions {
   readinessTimeoutMs: number;
   /** Route modules mounted after the probes, in order. */
   modules?: RouteModule[];
+  /**
+   * OpenAPI registries of the routes other services serve under the same base URL (sessions,
+   * streams), so /api/v1/openapi.json describes the whole public API.
+   */
+  docsInclude?: ApiDocs["registry"][];
 }
 
 export interface GatewayApp {
@@ -43,6 +48,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     title: "Task Orchestration Gateway API",
     version: options.version,
     description: "HTTP API of the Task Orchestration Gateway. All endpoints live under /api/v1.",
+    include: options.docsInclude,
   });
   const router = express.Router();
   registerHealthRoutes(router, {

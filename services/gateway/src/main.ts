@@ -3,6 +3,7 @@ import { createDbClient } from "@tog/db";
 import { createRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
 import { createOrchestratorClient } from "@tog/proto";
+import { sessionOpenApiRegistry } from "@tog/session";
 import {
   AccessTokens,
   ApiKeyRepository,
@@ -70,6 +71,7 @@ try {
     idempotency,
     tokens,
     modules: [tokenRoutes, taskRoutes({ orchestrator })],
+    docsInclude: [sessionOpenApiRegistry()],
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
     maxBodyBytes: config.MAX_BODY_BYTES,
     readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus), orchestratorCheck(orchestrator)],

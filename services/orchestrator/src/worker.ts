@@ -3,7 +3,7 @@
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
 import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig } from "@tog/core";
-import { createDbClient } from "@tog/db";
+import { createDbClient, createDbPool } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { loadCatalog, providerKeysShape } from "@tog/catalog";
 import { createLlmRouter, llmRouterSettings } from "@tog/providers";
@@ -13,6 +13,10 @@ import { taskWorkflow } from "./flows/index.ts";
 import { ApprovalRepository } from "./runtime/approval.repository.ts";
 import { RunRepository } from "./runtime/run.repository.ts";
 import { startRunWorker } from "./runtime/run-worker.ts";
+import { createSignalListener } from "./runtime/signal-listener.ts";
+import { budgetedRouter, SessionBudgets } from "./sessions/session-budget.ts";
+import { contextWindowOf, sessionContextLoader } from "./sessions/session-context.ts";
+import { SessionMemory } from "./sessions/session-memory.ts";
 
 const SERVICE = "worker";
 
@@ -35,13 +39,20 @@ try {
   const llm = createLlmRouter({ catalog, apiKeys, logger, ...llmRouterSettings(config) });
   const tools = createToolRegistry(builtinTools({ httpFetch: { allowedHosts: config.TOOL_HTTP_FETCH_ALLOWED_HOSTS } }));
 
-  const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-  lifecycle.on("clients", "postgres", () => db.$disconnect());
+  const pool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+  const db = createDbClient({ databaseUrl: config.DATABASE_URL, pool });
+  lifecycle.on("clients", "postgres", async () => {
+    await db.$disconnect();
+    await pool.end();
+  });
   lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
   const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
   lifecycle.on("clients", "nats", () => bus.close());
 
+  const signals = createSignalListener(bus);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
+  const budgets = new SessionBudgets({ db });
+  const memory = new SessionMemory({ db, contextWindow: contextWindowOf(llm, catalog), logger });
   const worker = await startRunWorker({
     bus,
     concurrency: config.WORKER_CONCURRENCY,
@@ -49,7 +60,8 @@ try {
     logger,
     runner: {
       bus,
-      runs: new RunRepository({ db }),
+      signals,
+      runs: new RunRepository({ db, pool }),
       approvals: new ApprovalRepository({ db }),
       llm,
       tools,
@@ -65,6 +77,8 @@ try {
       workerId,
       leaseMs: config.RUN_LEASE_MS,
       timeoutSeconds: config.AGENT_TIMEOUT_SECONDS,
+      loadSessionHistory: sessionContextLoader({ memory, budgets }),
+      routerFor: (task, router) => budgetedRouter(router, budgets, task),
     },
   });
   lifecycle.on("intake", "runs", () => worker.stop());

@@ -55,15 +55,16 @@ export async function runDag<T>(subtasks: readonly Subtask[], run: (subtask: Sub
 }
 
 /**
- * What a failed subtask does to the task: a cancellation/abort and a human's approval decision
- * (APPROVAL_DENIED / APPROVAL_TIMEOUT) end it as they are; any other failure becomes
+ * What a failed subtask does to the task: a cancellation/abort, a human's approval decision
+ * (APPROVAL_DENIED / APPROVAL_TIMEOUT) and the session's budget (BUDGET_EXCEEDED) end it as they
+ * are; any other failure becomes
  * SUBTASK_FAILED naming the subtask, carrying the cause's retry counts.
  */
 export function subtaskFailure(signal: AbortSignal, err: unknown): unknown {
   if (!(err instanceof SubtaskError)) return err;
   const cause = err.cause;
   if (signal.aborted || isAbortError(cause)) return cause;
-  if (cause instanceof WorkflowFailure && (cause.errorType === "APPROVAL_DENIED" || cause.errorType === "APPROVAL_TIMEOUT")) return cause;
+  if (cause instanceof WorkflowFailure && (cause.errorType === "APPROVAL_DENIED" || cause.errorType === "APPROVAL_TIMEOUT" || cause.errorType === "BUDGET_EXCEEDED")) return cause;
   const counts = cause instanceof WorkflowFailure ? { retryCount: cause.retryCount, maxRetries: cause.maxRetries } : {};
   return new WorkflowFailure("SUBTASK_FAILED", err.message, { cause, ...counts });
 }

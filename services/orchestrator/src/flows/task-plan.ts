@@ -8,6 +8,7 @@ import type { TaskSpec } from "../runtime/workflow-context.ts";
 import { interpolate } from "./interpolate.ts";
 import { resolveRole, type RolePreset } from "./roles.ts";
 import { renderTemplate, resolveTemplate } from "./templates.ts";
+import { validateUseCasePreset } from "../sessions/presets.ts";
 
 // Everything a run derives from its spec before the first side effect: role, prompts, template,
 // model selection, complexity and mode. Pure: the same spec always gives the same plan, so it
@@ -102,11 +103,12 @@ export interface ValidateTaskSpecOptions {
 
 /**
  * Submit-time check of everything a run would otherwise fail on later: unknown role, template
- * or template version, disable_ai without a template, unknown/disabled model_override,
+ * or template version, disable_ai without a template, unknown use_case_preset, unknown/disabled model_override,
  * unknown provider_override or one without a model in the tier. Throws ValidationError (400).
  */
 export function validateTaskSpec(spec: TaskSpec, options: ValidateTaskSpecOptions): void {
   const plan = planTask(spec);
+  validateUseCasePreset(spec.window.useCasePreset);
   if (plan.disableAi) return;
   checkModelSelection(plan.selection, options);
 }

@@ -59,10 +59,10 @@ export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: str
   return { id: row.id, ref, created };
 }
 
-/** The internal id of a session reference for list filters; null when there is none. */
+/** The internal id of a session reference for list filters; null when there is none (or it was deleted). */
 export async function findSessionId(sql: Sql, ref: string): Promise<string | null> {
   const rows = UUID_RE.test(ref)
-    ? await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE id = $1::uuid", [ref])
-    : await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE external_id = $1", [ref]);
+    ? await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE id = $1::uuid AND deleted_at IS NULL", [ref])
+    : await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE external_id = $1 AND deleted_at IS NULL", [ref]);
   return rows.rows[0]?.id ?? null;
 }

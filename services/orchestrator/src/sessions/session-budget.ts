@@ -1,0 +1,91 @@
+import type { Db } from "@tog/db";
+import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
+import { WorkflowFailure, type TaskInfo } from "../runtime/workflow-context.ts";
+
+// The session's token budget (sessions.token_budget, SESSION_TOKEN_BUDGET for a new session,
+// default 1,000,000): what all tasks of a session may use together. `tokens_used` grows when a
+// task finishes. A task fails with BUDGET_EXCEEDED (ERROR_OCCURRED, terminal) when:
+// - before its first model call (the `history` step): the budget is used up, or the estimated
+//   input of that call (history + prompt, 4 characters per token) is more than what is left;
+// - before any later model call: that call's estimated input is more than what is left after
+//   the tokens this run has used so far.
+// The output of a call cannot be known in advance, so the task that crosses the budget with its
+// answers still completes (its usage is recorded); the session's next task is refused. Tasks
+// running at the same time in one session each see only the finished tasks' usage.
+
+export interface BudgetState {
+  budget: number;
+  used: number;
+}
+
+export class SessionBudgets {
+  readonly #db: Db;
+
+  constructor(options: { db: Db }) {
+    this.#db = options.db;
+  }
+
+  /** null when the session no longer exists (purged mid-run): nothing to enforce. */
+  async state(sessionId: string): Promise<BudgetState | null> {
+    const rows = await this.#db.$queryRaw<{ token_budget: number; tokens_used: number }[]>`
+      SELECT token_budget, tokens_used FROM sessions WHERE id = ${sessionId}::uuid`;
+    const row = rows[0];
+    return row ? { budget: row.token_budget, used: row.tokens_used } : null;
+  }
+}
+
+/** The failure for a step needing `needed` tokens, or undefined when it fits. */
+export function budgetFailure(state: BudgetState | null, needed: number, usedInRun = 0): WorkflowFailure | undefined {
+  if (state === null) return undefined;
+  const used = state.used + usedInRun;
+  const left = state.budget - used;
+  if (left <= 0) {
+    return new WorkflowFailure("BUDGET_EXCEEDED", `Session token budget exceeded: ${used} of ${state.budget} tokens used`);
+  }
+  if (needed > left) {
+    return new WorkflowFailure(
+      "BUDGET_EXCEEDED",
+      `Session token budget exceeded: this step needs about ${needed} tokens, ${left} of ${state.budget} are left`,
+    );
+  }
+  return undefined;
+}
+
+export function estimateMessages(messages: readonly ChatMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += estimateTokens(m.content);
+  return n;
+}
+
+/** Throws the BUDGET_EXCEEDED failure when `needed` tokens do not fit the session's budget. */
+export async function assertBudget(budgets: SessionBudgets, task: Pick<TaskInfo, "sessionId">, needed: number): Promise<void> {
+  const failure = budgetFailure(await budgets.state(task.sessionId), needed);
+  if (failure) throw failure;
+}
+
+/**
+ * The router a run uses: refuses a model call (BUDGET_EXCEEDED) whose estimated input does not
+ * fit what is left of the session's budget after this run's own usage so far. A run resumed
+ * after a crash counts from 0 again (calls checkpointed by the earlier attempt are not re-made,
+ * so they are not seen here); the session total is still checked.
+ */
+export function budgetedRouter(llm: LlmRouter, budgets: SessionBudgets, task: Pick<TaskInfo, "sessionId">): LlmRouter {
+  let usedInRun = 0;
+  return {
+    candidates: (options) => llm.candidates(options),
+    get configuredProviders() {
+      return llm.configuredProviders;
+    },
+    get offlineOnly() {
+      return llm.offlineOnly;
+    },
+    async complete(options) {
+      const needed = estimateMessages(options.request.messages);
+      const failure = budgetFailure(await budgets.state(task.sessionId), needed, usedInRun);
+      if (failure) throw failure;
+      const completion = await llm.complete(options);
+      usedInRun += completion.usage.totalTokens;
+      return completion;
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
+import type { Catalog } from "@tog/catalog";
+import type { TaskInfo, TaskSpec } from "../runtime/workflow-context.ts";
+import { assertBudget, estimateMessages, type SessionBudgets } from "./session-budget.ts";
+import type { SessionMemory } from "./session-memory.ts";
+
+// What the runtime's `loadSessionHistory` seam does in a worker: the session's shaped history
+// for the agent, then the budget check of the first model call (history + prompt), so a task
+// over budget fails right after WORKFLOW_STARTED, before any model call is announced.
+
+export function sessionContextLoader(options: { memory: SessionMemory; budgets: SessionBudgets }): (task: TaskInfo) => Promise<ChatMessage[]> {
+  return async (task) => {
+    const { messages } = await options.memory.load(task);
+    await assertBudget(options.budgets, task, estimateMessages(messages) + estimateTokens(task.spec.query));
+    return messages;
+  };
+}
+
+/**
+ * The smallest context window among the models the router would try for the task (a fallback
+ * may answer), else among the tier's enabled catalog models; `fallback` when none is known.
+ */
+export function contextWindowOf(llm: Pick<LlmRouter, "candidates">, catalog: Catalog, fallback = 8_192): (spec: TaskSpec) => number {
+  return (spec) => {
+    let models: readonly { contextWindow: number }[] = [];
+    try {
+      models = llm.candidates({ tier: spec.modelTier, modelOverride: spec.modelOverride, providerOverride: spec.providerOverride });
+    } catch {
+      models = catalog.models({ tier: spec.modelTier }).filter((m) => m.enabled);
+    }
+    return models.length > 0 ? Math.min(...models.map((m) => m.contextWindow)) : fallback;
+  };
+}

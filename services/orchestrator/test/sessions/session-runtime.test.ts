@@ -1,0 +1,147 @@
+// Conversation memory and the session token budget in the real runtime: PostgreSQL, JetStream,
+// the real task workflow on the offline provider, wired as worker.ts wires them.
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCatalog } from "@tog/catalog";
+import { createLlmRouter } from "@tog/providers";
+import { taskWorkflow } from "../../src/flows/index.ts";
+import { budgetedRouter, SessionBudgets } from "../../src/sessions/session-budget.ts";
+import { contextWindowOf, sessionContextLoader } from "../../src/sessions/session-context.ts";
+import { SessionMemory } from "../../src/sessions/session-memory.ts";
+import { SUMMARY_HEADER } from "../../src/sessions/history-shaping.ts";
+import { logger, startRuntimeHarness, submitCommand, type RuntimeHarness } from "../runtime/harness.ts";
+
+let h: RuntimeHarness;
+let memory: SessionMemory;
+let budgets: SessionBudgets;
+
+beforeAll(async () => {
+  h = await startRuntimeHarness("sessions");
+  const catalog = loadCatalog();
+  const llm = createLlmRouter({ catalog, apiKeys: {}, logger });
+  budgets = new SessionBudgets({ db: h.db });
+  memory = new SessionMemory({ db: h.db, contextWindow: contextWindowOf(llm, catalog) });
+  await h.startWorker(taskWorkflow, {
+    loadSessionHistory: sessionContextLoader({ memory, budgets }),
+    routerFor: (task, router) => budgetedRouter(router, budgets, task),
+  });
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+});
+
+async function run(query: string, options: { sessionId?: string; mode?: "simple" | "standard"; context?: Record<string, unknown> } = {}) {
+  const submitted = await h.service.submitTask({ ...submitCommand(h.userId, query, options), mode: options.mode ?? "simple" });
+  await h.waitForStatus(submitted.taskId, ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
+  const task = await h.service.getTask(h.userId, submitted.taskId);
+  return { task, sessionId: submitted.sessionId, events: await h.events(submitted.taskId) };
+}
+
+async function newSession(budget: number, used = 0): Promise<string> {
+  const id = randomUUID();
+  await h.db.$executeRaw`INSERT INTO sessions (id, user_id, token_budget, tokens_used) VALUES (${id}::uuid, ${h.userId}::uuid, ${budget}, ${used})`;
+  return id;
+}
+
+describe("conversation memory", () => {
+  it("the second turn's model input holds the first turn", async () => {
+    const first = await run("My name is Ada and I like graphs.");
+    expect(first.task.status).toBe("COMPLETED");
+    expect(first.events.find((e) => e.type === "DATA_PROCESSING")).toBeUndefined();
+
+    const second = await run("What is my name?", { sessionId: first.sessionId });
+    expect(second.task.status).toBe("COMPLETED");
+    const loaded = second.events.find((e) => e.type === "DATA_PROCESSING");
+    expect(loaded?.data).toMatchObject({ operation: "load_session_history", records_processed: 2 });
+    const prompt = second.events.find((e) => e.type === "LLM_PROMPT")!.data.sanitized_prompt as string;
+    expect(prompt).toContain("[user] My name is Ada and I like graphs.");
+    expect(prompt).toContain(`[assistant] ${first.task.result}`);
+    expect(prompt.indexOf("My name is Ada")).toBeLessThan(prompt.indexOf("What is my name?"));
+  });
+
+  it("compresses the history once it passes the trigger ratio of the model's context window", async () => {
+    // offline-small: 128,000 tokens. Trigger 0.002 → 256 tokens; target 0.001 → 128 tokens.
+    const context = { compression_trigger_ratio: 0.002, compression_target_ratio: 0.001, primers_count: 1, recents_count: 1 };
+    const a = await run(`First: ${"alpha ".repeat(60)}`, { context });
+    const b = await run(`Second: ${"beta ".repeat(60)}`, { sessionId: a.sessionId, context });
+    // Two turns of ~90 + ~120 tokens each: above 256 → compressed to primer + summary + recent.
+    const c = await run("Third question", { sessionId: a.sessionId, context });
+    expect(c.task.status).toBe("COMPLETED");
+    expect(c.events.find((e) => e.type === "DATA_PROCESSING")?.data.records_processed).toBe(3);
+    const prompt = c.events.find((e) => e.type === "LLM_PROMPT")!.data.sanitized_prompt as string;
+    expect(prompt).toContain("[user] First: alpha");
+    expect(prompt).toContain(`[user] ${SUMMARY_HEADER} (2 messages`);
+    expect(prompt).toContain(`[assistant] ${b.task.result!.slice(0, 40)}`);
+
+    // The same session below the trigger: no summary.
+    const d = await run("Fourth question", { sessionId: a.sessionId, context: { ...context, compression_trigger_ratio: 0.5 } });
+    const plain = d.events.find((e) => e.type === "LLM_PROMPT")!.data.sanitized_prompt as string;
+    expect(plain).not.toContain(SUMMARY_HEADER);
+    expect(d.events.find((e) => e.type === "DATA_PROCESSING")?.data.records_processed).toBe(6);
+  });
+
+  it("loads only earlier COMPLETED turns of the same session, oldest first, head and tail of a long session", async () => {
+    const sessionId = await newSession(1_000_000);
+    const other = await newSession(1_000_000);
+    const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+    const insert = async (session: string, i: number, status: string, result: string | null) => {
+      const id = randomUUID();
+      await h.db.$executeRaw`
+        INSERT INTO tasks (id, user_id, session_id, query, status, spec, result, trace_id, created_at)
+        VALUES (${id}::uuid, ${h.userId}::uuid, ${session}::uuid, ${`q${i}`}, ${status}, '{}'::jsonb, ${result}, ${"0".repeat(32)}, ${at(i)})`;
+      return id;
+    };
+    for (let i = 1; i <= 12; i++) await insert(sessionId, i, i === 3 ? "FAILED" : "COMPLETED", i === 4 ? "" : `r${i}`);
+    await insert(other, 5, "COMPLETED", "other");
+    const current = await insert(sessionId, 13, "RUNNING", null);
+    await insert(sessionId, 14, "COMPLETED", "later");
+
+    const spec = (window: Record<string, unknown>) => ({ window: { historyWindowSize: 50, primersCount: 5, recentsCount: 15, compressionTriggerRatio: 0.8, compressionTargetRatio: 0.5, ...window } }) as never;
+    const all = await memory.load({ id: current, sessionId, createdAt: at(13), spec: spec({}) });
+    expect(all.messages.map((m) => m.content)).toEqual(
+      [1, 2, 5, 6, 7, 8, 9, 10, 11, 12].flatMap((i) => [`q${i}`, `r${i}`]),
+    );
+    expect(all.messages.map((m) => m.role).slice(0, 2)).toEqual(["user", "assistant"]);
+
+    // A window of 6 with 2 primers: the first turn, then the last two turns.
+    const windowed = await memory.load({ id: current, sessionId, createdAt: at(13), spec: spec({ historyWindowSize: 6, primersCount: 2 }) });
+    expect(windowed.messages.map((m) => m.content)).toEqual(["q1", "r1", "q11", "r11", "q12", "r12"]);
+    expect(windowed).toMatchObject({ available: 20, omitted: 14 });
+  });
+});
+
+describe("session token budget", () => {
+  it("a session whose budget is used up fails the next task with BUDGET_EXCEEDED right after WORKFLOW_STARTED", async () => {
+    const sessionId = await newSession(1_000, 1_000);
+    const { task, events } = await run("Say hello", { sessionId });
+    expect(task).toMatchObject({ status: "FAILED", errorType: "BUDGET_EXCEEDED", error: "Session token budget exceeded: 1000 of 1000 tokens used" });
+    expect(events.map((e) => e.type)).toEqual(["WORKFLOW_STARTED", "ERROR_OCCURRED"]);
+    expect(events[1]!.data).toMatchObject({ error_type: "BUDGET_EXCEEDED", terminal: true, status: "FAILED", recoverable: false });
+  });
+
+  it("a model call whose input does not fit what is left is not made", async () => {
+    // The prompt (~3 tokens) fits 20 tokens; the first call with its system prompt does not.
+    const sessionId = await newSession(20);
+    const { task, events } = await run("Say hello", { sessionId });
+    expect(task.status).toBe("FAILED");
+    expect(task.errorType).toBe("BUDGET_EXCEEDED");
+    expect(task.error).toMatch(/^Session token budget exceeded: this step needs about \d+ tokens, 20 of 20 are left$/);
+    const types = events.map((e) => e.type);
+    expect(types).not.toContain("LLM_OUTPUT");
+    expect(events.find((e) => e.type === "AGENT_FAILED")?.data).toMatchObject({ error: "BUDGET_EXCEEDED" });
+    expect(events.at(-1)!.data).toMatchObject({ error_type: "BUDGET_EXCEEDED", terminal: true });
+  });
+
+  it("a task within budget completes and counts; once the budget is passed the next one fails", async () => {
+    const sessionId = await newSession(400);
+    const first = await run("Say hello", { sessionId });
+    expect(first.task.status).toBe("COMPLETED");
+    const used = (await budgets.state(sessionId))!.used;
+    expect(used).toBe(first.task.usage!.totalTokens);
+    expect(used).toBeGreaterThan(0);
+    // Spend the rest the way other tasks would have.
+    await h.db.$executeRaw`UPDATE sessions SET tokens_used = token_budget WHERE id = ${sessionId}::uuid`;
+    const second = await run("Say hello again", { sessionId });
+    expect(second.task.errorType).toBe("BUDGET_EXCEEDED");
+  });
+});

@@ -1,0 +1,80 @@
+import express, { type Express } from "express";
+import type { Db } from "@tog/db";
+import type { Logger } from "@tog/core";
+import { pingRedis, type Redis } from "@tog/redis";
+import { ApiDocs, createHttpApp, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
+import type { SessionService } from "./sessions/session.service.ts";
+import { registerSessionRoutes } from "./sessions/session.routes.ts";
+
+// The session service's HTTP app: the six `/api/v1/sessions*` routes behind the shared edge
+// stack, plus its own probes at the root (`/health`, `/readiness`: internal, not routed
+// publicly) and its part of the OpenAPI document at `/openapi.json`.
+
+export const SESSION_SERVICE_VERSION = "0.1.0";
+
+export interface SessionAppOptions {
+  logger: Logger;
+  auth: Auth;
+  limits: RateLimits;
+  cors: CorsSettings;
+  maxBodyBytes: number;
+  service: SessionService;
+  retentionDays: number;
+  /** Readiness: PostgreSQL and Redis. */
+  db: Pick<Db, "$queryRaw">;
+  redis: Redis;
+  readinessTimeoutMs: number;
+}
+
+export interface SessionApp {
+  app: Express;
+  docs: ApiDocs;
+}
+
+export function createSessionDocs(): ApiDocs {
+  return new ApiDocs({
+    title: "Task Orchestration Gateway API — sessions",
+    version: SESSION_SERVICE_VERSION,
+    description: "Session management (contract 4.11–4.16), served by the session service under /api/v1/sessions.",
+  });
+}
+
+export function createSessionApp(options: SessionAppOptions): SessionApp {
+  const docs = createSessionDocs();
+  const router = express.Router();
+  registerSessionRoutes({ router, docs, auth: options.auth, limits: options.limits, service: () => options.service, retentionDays: options.retentionDays });
+  docs.json();
+
+  router.get("/health", (_req, res) => {
+    res.json({ status: "healthy", version: SESSION_SERVICE_VERSION, time: new Date().toISOString() });
+  });
+  router.get("/readiness", async (_req, res) => {
+    const checks: Record<string, string> = {};
+    const run = async (name: string, check: () => Promise<unknown>) => {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          check(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error("timeout")), options.readinessTimeoutMs);
+          }),
+        ]);
+        checks[name] = "ok";
+      } catch (err) {
+        options.logger.warn({ err, check: name }, "readiness check failed");
+        checks[name] = "unavailable";
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    await Promise.all([run("postgres", () => options.db.$queryRaw`SELECT 1`), run("redis", () => pingRedis(options.redis, options.readinessTimeoutMs))]);
+    const failed = Object.entries(checks).filter(([, v]) => v !== "ok").map(([k]) => k);
+    res.setHeader("Cache-Control", "no-store");
+    if (failed.length === 0) res.json({ status: "ready", checks });
+    else res.status(503).json({ status: "not ready", error: `Not ready: ${failed.join(", ")}`, checks });
+  });
+  router.get("/openapi.json", docs.handler());
+
+  const app = createHttpApp({ logger: options.logger, maxBodyBytes: options.maxBodyBytes, cors: options.cors, routes: (a) => a.use(router) });
+  return { app, docs };
+}

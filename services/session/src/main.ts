@@ -1,0 +1,88 @@
+// Session service: /api/v1/sessions* (list, get, history, turns, rename, delete), its Redis
+// cache kept fresh by PostgreSQL change notifications, and the session retention purge.
+import { createLogger, initTelemetry, Lifecycle } from "@tog/core";
+import { createDbClient } from "@tog/db";
+import { createRedis } from "@tog/redis";
+import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
+import { createSessionApp } from "./app.ts";
+import { loadSessionConfig } from "./config.ts";
+import { startChangeFeed } from "./sessions/change-feed.ts";
+import { startSessionRetention } from "./sessions/retention.ts";
+import { SessionCache } from "./sessions/session-cache.ts";
+import { SessionRepository } from "./sessions/session.repository.ts";
+import { SessionService } from "./sessions/session.service.ts";
+
+const SERVICE = "session";
+
+const config = (() => {
+  try {
+    return loadSessionConfig(process.env);
+  } catch (err) {
+    process.stderr.write(`${SERVICE}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+})();
+const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+
+const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+lifecycle.on("clients", "postgres", () => db.$disconnect());
+const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
+redis.on("error", (err: Error) => logger.warn({ err }, "redis error"));
+lifecycle.on("clients", "redis", () => redis.quit());
+lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
+
+try {
+  const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
+  if (cache.enabled) {
+    // Until it listens, the cache is bypassed (reads go to PostgreSQL).
+    const feed = startChangeFeed({
+      databaseUrl: config.DATABASE_URL,
+      logger,
+      onChange: (sessionId) => void cache.invalidate(sessionId),
+      onUp: () => cache.feedUp(),
+      onDown: () => cache.feedDown(),
+    });
+    lifecycle.on("drain", "change-feed", () => feed.stop());
+  }
+  const service = new SessionService({ repository: new SessionRepository({ db }), cache });
+  const retention = startSessionRetention({
+    db,
+    logger,
+    retentionDays: config.SESSION_RETENTION_DAYS,
+    intervalMs: config.SESSION_RETENTION_INTERVAL_SECONDS * 1_000,
+    onPurged: async (ids) => {
+      for (const id of ids) await cache.invalidate(id);
+    },
+  });
+  lifecycle.on("drain", "retention", () => retention.stop());
+
+  const auth = createAuth({
+    repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
+    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
+    skipAuth: config.GATEWAY_SKIP_AUTH,
+    logger,
+  });
+  const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
+
+  const { app } = createSessionApp({
+    logger,
+    auth,
+    limits,
+    cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
+    maxBodyBytes: config.MAX_BODY_BYTES,
+    service,
+    retentionDays: config.SESSION_RETENTION_DAYS,
+    db,
+    redis,
+    readinessTimeoutMs: config.READINESS_TIMEOUT_MS,
+  });
+  const server = await startHttpServer(app, { port: config.PORT, host: config.HOST });
+  lifecycle.on("intake", "http", () => server.close());
+  logger.info({ port: server.port, host: config.HOST, cacheTtlSeconds: config.SESSION_CACHE_TTL_SECONDS }, "session service listening");
+} catch (err) {
+  logger.fatal({ err }, "session service failed to start");
+  await lifecycle.shutdown().catch(() => undefined);
+  process.exit(1);
+}

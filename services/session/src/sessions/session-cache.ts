@@ -1,0 +1,197 @@
+import type { Logger } from "@tog/core";
+import type { Redis } from "@tog/redis";
+
+// Redis cache of a session's views: its metadata, its history and its turn pages, plus the
+// external id → UUID mapping. Every entry is stamped with two counters it was built under:
+// a global epoch and the session's generation. A change to the session bumps its generation
+// (`invalidate`), so every entry of it is stale at once; losing changes (the change feed was
+// disconnected, or Redis refused a bump) bumps the epoch, so every entry is stale at once.
+// A reader builds the value under the stamp it read *before* querying PostgreSQL, so a value
+// computed from data older than a concurrent change can never be stored as current.
+//
+// Keys (under REDIS_KEY_PREFIX): sess:epoch, sess:<id>:gen, sess:<id>:meta, sess:<id>:history,
+// sess:<id>:turns (a hash: one field per page), sess:ref:<external id>. The cache is used only
+// while the change feed listens (`feedUp`/`feedDown`). Entries expire after the
+// TTL; a generation key outlives every entry written under it, so a generation never restarts
+// at a value an old entry carries. Redis unavailable or slow: the cache steps aside (reads go
+// to PostgreSQL), with a throttled warning.
+
+export type SessionView = "meta" | "history" | { turns: string };
+
+export interface CacheRead<T> {
+  value: T | undefined;
+  /** Pass to `write` with the value built after this read. */
+  stamp: string | undefined;
+}
+
+export interface SessionCacheOptions {
+  redis: Redis;
+  /** 0 disables the cache. */
+  ttlSeconds: number;
+  logger?: Logger | undefined;
+  /** A Redis answer slower than this counts as unavailable (default 250 ms). */
+  timeoutMs?: number;
+}
+
+const EPOCH_KEY = "sess:epoch";
+const WARN_EVERY_MS = 30_000;
+const GEN_EXTRA_SECONDS = 60;
+const PAUSE_MS = 1_000;
+
+const genKey = (id: string) => `sess:${id}:gen`;
+const refKey = (externalId: string) => `sess:ref:${externalId}`;
+const viewKey = (id: string, view: SessionView) => (typeof view === "string" ? `sess:${id}:${view}` : `sess:${id}:turns`);
+
+export class SessionCache {
+  readonly #redis: Redis;
+  readonly #ttl: number;
+  readonly #logger: Logger | undefined;
+  readonly #timeoutMs: number;
+  /** A bump failed: until the epoch moves, nothing in Redis may be trusted. */
+  #dirty = false;
+  /** The change feed listens: only then are changes made elsewhere seen (see `feedUp`). */
+  #live = false;
+  /** After a failure Redis is left alone for a moment, so an outage does not slow every request. */
+  #pausedUntil = 0;
+  #lastWarn = 0;
+
+  constructor(options: SessionCacheOptions) {
+    this.#redis = options.redis;
+    this.#ttl = options.ttlSeconds;
+    this.#logger = options.logger;
+    this.#timeoutMs = options.timeoutMs ?? 250;
+  }
+
+  get enabled(): boolean {
+    return this.#ttl > 0;
+  }
+
+  get #available(): boolean {
+    return this.#live && Date.now() >= this.#pausedUntil;
+  }
+
+  /** The change feed (re)started listening: what was cached before may have missed changes. */
+  async feedUp(): Promise<void> {
+    await this.invalidateAll();
+    this.#live = true;
+  }
+
+  /** The change feed lost its connection: the cache steps aside until it is back. */
+  feedDown(): void {
+    this.#live = false;
+  }
+
+  async read<T>(sessionId: string, view: SessionView): Promise<CacheRead<T>> {
+    if (!this.enabled || !this.#available) return { value: undefined, stamp: undefined };
+    try {
+      if (this.#dirty) await this.invalidateAll();
+      if (this.#dirty) return { value: undefined, stamp: undefined };
+      const key = viewKey(sessionId, view);
+      const pipeline = this.#redis.multi().get(EPOCH_KEY).get(genKey(sessionId));
+      if (typeof view === "string") pipeline.get(key);
+      else pipeline.hget(key, view.turns);
+      const results = await this.#timed(pipeline.exec());
+      const [epoch, gen, raw] = (results ?? []).map(([err, v]) => {
+        if (err) throw err;
+        return v as string | null;
+      });
+      const stamp = `${epoch ?? 0}:${gen ?? 0}`;
+      if (typeof raw !== "string") return { value: undefined, stamp };
+      const entry = JSON.parse(raw) as { s: string; v: T };
+      return { value: entry.s === stamp ? entry.v : undefined, stamp };
+    } catch (err) {
+      this.#warn(err);
+      return { value: undefined, stamp: undefined };
+    }
+  }
+
+  async write(sessionId: string, view: SessionView, stamp: string | undefined, value: unknown): Promise<void> {
+    if (!this.enabled || stamp === undefined || this.#dirty || !this.#available) return;
+    const key = viewKey(sessionId, view);
+    const entry = JSON.stringify({ s: stamp, v: value });
+    try {
+      const tx = this.#redis.multi();
+      if (typeof view === "string") tx.set(key, entry, "EX", this.#ttl);
+      else tx.hset(key, view.turns, entry).expire(key, this.#ttl);
+      // The generation must outlive this entry (EXPIRE on a missing key does nothing).
+      tx.expire(genKey(sessionId), this.#ttl + GEN_EXTRA_SECONDS);
+      await this.#timed(tx.exec());
+    } catch (err) {
+      this.#warn(err);
+    }
+  }
+
+  /** Every cached view of the session is stale from now on. */
+  async invalidate(sessionId: string): Promise<void> {
+    if (!this.enabled) return;
+    try {
+      await this.#timed(
+        this.#redis
+          .multi()
+          .incr(genKey(sessionId))
+          .expire(genKey(sessionId), this.#ttl + GEN_EXTRA_SECONDS)
+          .del(viewKey(sessionId, "meta"), viewKey(sessionId, "history"), viewKey(sessionId, { turns: "" }))
+          .exec(),
+      );
+    } catch (err) {
+      this.#dirty = true;
+      this.#warn(err);
+    }
+  }
+
+  /** Every cached view of every session is stale from now on. */
+  async invalidateAll(): Promise<void> {
+    if (!this.enabled) return;
+    try {
+      await this.#timed(this.#redis.incr(EPOCH_KEY));
+      this.#dirty = false;
+    } catch (err) {
+      this.#dirty = true;
+      this.#warn(err);
+    }
+  }
+
+  /** The UUID last seen for an external id (the caller verifies it against the session). */
+  async refOf(externalId: string): Promise<string | undefined> {
+    if (!this.enabled || this.#dirty || !this.#available) return undefined;
+    try {
+      return (await this.#timed(this.#redis.get(refKey(externalId)))) ?? undefined;
+    } catch (err) {
+      this.#warn(err);
+      return undefined;
+    }
+  }
+
+  async rememberRef(externalId: string, sessionId: string): Promise<void> {
+    if (!this.enabled || !this.#available) return;
+    try {
+      await this.#timed(this.#redis.set(refKey(externalId), sessionId, "EX", this.#ttl));
+    } catch (err) {
+      this.#warn(err);
+    }
+  }
+
+  async #timed<T>(op: Promise<T>): Promise<T> {
+    // A command that loses the race may still fail later; that is already handled here.
+    op.catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        op,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`redis did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #warn(err: unknown): void {
+    const now = Date.now();
+    this.#pausedUntil = now + PAUSE_MS;
+    if (now - this.#lastWarn < WARN_EVERY_MS) return;
+    this.#lastWarn = now;
+    this.#logger?.warn({ err }, "session cache: Redis unavailable, reading PostgreSQL");
+  }
+}

@@ -1,0 +1,229 @@
+import { Prisma, type Db } from "@tog/db";
+
+// Reads and writes of `sessions` and the session's tasks and events. Task status values are
+// stored bare (COMPLETED); the views add the API's prefix.
+
+export interface SessionRecord {
+  id: string;
+  userId: string;
+  externalId: string | null;
+  title: string | null;
+  context: Record<string, unknown>;
+  tokenBudget: number;
+  tokensUsed: number;
+  taskCount: number;
+  totalCostUsd: number;
+  createdAt: string;
+  updatedAt: string;
+  lastActivityAt: string;
+  deletedAt: string | null;
+  deletedBy: string | null;
+}
+
+export interface SessionTaskRecord {
+  id: string;
+  query: string;
+  status: string;
+  mode: string | null;
+  requestedMode: string | null;
+  result: string | null;
+  error: string;
+  errorType: string | null;
+  modelUsed: string | null;
+  provider: string | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  totalTokens: number | null;
+  costUsd: number | null;
+  createdAt: string;
+  startedAt: string | null;
+  completedAt: string | null;
+  /** From the terminal WORKFLOW_COMPLETED event (checkpointed with the final status). */
+  agentsUsed: number | null;
+  toolsInvoked: number | null;
+}
+
+/** An event of a turn (LLM_PARTIAL never included). */
+export interface TurnEventRecord {
+  workflowId: string;
+  seq: number;
+  type: string;
+  agentId: string;
+  message: string;
+  timestamp: string;
+  /** The LLM_OUTPUT's text (`data.output`); null for other types. */
+  output: string | null;
+  terminal: boolean;
+  data?: unknown;
+}
+
+interface SessionRow {
+  id: string;
+  user_id: string;
+  external_id: string | null;
+  title: string | null;
+  context: Record<string, unknown> | null;
+  token_budget: number;
+  tokens_used: number;
+  task_count: number;
+  total_cost_usd: number;
+  created_at: Date;
+  updated_at: Date;
+  last_activity_at: Date;
+  deleted_at: Date | null;
+  deleted_by: string | null;
+}
+
+const SESSION_COLUMNS = Prisma.sql`id::text, user_id::text, external_id, title, context, token_budget, tokens_used, task_count,
+  total_cost_usd, created_at, updated_at, last_activity_at, deleted_at, deleted_by::text`;
+
+function toSession(r: SessionRow): SessionRecord {
+  return {
+    id: r.id,
+    userId: r.user_id,
+    externalId: r.external_id,
+    title: r.title,
+    context: r.context ?? {},
+    tokenBudget: r.token_budget,
+    tokensUsed: r.tokens_used,
+    taskCount: r.task_count,
+    totalCostUsd: r.total_cost_usd,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+    lastActivityAt: r.last_activity_at.toISOString(),
+    deletedAt: r.deleted_at?.toISOString() ?? null,
+    deletedBy: r.deleted_by,
+  };
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export class SessionRepository {
+  readonly #db: Db;
+
+  constructor(options: { db: Db }) {
+    this.#db = options.db;
+  }
+
+  async findById(id: string): Promise<SessionRecord | null> {
+    const rows = await this.#db.$queryRaw<SessionRow[]>`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ${id}::uuid`;
+    return rows[0] ? toSession(rows[0]) : null;
+  }
+
+  async findByExternalId(externalId: string): Promise<SessionRecord | null> {
+    const rows = await this.#db.$queryRaw<SessionRow[]>`SELECT ${SESSION_COLUMNS} FROM sessions WHERE external_id = ${externalId}`;
+    return rows[0] ? toSession(rows[0]) : null;
+  }
+
+  /** The user's sessions that are not deleted, most recent activity first. */
+  async list(userId: string, limit: number, offset: number): Promise<{ sessions: SessionRecord[]; total: number }> {
+    const [rows, count] = await Promise.all([
+      this.#db.$queryRaw<SessionRow[]>`
+        SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND deleted_at IS NULL
+        ORDER BY last_activity_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
+      this.#db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM sessions WHERE user_id = ${userId}::uuid AND deleted_at IS NULL`,
+    ]);
+    return { sessions: rows.map(toSession), total: Number(count[0]?.n ?? 0) };
+  }
+
+  /** Every task of the session, oldest first; `limit`/`offset` count tasks (turns). */
+  async tasks(sessionId: string, page?: { limit: number; offset: number }): Promise<SessionTaskRecord[]> {
+    const paging = page ? Prisma.sql`LIMIT ${page.limit} OFFSET ${page.offset}` : Prisma.empty;
+    const rows = await this.#db.$queryRaw<
+      {
+        id: string;
+        query: string;
+        status: string;
+        mode: string | null;
+        requested_mode: string | null;
+        result: string | null;
+        error: string;
+        error_type: string | null;
+        model_used: string | null;
+        provider: string | null;
+        input_tokens: number | null;
+        output_tokens: number | null;
+        total_tokens: number | null;
+        cost_usd: number | null;
+        created_at: Date;
+        started_at: Date | null;
+        completed_at: Date | null;
+        outcome: { agents_used?: unknown; tools_invoked?: unknown } | null;
+      }[]
+    >`
+      SELECT t.id::text, t.query, t.status, t.mode, t.requested_mode, t.result, t.error, t.error_type, t.model_used, t.provider,
+             t.input_tokens, t.output_tokens, t.total_tokens, t.cost_usd, t.created_at, t.started_at, t.completed_at,
+             (SELECT (s.events -> 0 -> 'data')::jsonb FROM task_steps s WHERE s.workflow_id = t.id AND s.key = 'finish') AS outcome
+      FROM tasks t WHERE t.session_id = ${sessionId}::uuid
+      ORDER BY t.created_at, t.id ${paging}`;
+    const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
+    return rows.map((r) => ({
+      id: r.id,
+      query: r.query,
+      status: r.status,
+      mode: r.mode,
+      requestedMode: r.requested_mode,
+      result: r.result,
+      error: r.error,
+      errorType: r.error_type,
+      modelUsed: r.model_used,
+      provider: r.provider,
+      inputTokens: r.input_tokens,
+      outputTokens: r.output_tokens,
+      totalTokens: r.total_tokens,
+      costUsd: r.cost_usd,
+      createdAt: r.created_at.toISOString(),
+      startedAt: iso(r.started_at),
+      completedAt: iso(r.completed_at),
+      agentsUsed: int(r.outcome?.agents_used),
+      toolsInvoked: int(r.outcome?.tools_invoked),
+    }));
+  }
+
+  async countTasks(sessionId: string): Promise<number> {
+    const rows = await this.#db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM tasks WHERE session_id = ${sessionId}::uuid`;
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  /** Stored events of these tasks without LLM_PARTIAL, by task then seq. */
+  async turnEvents(taskIds: readonly string[], includeData: boolean): Promise<TurnEventRecord[]> {
+    if (taskIds.length === 0) return [];
+    const rows = await this.#db.$queryRaw<
+      { workflow_id: string; seq: number; type: string; agent_id: string; message: string | null; ts: string | null; timestamp: Date; output: string | null; terminal: boolean; data?: unknown }[]
+    >`
+      SELECT workflow_id::text, seq, type, agent_id, event ->> 'message' AS message, event ->> 'timestamp' AS ts, "timestamp",
+             CASE WHEN type = 'LLM_OUTPUT' THEN event -> 'data' ->> 'output' END AS output,
+             (type = 'WORKFLOW_COMPLETED' OR (type = 'ERROR_OCCURRED' AND event -> 'data' ->> 'terminal' = 'true')) AS terminal
+             ${includeData ? Prisma.sql`, event -> 'data' AS data` : Prisma.empty}
+      FROM task_events
+      WHERE workflow_id = ANY(${[...taskIds]}::uuid[]) AND type <> 'LLM_PARTIAL'
+      ORDER BY workflow_id, seq`;
+    return rows.map((r) => ({
+      workflowId: r.workflow_id,
+      seq: r.seq,
+      type: r.type,
+      agentId: r.agent_id,
+      message: r.message ?? "",
+      timestamp: r.ts ?? r.timestamp.toISOString(),
+      output: r.output,
+      terminal: r.terminal,
+      ...(includeData ? { data: r.data ?? {} } : {}),
+    }));
+  }
+
+  /** Sets the title (column and `context.title`); null when the session is gone or deleted. */
+  async rename(id: string, title: string): Promise<SessionRecord | null> {
+    const rows = await this.#db.$queryRaw<SessionRow[]>`
+      UPDATE sessions SET title = ${title}, context = jsonb_set(context, '{title}', to_jsonb(${title}::text)), updated_at = now()
+      WHERE id = ${id}::uuid AND deleted_at IS NULL
+      RETURNING ${SESSION_COLUMNS}`;
+    return rows[0] ? toSession(rows[0]) : null;
+  }
+
+  /** Soft delete; a second delete keeps the first `deleted_at`/`deleted_by`. */
+  async softDelete(id: string, by: string): Promise<void> {
+    await this.#db.$executeRaw`
+      UPDATE sessions SET deleted_at = now(), deleted_by = ${by}::uuid, updated_at = now()
+      WHERE id = ${id}::uuid AND deleted_at IS NULL`;
+  }
+}

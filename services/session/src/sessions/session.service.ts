@@ -1,0 +1,139 @@
+import { ForbiddenError, NotFoundError } from "@tog/core";
+import type { SessionCache, SessionView } from "./session-cache.ts";
+import type { SessionRecord, SessionRepository, SessionTaskRecord, TurnEventRecord } from "./session.repository.ts";
+import { validTitle } from "./title.ts";
+
+// The session rules (contract 2.5–2.7, 3.4, 4.11–4.16, §5 rule 7):
+// - `{sessionId}` is the UUID (any case) or the external id the client submitted with.
+// - A session is its owner's. Another user gets 403 on get, history, patch and delete; the
+//   events endpoint answers 404 instead (as for a deleted session).
+// - A deleted session is 404 on every read and on patch, and is left out of lists; deleting it
+//   again is 204 for its owner.
+// Views are read through the Redis cache (session-cache.ts); this service's own writes drop
+// the session's entries before answering, the change feed drops them for everyone else's.
+
+export const SESSION_NOT_FOUND = "Session not found";
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface TurnTask extends SessionTaskRecord {
+  events: TurnEventRecord[];
+}
+
+export interface TurnsPage {
+  session: SessionRecord;
+  totalCount: number;
+  tasks: TurnTask[];
+}
+
+export interface SessionServiceOptions {
+  repository: SessionRepository;
+  cache: SessionCache;
+}
+
+export class SessionService {
+  readonly #repo: SessionRepository;
+  readonly #cache: SessionCache;
+
+  constructor(options: SessionServiceOptions) {
+    this.#repo = options.repository;
+    this.#cache = options.cache;
+  }
+
+  list(userId: string, limit: number, offset: number): Promise<{ sessions: SessionRecord[]; total: number }> {
+    return this.#repo.list(userId, limit, offset);
+  }
+
+  async get(userId: string, ref: string): Promise<SessionRecord> {
+    return this.#readable(userId, ref, "forbidden");
+  }
+
+  async history(userId: string, ref: string): Promise<{ session: SessionRecord; tasks: SessionTaskRecord[] }> {
+    const session = await this.#readable(userId, ref, "forbidden");
+    const tasks = await this.#cached(session.id, "history", () => this.#repo.tasks(session.id), () => true);
+    return { session, tasks };
+  }
+
+  async turns(userId: string, ref: string, page: { limit: number; offset: number; includePayload: boolean }): Promise<TurnsPage> {
+    const session = await this.#readable(userId, ref, "not-found");
+    const view: SessionView = { turns: `${page.limit}:${page.offset}:${page.includePayload ? 1 : 0}` };
+    const built = await this.#cached(
+      session.id,
+      view,
+      async () => {
+        const [totalCount, tasks] = await Promise.all([
+          this.#repo.countTasks(session.id),
+          this.#repo.tasks(session.id, { limit: page.limit, offset: page.offset }),
+        ]);
+        const events = await this.#repo.turnEvents(
+          tasks.map((t) => t.id),
+          page.includePayload,
+        );
+        const byTask = new Map<string, TurnEventRecord[]>();
+        for (const e of events) {
+          const list = byTask.get(e.workflowId) ?? [];
+          list.push(e);
+          byTask.set(e.workflowId, list);
+        }
+        return { totalCount, tasks: tasks.map((t) => ({ ...t, events: byTask.get(t.id) ?? [] })) };
+      },
+      // A page changes until each of its tasks is terminal with its terminal event stored (the
+      // event log lags the status by a few milliseconds); only settled pages are cached.
+      (p) => p.tasks.every((t) => t.completedAt !== null && t.events.at(-1)?.terminal === true),
+    );
+    return { session, ...built };
+  }
+
+  async rename(userId: string, ref: string, rawTitle: string): Promise<SessionRecord> {
+    const title = validTitle(rawTitle);
+    const session = await this.#readable(userId, ref, "forbidden");
+    const updated = await this.#repo.rename(session.id, title);
+    await this.#cache.invalidate(session.id);
+    if (!updated) throw new NotFoundError(SESSION_NOT_FOUND);
+    return updated;
+  }
+
+  /** Soft delete; idempotent for the owner. */
+  async remove(userId: string, ref: string): Promise<void> {
+    const session = await this.#find(ref, { fresh: true });
+    if (!session) throw new NotFoundError(SESSION_NOT_FOUND);
+    if (session.userId !== userId) throw new ForbiddenError();
+    if (session.deletedAt === null) await this.#repo.softDelete(session.id, userId);
+    await this.#cache.invalidate(session.id);
+  }
+
+  /** Owned and not deleted; another user's session is 403, or 404 where the contract hides it. */
+  async #readable(userId: string, ref: string, foreign: "forbidden" | "not-found"): Promise<SessionRecord> {
+    const session = await this.#find(ref);
+    if (!session || session.deletedAt !== null) throw new NotFoundError(SESSION_NOT_FOUND);
+    if (session.userId !== userId) throw foreign === "forbidden" ? new ForbiddenError() : new NotFoundError(SESSION_NOT_FOUND);
+    return session;
+  }
+
+  /** The session a path segment names: a UUID, else an external id. */
+  async #find(ref: string, options: { fresh?: boolean } = {}): Promise<SessionRecord | null> {
+    if (UUID_RE.test(ref)) {
+      const id = ref.toLowerCase();
+      return options.fresh ? this.#repo.findById(id) : this.#cached(id, "meta", () => this.#repo.findById(id), (s) => s !== null);
+    }
+    if (!options.fresh) {
+      const known = await this.#cache.refOf(ref);
+      if (known !== undefined) {
+        const session = await this.#cached(known, "meta", () => this.#repo.findById(known), (s) => s !== null);
+        // Purged and recreated under the same external id: the mapping is stale.
+        if (session?.externalId === ref) return session;
+      }
+    }
+    const session = await this.#repo.findByExternalId(ref);
+    if (session) await this.#cache.rememberRef(ref, session.id);
+    return session;
+  }
+
+  async #cached<T>(sessionId: string, view: SessionView, build: () => Promise<T>, cacheable: (value: T) => boolean): Promise<T> {
+    const hit = await this.#cache.read<T>(sessionId, view);
+    if (hit.value !== undefined) return hit.value;
+    const value = await build();
+    if (cacheable(value)) await this.#cache.write(sessionId, view, hit.stamp, value);
+    return value;
+  }
+}
