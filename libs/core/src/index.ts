@@ -4,3 +4,4 @@ export * from "./trace-context.ts";
 export * from "./telemetry.ts";
 export * from "./logger.ts";
 export * from "./lifecycle.ts";
+export * from "./boot.ts";

@@ -25,6 +25,8 @@ export interface StartServiceOptions {
   cwd?: string;
   /** Port the process listens on; readiness is checked there. */
   port?: number;
+  /** Its ops port (METRICS_PORT: /metrics, /health), when the caller assigned one. */
+  metricsPort?: number;
   /** HTTP path that answers 200 when ready. With a port but no path: ready when the port accepts TCP. */
   readyPath?: string;
   readyTimeoutMs?: number;
@@ -45,6 +47,8 @@ export interface RunningService {
   readonly port: number | undefined;
   /** `http://127.0.0.1:<port>` (empty without a port). */
   readonly url: string;
+  /** `http://127.0.0.1:<METRICS_PORT>` when one was assigned: GET /metrics, GET /health. */
+  readonly metricsUrl: string | undefined;
   /** Settles when the process has exited. */
   readonly exited: Promise<ExitInfo>;
   readonly isRunning: boolean;
@@ -163,6 +167,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     pid: child.pid ?? -1,
     port,
     url: port ? `http://127.0.0.1:${port}` : "",
+    metricsUrl: options.metricsPort ? `http://127.0.0.1:${options.metricsPort}` : undefined,
     exited,
     get isRunning() {
       return running;

@@ -71,13 +71,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const skipped = all.filter((d) => !present.includes(d)).map((d) => d.name);
 
   // Ports are fixed before anything starts, so each service's env can name the others.
-  const planned: { definition: ServiceDefinition; name: string; port: number | undefined }[] = [];
+  const planned: { definition: ServiceDefinition; name: string; port: number | undefined; metricsPort: number }[] = [];
   for (const definition of present) {
     const count = options.replicas?.[definition.name] ?? 1;
     for (let i = 0; i < count; i++) {
       let port = definition.defaultPort;
       if (port !== undefined && (options.ports === "free" || i > 0)) port = await freePort();
-      planned.push({ definition, name: i === 0 ? definition.name : `${definition.name}#${i + 1}`, port });
+      // Every process gets its own ops port, so several can share one machine.
+      planned.push({ definition, name: i === 0 ? definition.name : `${definition.name}#${i + 1}`, port, metricsPort: await freePort() });
     }
   }
   const ctx: StackContext = {
@@ -87,12 +88,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return port === undefined ? undefined : `http://127.0.0.1:${port}`;
     },
   };
-  const envFor = (definition: ServiceDefinition, port: number | undefined, extra?: Env): Env => ({
+  const envFor = (definition: ServiceDefinition, port: number | undefined, metricsPort: number, extra?: Env): Env => ({
     ...options.env,
     ...definition.env?.(ctx),
     ...options.serviceEnv?.[definition.name],
     ...extra,
     ...(port !== undefined ? { PORT: String(port) } : {}),
+    METRICS_PORT: String(metricsPort),
   });
 
   const started: { definition: ServiceDefinition; service: RunningService }[] = [];
@@ -107,8 +109,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         name: p.name,
         entry: path.join(root, p.definition.entry),
         cwd: root,
-        env: envFor(p.definition, p.port),
+        env: envFor(p.definition, p.port, p.metricsPort),
         port: p.port,
+        metricsPort: p.metricsPort,
         readyPath: p.definition.readyPath,
         readyTimeoutMs: options.readyTimeoutMs,
         logs: options.logs,
@@ -151,12 +154,14 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const definition = all.find((d) => d.name === name);
       if (!definition) throw new Error(`unknown service ${name}`);
       const port = definition.defaultPort === undefined ? undefined : (extra.port ?? (await freePort()));
+      const metricsPort = await freePort();
       const service = await startService({
         name: `${name}*${extras.length + 1}`,
         entry: path.join(root, definition.entry),
         cwd: root,
-        env: envFor(definition, port, extra.env),
+        env: envFor(definition, port, metricsPort, extra.env),
         port,
+        metricsPort,
         readyPath: definition.readyPath,
         readyTimeoutMs: options.readyTimeoutMs,
         logs: options.logs,

@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler } from "express";
 import type { Logger } from "@tog/core";
+import { httpMetrics, type Metrics } from "@tog/ops";
 import { createErrorHandler } from "./error-mapper.ts";
 import { createRequestContext } from "./request-context.ts";
 import { createCors, type CorsSettings } from "./cors.ts";
@@ -9,6 +10,8 @@ export interface HttpAppOptions {
   /** Largest accepted JSON body in bytes; larger → 413. */
   maxBodyBytes: number;
   cors: CorsSettings;
+  /** Request counts and latencies by route and status (served on the ops port). */
+  metrics?: Metrics | undefined;
   /** Mounts the service's routes; runs after the common stack and before 404/error handling. */
   routes: (app: Express) => void;
 }
@@ -23,6 +26,7 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.disable("x-powered-by");
   app.set("trust proxy", true);
   app.set("etag", false);
+  if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(createRequestContext({ logger: options.logger }));
   app.use(createCors(options.cors));
   app.use(express.json({ limit: options.maxBodyBytes, strict: true }));

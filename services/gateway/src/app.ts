@@ -1,5 +1,6 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
 import type { Logger } from "@tog/core";
+import type { Metrics } from "@tog/ops";
 import { ApiDocs, createHttpApp, type AccessTokens, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
 import { registerHealthRoutes } from "./health.routes.ts";
 import type { ReadinessCheck } from "./readiness.ts";
@@ -36,6 +37,7 @@ export interface GatewayAppOptions {
    * streams), so /api/v1/openapi.json describes the whole public API.
    */
   docsInclude?: ApiDocs["registry"][];
+  metrics?: Metrics | undefined;
 }
 
 export interface GatewayApp {
@@ -70,6 +72,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   docs.json();
   const app = createHttpApp({
     logger: options.logger,
+    metrics: options.metrics,
     maxBodyBytes: options.maxBodyBytes,
     cors: options.cors,
     routes: (a) => a.use(router),

@@ -5,6 +5,7 @@ import { redisConfigShape } from "@tog/redis";
 import { busConfigShape } from "@tog/bus";
 import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
 import { orchestratorClientConfigShape } from "@tog/proto";
+import { opsConfigShape } from "@tog/ops";
 
 export const gatewayConfigShape = {
   ...baseConfigShape,
@@ -14,6 +15,7 @@ export const gatewayConfigShape = {
   ...edgeConfigShape,
   ...authConfigShape,
   ...orchestratorClientConfigShape,
+  ...opsConfigShape,
   PORT: envInt(8081, 0, 65_535).describe("Gateway HTTP port."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Gateway listen address."),
   READINESS_TIMEOUT_MS: envInt(2_000, 50, 30_000).describe(

@@ -1,4 +1,5 @@
-import { createLogger, initTelemetry, Lifecycle } from "@tog/core";
+import { bootService } from "@tog/core";
+import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
 import { createRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
@@ -22,24 +23,14 @@ import { tokenRoutes } from "./token.routes.ts";
 
 const SERVICE = "gateway";
 
-const config = (() => {
-  try {
-    return loadGatewayConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`gateway: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
-})();
-const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
-const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
-const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+const { config, logger, lifecycle } = bootService(SERVICE, loadGatewayConfig);
+const metrics = createMetrics({ service: SERVICE });
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
 const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
 redis.on("error", (err: Error) => logger.warn({ err }, "redis error"));
 lifecycle.on("clients", "redis", () => redis.quit());
-lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
 
 try {
   const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
@@ -63,8 +54,15 @@ try {
   const orchestrator = createOrchestratorClient({ address: config.ORCHESTRATOR_ADDRESS, deadlineMs: config.ORCHESTRATOR_DEADLINE_MS, logger });
   lifecycle.on("clients", "orchestrator", () => orchestrator.close());
 
+  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("redis", () => redis.ping());
+  metrics.dependency("nats", () => bus.ping(1_000));
+  metrics.dependency("orchestrator", () => orchestrator.ping());
+  await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
+
   const { app } = createGatewayApp({
     logger,
+    metrics,
     version: GATEWAY_VERSION,
     auth,
     limits,

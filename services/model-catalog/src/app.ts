@@ -1,5 +1,6 @@
 import type { Express } from "express";
 import type { Logger } from "@tog/core";
+import type { Metrics } from "@tog/ops";
 import type { Catalog } from "@tog/catalog";
 import { createHttpApp } from "@tog/edge";
 import { createHealthRouter } from "./health.routes.ts";
@@ -10,6 +11,7 @@ export interface ModelCatalogAppOptions {
   catalog: Catalog;
   configuredProviders: ReadonlySet<string>;
   nodeEnv: "development" | "production" | "test";
+  metrics?: Metrics | undefined;
 }
 
 // Only GET routes: a tiny body limit is enough.
@@ -19,6 +21,7 @@ const MAX_BODY_BYTES = 16 * 1024;
 export function createModelCatalogApp(options: ModelCatalogAppOptions): Express {
   return createHttpApp({
     logger: options.logger,
+    metrics: options.metrics,
     maxBodyBytes: MAX_BODY_BYTES,
     cors: { mode: options.nodeEnv === "production" ? "production" : "development", allowedOrigins: [] },
     routes: (app) => {

@@ -2,6 +2,7 @@
 import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig, type Logger } from "@tog/core";
 import { loadCatalog } from "@tog/catalog";
 import { startHttpServer } from "@tog/edge";
+import { createMetrics, startOpsServer } from "@tog/ops";
 import { createModelCatalogApp } from "./app.ts";
 import { modelCatalogConfigShape, providerKeysShape } from "./config.ts";
 
@@ -21,11 +22,14 @@ try {
   });
   const configuredProviders = catalog.configuredProviders(loadConfig(providerKeysShape(catalog), process.env));
 
-  const app = createModelCatalogApp({ logger, catalog, configuredProviders, nodeEnv: config.NODE_ENV });
+  const metrics = createMetrics({ service: SERVICE });
+  const ops = await startOpsServer({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST });
+  const app = createModelCatalogApp({ logger, catalog, configuredProviders, nodeEnv: config.NODE_ENV, metrics });
   const server = await startHttpServer(app, { port: config.PORT, host: config.HOST });
 
   new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS })
     .on("intake", "http", () => server.close())
+    .on("clients", "ops-port", () => ops.close())
     .on("clients", "telemetry", () => telemetry.shutdown())
     .handleSignals();
 

@@ -6,10 +6,12 @@ import { catalogConfigShape } from "@tog/catalog";
 import { llmRouterConfigShape } from "@tog/providers";
 import { toolsConfigShape } from "@tog/tools";
 import { eventsConfigShape } from "./events/config.ts";
+import { opsConfigShape } from "@tog/ops";
 
 /** The orchestrator process: gRPC API, event persister, retention purge. */
 export const orchestratorConfigShape = {
   ...baseConfigShape,
+  ...opsConfigShape,
   ...dbConfigShape,
   ...busConfigShape,
   ...catalogConfigShape,
@@ -26,6 +28,7 @@ export type OrchestratorConfig = z.infer<z.ZodObject<typeof orchestratorConfigSh
 /** A worker process: pulls runs and executes workflows. */
 export const workerConfigShape = {
   ...baseConfigShape,
+  ...opsConfigShape,
   ...dbConfigShape,
   ...busConfigShape,
   ...catalogConfigShape,

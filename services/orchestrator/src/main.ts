@@ -1,7 +1,8 @@
 // Orchestrator: the gRPC API the gateway calls, the event persister and the retention purge.
 // Workflows run in worker processes (worker.ts).
-import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig } from "@tog/core";
-import { createDbClient } from "@tog/db";
+import { bootService, isAppError, loadConfig } from "@tog/core";
+import { createMetrics, startServiceOps } from "@tog/ops";
+import { createDbClient, createDbPool } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { loadCatalog, providerKeysShape } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
@@ -11,20 +12,12 @@ import { loadOrchestratorConfig } from "./config.ts";
 import { buildTimeline, createEventHistoryRepository, startEventPersister, startRetentionJob } from "./events/index.ts";
 import { validateTaskSpec } from "./flows/index.ts";
 import { TaskService } from "./tasks/task.service.ts";
+import { orchestratorMetrics, registerQueueMetrics } from "./metrics.ts";
 
 const SERVICE = "orchestrator";
 
-const config = (() => {
-  try {
-    return loadOrchestratorConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`${SERVICE}: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
-})();
-const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
-const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
-const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+const { config, logger, lifecycle } = bootService(SERVICE, loadOrchestratorConfig);
+const metrics = createMetrics({ service: SERVICE });
 
 try {
   const catalog = loadCatalog(config.MODELS_CONFIG_PATH);
@@ -37,15 +30,25 @@ try {
   const apiKeys = loadConfig(providerKeysShape(catalog), process.env) as Record<string, string | undefined>;
   const llm = createLlmRouter({ catalog, apiKeys, logger });
   const tools = createToolRegistry(builtinTools({ httpFetch: { allowedHosts: config.TOOL_HTTP_FETCH_ALLOWED_HOSTS } }));
-  const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-  lifecycle.on("clients", "postgres", () => db.$disconnect());
-  lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
+  const pool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+  const db = createDbClient({ databaseUrl: config.DATABASE_URL, pool });
+  lifecycle.on("clients", "postgres", async () => {
+    await db.$disconnect();
+    await pool.end();
+  });
   const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
   lifecycle.on("clients", "nats", () => bus.close());
+
+  const series = orchestratorMetrics(metrics);
+  registerQueueMetrics(metrics, bus);
+  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("nats", () => bus.ping(1_000));
+  await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger, health: async () => bus.ping(1_000).then(() => true) });
 
   const history = createEventHistoryRepository({ db });
   const service = new TaskService({
     db,
+    pool,
     bus,
     logger,
     sessionTokenBudget: config.SESSION_TOKEN_BUDGET,
@@ -53,10 +56,11 @@ try {
     validateSpec: (spec) => validateTaskSpec(spec, { catalog, llm, tools }),
     listEvents: (q) => history.listEvents(q),
     buildTimeline: (q) => buildTimeline({ db, ...q }),
+    onSubmitted: series.onSubmitted,
   });
 
   if (config.EVENT_PERSISTER === "on") {
-    const persister = startEventPersister({ bus, db, logger, batchSize: config.EVENT_PERSIST_BATCH });
+    const persister = startEventPersister({ bus, db, logger, batchSize: config.EVENT_PERSIST_BATCH, metrics: series.persister });
     lifecycle.on("drain", "event-persister", () => persister.stop());
   }
   const retention = startRetentionJob({

@@ -2,7 +2,8 @@
 // processes as the load needs; each takes WORKER_CONCURRENCY runs at a time.
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig } from "@tog/core";
+import { bootService, isAppError, loadConfig } from "@tog/core";
+import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient, createDbPool } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { loadCatalog, providerKeysShape } from "@tog/catalog";
@@ -12,7 +13,8 @@ import { loadWorkerConfig } from "./config.ts";
 import { taskWorkflow } from "./flows/index.ts";
 import { ApprovalRepository } from "./runtime/approval.repository.ts";
 import { RunRepository } from "./runtime/run.repository.ts";
-import { startRunWorker } from "./runtime/run-worker.ts";
+import { startRunWorker, type RunWorker } from "./runtime/run-worker.ts";
+import { registerQueueMetrics, workerMetrics } from "./metrics.ts";
 import { createSignalListener } from "./runtime/signal-listener.ts";
 import { budgetedRouter, SessionBudgets } from "./sessions/session-budget.ts";
 import { contextWindowOf, sessionContextLoader } from "./sessions/session-context.ts";
@@ -20,17 +22,8 @@ import { SessionMemory } from "./sessions/session-memory.ts";
 
 const SERVICE = "worker";
 
-const config = (() => {
-  try {
-    return loadWorkerConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`${SERVICE}: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
-})();
-const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
-const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
-const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+const { config, logger, lifecycle } = bootService(SERVICE, loadWorkerConfig);
+const metrics = createMetrics({ service: SERVICE });
 
 try {
   const catalog = loadCatalog(config.MODELS_CONFIG_PATH);
@@ -45,16 +38,23 @@ try {
     await db.$disconnect();
     await pool.end();
   });
-  lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
   const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
   lifecycle.on("clients", "nats", () => bus.close());
+
+  let worker: RunWorker | undefined;
+  const series = workerMetrics(metrics, () => worker?.active ?? 0);
+  registerQueueMetrics(metrics, bus);
+  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("nats", () => bus.ping(1_000));
+  await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger, health: async () => bus.ping(1_000).then(() => true) });
 
   const signals = createSignalListener(bus);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
   const budgets = new SessionBudgets({ db });
   const memory = new SessionMemory({ db, contextWindow: contextWindowOf(llm, catalog), logger });
-  const worker = await startRunWorker({
+  worker = await startRunWorker({
     bus,
+    onRunEnd: series.onRunEnd,
     concurrency: config.WORKER_CONCURRENCY,
     ackWaitMs: config.RUN_ACK_WAIT_SECONDS * 1_000,
     logger,
@@ -79,9 +79,12 @@ try {
       timeoutSeconds: config.AGENT_TIMEOUT_SECONDS,
       loadSessionHistory: sessionContextLoader({ memory, budgets }),
       routerFor: (task, router) => budgetedRouter(router, budgets, task),
+      onEventPublished: series.onEventPublished,
+      onTaskFinished: series.onTaskFinished,
     },
   });
-  lifecycle.on("intake", "runs", () => worker.stop());
+  const running = worker;
+  lifecycle.on("intake", "runs", () => running.stop());
   logger.info({ workerId, concurrency: config.WORKER_CONCURRENCY, offlineOnly: llm.offlineOnly }, "worker pulling runs");
 } catch (err) {
   logger.fatal({ err, code: isAppError(err) ? err.code : undefined }, "worker failed to start");

@@ -1,6 +1,7 @@
 import express, { type Express } from "express";
 import type { Db } from "@tog/db";
 import type { Logger } from "@tog/core";
+import type { Metrics } from "@tog/ops";
 import { pingRedis, type Redis } from "@tog/redis";
 import { ApiDocs, createHttpApp, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
 import type { SessionService } from "./sessions/session.service.ts";
@@ -14,6 +15,7 @@ export const SESSION_SERVICE_VERSION = "0.1.0";
 
 export interface SessionAppOptions {
   logger: Logger;
+  metrics?: Metrics | undefined;
   auth: Auth;
   limits: RateLimits;
   cors: CorsSettings;
@@ -75,6 +77,6 @@ export function createSessionApp(options: SessionAppOptions): SessionApp {
   });
   router.get("/openapi.json", docs.handler());
 
-  const app = createHttpApp({ logger: options.logger, maxBodyBytes: options.maxBodyBytes, cors: options.cors, routes: (a) => a.use(router) });
+  const app = createHttpApp({ logger: options.logger, metrics: options.metrics, maxBodyBytes: options.maxBodyBytes, cors: options.cors, routes: (a) => a.use(router) });
   return { app, docs };
 }

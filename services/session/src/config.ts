@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { opsConfigShape } from "@tog/ops";
 import { baseConfigShape, envInt, loadConfig, type ConfigShape, type Env } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
@@ -7,6 +8,7 @@ import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
 /** The session service: `/api/v1/sessions*`, its cache and the session history retention. */
 export const sessionConfigShape = {
   ...baseConfigShape,
+  ...opsConfigShape,
   ...dbConfigShape,
   ...redisConfigShape,
   ...edgeConfigShape,

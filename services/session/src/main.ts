@@ -1,6 +1,7 @@
 // Session service: /api/v1/sessions* (list, get, history, turns, rename, delete), its Redis
 // cache kept fresh by PostgreSQL change notifications, and the session retention purge.
-import { createLogger, initTelemetry, Lifecycle } from "@tog/core";
+import { bootService } from "@tog/core";
+import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
 import { createRedis } from "@tog/redis";
 import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
@@ -14,24 +15,14 @@ import { SessionService } from "./sessions/session.service.ts";
 
 const SERVICE = "session";
 
-const config = (() => {
-  try {
-    return loadSessionConfig(process.env);
-  } catch (err) {
-    process.stderr.write(`${SERVICE}: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
-})();
-const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
-const logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
-const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+const { config, logger, lifecycle } = bootService(SERVICE, loadSessionConfig);
+const metrics = createMetrics({ service: SERVICE });
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
 const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
 redis.on("error", (err: Error) => logger.warn({ err }, "redis error"));
 lifecycle.on("clients", "redis", () => redis.quit());
-lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
 
 try {
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
@@ -66,8 +57,13 @@ try {
   });
   const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
 
+  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("redis", () => redis.ping());
+  await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
+
   const { app } = createSessionApp({
     logger,
+    metrics,
     auth,
     limits,
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },

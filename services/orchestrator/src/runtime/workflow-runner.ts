@@ -51,6 +51,8 @@ export interface RunnerDeps {
   /** The router one run uses (e.g. refusing calls over the session's token budget); default `llm`. */
   routerFor?: ((task: TaskInfo, llm: LlmRouter) => LlmRouter) | undefined;
   onEventPublished?: ((event: TaskEvent) => void) | undefined;
+  /** After the final status is written (metrics). */
+  onTaskFinished?: ((status: FinalWrite["status"]) => void) | undefined;
 }
 
 export type StopReason =
@@ -203,6 +205,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
       { final: true },
     );
     await emitter.flush();
+    deps.onTaskFinished?.(final.write.status);
     return "finished";
   } catch (err) {
     if (err instanceof LeaseLostError || emitter.failure) {

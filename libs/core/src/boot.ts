@@ -1,0 +1,35 @@
+import { Lifecycle } from "./lifecycle.ts";
+import { createLogger, type Logger } from "./logger.ts";
+import { initTelemetry, type Telemetry } from "./telemetry.ts";
+
+// The first lines of every service's main.ts: configuration (a bad one ends the process with one
+// line on stderr and exit code 1, before anything starts), telemetry, the logger and graceful
+// shutdown on SIGTERM/SIGINT (intake → drain → clients; telemetry is flushed last).
+
+export interface BootedService<C> {
+  config: C;
+  logger: Logger;
+  telemetry: Telemetry;
+  lifecycle: Lifecycle;
+}
+
+interface BaseConfig {
+  LOG_LEVEL: string;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
+  SHUTDOWN_TIMEOUT_MS: number;
+}
+
+export function bootService<C extends BaseConfig>(service: string, load: (env: NodeJS.ProcessEnv) => C): BootedService<C> {
+  let config: C;
+  try {
+    config = load(process.env);
+  } catch (err) {
+    process.stderr.write(`${service}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  const telemetry = initTelemetry({ serviceName: service, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const logger = createLogger({ service, level: config.LOG_LEVEL as Parameters<typeof createLogger>[0]["level"] });
+  const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
+  lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
+  return { config, logger, telemetry, lifecycle };
+}

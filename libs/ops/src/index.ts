@@ -1,0 +1,4 @@
+export { opsConfigShape } from "./config.ts";
+export { createMetrics, LATENCY_BUCKETS, type Metrics } from "./metrics.ts";
+export { httpMetrics } from "./http-metrics.ts";
+export { startOpsServer, startServiceOps, type OpsServer, type OpsServerOptions } from "./ops-server.ts";

@@ -1,0 +1,76 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Metrics } from "./metrics.ts";
+
+// The internal ops port: GET /metrics for Prometheus and GET /health for probes of processes
+// without a public HTTP port (orchestrator, workers). A plain node:http server: nothing of the
+// public middleware stack (auth, CORS, limits) belongs here.
+
+export interface OpsServer {
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+export interface OpsServerOptions {
+  metrics: Metrics;
+  port: number;
+  host: string;
+  /** Liveness: resolves when the process can do its work; rejects (or false) → 503. */
+  health?: () => Promise<boolean | void>;
+}
+
+export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
+  const server: Server = createServer((req, res) => {
+    const path = (req.url ?? "/").split("?")[0];
+    if (req.method === "GET" && path === "/metrics") {
+      options.metrics.registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { "Content-Type": options.metrics.registry.contentType });
+          res.end(text);
+        },
+        () => {
+          res.writeHead(500, { "Content-Type": "application/json" });
+          res.end(JSON.stringify({ error: "Internal server error" }));
+        },
+      );
+      return;
+    }
+    if (req.method === "GET" && path === "/health") {
+      (options.health ?? (async () => true))().then(
+        (ok) => {
+          const healthy = ok !== false;
+          res.writeHead(healthy ? 200 : 503, { "Content-Type": "application/json", "Cache-Control": "no-store" });
+          res.end(JSON.stringify({ status: healthy ? "healthy" : "unhealthy" }));
+        },
+        () => {
+          res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store" });
+          res.end(JSON.stringify({ status: "unhealthy" }));
+        },
+      );
+      return;
+    }
+    res.writeHead(404, { "Content-Type": "application/json" });
+    res.end(JSON.stringify({ error: "Not found" }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The ops port of a service, closed in the last shutdown stage so probes and scrapes keep
+ * answering while the service drains.
+ */
+export async function startServiceOps(
+  options: OpsServerOptions & { lifecycle: { on(stage: "clients", name: string, fn: () => Promise<void>): unknown }; logger: { info(obj: object, msg: string): void } },
+): Promise<OpsServer> {
+  const ops = await startOpsServer(options);
+  options.lifecycle.on("clients", "ops-port", () => ops.close());
+  options.logger.info({ port: ops.port }, "ops port (metrics, health) listening");
+  return ops;
+}
