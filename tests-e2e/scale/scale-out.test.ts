@@ -11,7 +11,7 @@ const RPM = 40;
 let env: E2eEnvironment;
 let key: string;
 
-const terminal = (e: { type: string; data?: { terminal?: boolean } }) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true);
+const terminal = (e: Record<string, any>) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true);
 const gateway = (i: number) => `${env.service("gateway", i).url}/api/v1`;
 const stream = (i: number) => `${env.service("stream", i).url}/api/v1/stream`;
 const headers = () => ({ "X-API-Key": key, "Content-Type": "application/json" });
