@@ -103,7 +103,9 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
     }),
   };
 
-  const server = new Server();
+  // Connections are closed (gracefully) after a few minutes so clients re-resolve `dns:///`
+  // targets and spread over orchestrator replicas added since they connected.
+  const server = new Server({ "grpc.max_connection_age_ms": 300_000, "grpc.max_connection_age_grace_ms": 30_000 });
   server.addService(service, handlers);
   // IPv6 literals need brackets in a gRPC address.
   const host = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
