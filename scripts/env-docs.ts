@@ -9,6 +9,7 @@ import { gatewayConfigShape, keysCliConfigShape } from "@tog/gateway";
 import { modelCatalogConfigShape } from "@tog/model-catalog";
 import { orchestratorConfigShape, workerConfigShape } from "@tog/orchestrator";
 import { sessionConfigShape } from "@tog/session";
+import { streamConfigShape } from "@tog/stream";
 import { baseConfigShape } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { busConfigShape } from "@tog/bus";
@@ -24,6 +25,7 @@ const sections: Array<{ title: string; shape: ConfigShape }> = [
   { title: "Gateway (`services/gateway`)", shape: gatewayConfigShape },
   { title: "Orchestrator (`services/orchestrator`, gRPC API + event persister)", shape: orchestratorConfigShape },
   { title: "Worker (`services/orchestrator/src/worker.ts`)", shape: workerConfigShape },
+  { title: "Stream service (`services/stream`)", shape: streamConfigShape },
   { title: "Session service (`services/session`)", shape: sessionConfigShape },
   { title: "Model catalog (`services/model-catalog`)", shape: modelCatalogConfigShape },
   { title: "Keys CLI (`npm run keys`)", shape: keysCliConfigShape },

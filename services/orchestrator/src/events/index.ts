@@ -13,7 +13,7 @@ export {
   type EventPage,
   type ListEventsQuery,
   type StoredEvent,
-} from "./event-history.repository.ts";
+} from "@tog/event-log";
 export { buildTimeline, type BuildTimelineOptions } from "./timeline.ts";
 export {
   EVENT_RETENTION_LOCK_KEY,

@@ -32,6 +32,8 @@ export interface EventHistoryRepository {
   lastSeq(workflowId: string): Promise<number>;
   /** Up to `limit` events with seq > afterSeq, in seq order (replay of a stream). */
   readRange(workflowId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+  /** The stored event with the highest seq, or null when none is stored. */
+  readLast(workflowId: string): Promise<StoredEvent | null>;
 }
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -74,6 +76,15 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
         WHERE workflow_id = ${workflowId}::uuid AND seq > ${afterSeq}
         ORDER BY seq LIMIT ${limit}`;
       return rows.map((r) => ({ seq: r.seq, json: r.event }));
+    },
+
+    async readLast(workflowId) {
+      if (!UUID_RE.test(workflowId)) return null;
+      const rows = await db.$queryRaw<{ seq: number; event: string }[]>`
+        SELECT seq, event::text AS event FROM task_events
+        WHERE workflow_id = ${workflowId}::uuid ORDER BY seq DESC LIMIT 1`;
+      const row = rows[0];
+      return row ? { seq: row.seq, json: row.event } : null;
     },
   };
 }

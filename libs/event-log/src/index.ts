@@ -1,0 +1,7 @@
+export {
+  createEventHistoryRepository,
+  type EventHistoryRepository,
+  type EventPage,
+  type ListEventsQuery,
+  type StoredEvent,
+} from "./event-history.repository.ts";

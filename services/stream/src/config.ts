@@ -1,0 +1,47 @@
+import { z } from "zod";
+import { baseConfigShape, envInt, loadConfig, type Env } from "@tog/core";
+import { dbConfigShape } from "@tog/db";
+import { busConfigShape } from "@tog/bus";
+import { opsConfigShape } from "@tog/ops";
+import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
+
+export const streamConfigShape = {
+  ...baseConfigShape,
+  ...opsConfigShape,
+  ...dbConfigShape,
+  NATS_URL: busConfigShape.NATS_URL,
+  NATS_PREFIX: busConfigShape.NATS_PREFIX,
+  ...authConfigShape,
+  CORS_ALLOWED_ORIGINS: edgeConfigShape.CORS_ALLOWED_ORIGINS,
+  PORT: envInt(8082, 0, 65_535).describe("Stream service HTTP port (SSE and WebSocket)."),
+  HOST: z.string().min(1).default("0.0.0.0").describe("Stream service listen address."),
+  STREAM_KEEPALIVE_MS: envInt(15_000, 50, 60_000).describe(
+    "Interval of the SSE keep-alive comment and of the WebSocket server ping (load balancers cut idle streams at 60 s). " +
+      "A WebSocket peer that answered no ping within one interval is dropped.",
+  ),
+  STREAM_RETRY_MS: envInt(3_000, 0, 600_000).describe("The SSE `retry:` hint: how long EventSource clients wait before reconnecting."),
+  STREAM_MAX_BUFFER_BYTES: envInt(1_048_576, 16_384).describe(
+    "Per-connection bound of unsent bytes. A live client that falls further behind is disconnected " +
+      "(SSE: the stream ends; WebSocket: close 1013) and resumes from its last event.",
+  ),
+  STREAM_REPLAY_BATCH: envInt(2_000, 1, 50_000).describe("Events per store read when replaying (JetStream or PostgreSQL)."),
+  STREAM_HUB_CACHE_EVENTS: envInt(2_000, 1, 1_000_000).describe(
+    "Most recent events of each streamed workflow kept in memory per instance, so joining and resuming clients need no store read.",
+  ),
+  STREAM_HUB_LINGER_MS: envInt(10_000, 0, 600_000).describe(
+    "How long a workflow's upstream subscription stays open after its last client left (reconnecting clients find it warm).",
+  ),
+  STREAM_HEAD_CHECK_MS: envInt(10_000, 100, 600_000).describe(
+    "A streamed workflow without a live event for this long is compared with the real-time cache, so an event lost by core NATS (e.g. during a reconnect) is still delivered.",
+  ),
+  STREAM_MAX_CONNECTIONS: envInt(50_000, 1).describe("SSE + WebSocket connections one instance accepts; more → 503."),
+  STREAM_WS_MAX_SUBSCRIPTIONS: envInt(100, 1, 10_000).describe("Workflows one WebSocket connection may subscribe to at once."),
+};
+
+export type StreamConfig = z.infer<z.ZodObject<typeof streamConfigShape>>;
+
+export function loadStreamConfig(env: Env): StreamConfig {
+  const config = loadConfig(streamConfigShape, env);
+  assertAuthConfig(config);
+  return config;
+}

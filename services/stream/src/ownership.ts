@@ -1,0 +1,44 @@
+import { NotFoundError } from "@tog/core";
+import type { Db } from "@tog/db";
+
+// Who may stream a workflow: the user who submitted the task (task id = workflow id). Unknown
+// workflows and other users' workflows get the same 404 `Task not found`, like the gateway's
+// task reads: a stream must not reveal that someone else's task exists. The gateway answers a
+// submission only after the task row is committed, so a client streaming a task id it was
+// given never races the row; a missing row means an unknown id.
+//
+// Owners never change, so positive answers are cached (bounded); misses are not cached.
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface TaskOwners {
+  /** The owner's user id, or null when no such task exists. */
+  ownerOf(workflowId: string): Promise<string | null>;
+}
+
+export function createTaskOwners(options: { db: Db; cacheSize?: number }): TaskOwners {
+  const { db } = options;
+  const max = options.cacheSize ?? 50_000;
+  const cache = new Map<string, string>();
+  return {
+    async ownerOf(workflowId) {
+      if (!UUID_RE.test(workflowId)) return null;
+      const id = workflowId.toLowerCase();
+      const hit = cache.get(id);
+      if (hit !== undefined) return hit;
+      const rows = await db.$queryRaw<{ user_id: string }[]>`SELECT user_id::text AS user_id FROM tasks WHERE id = ${id}::uuid`;
+      const owner = rows[0]?.user_id ?? null;
+      if (owner !== null) {
+        cache.set(id, owner);
+        if (cache.size > max) cache.delete(cache.keys().next().value!);
+      }
+      return owner;
+    },
+  };
+}
+
+/** Resolves when `userId` owns the workflow; NotFoundError (404 `Task not found`) otherwise. */
+export async function assertOwner(owners: TaskOwners, workflowId: string, userId: string): Promise<void> {
+  const owner = await owners.ownerOf(workflowId);
+  if (owner === null || owner !== userId.toLowerCase()) throw new NotFoundError("Task not found");
+}

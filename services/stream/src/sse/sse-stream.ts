@@ -1,0 +1,196 @@
+import type http from "node:http";
+import type { Socket } from "node:net";
+import { OverloadedError, UpstreamUnavailableError, type Logger } from "@tog/core";
+import { markStreaming, type Principal } from "@tog/edge";
+import { writeBatched } from "../cork.ts";
+import { httpChunk, httpChunkOf, type HubEvent } from "../hub/hub-event.ts";
+import { replayAndAttach, Subscription, type Sink } from "../hub/subscription.ts";
+import type { WorkflowHub } from "../hub/workflow-hub.ts";
+import { assertOwner } from "../ownership.ts";
+import { joinOptionsOf, type StreamContext } from "../stream-context.ts";
+import type { StreamRequest } from "../stream-request.ts";
+import type { Ticker } from "../ticker.ts";
+
+// GET /api/v1/stream/sse once the request is authenticated and validated: ownership (404
+// before any stream starts), 204 for a client resuming at or past the end of a finished
+// workflow (EventSource then stops reconnecting), else the stream: headers, `retry:`, the
+// replay, then live events until the terminal event, after which the response ends.
+//
+// Idle streams are most of a fan-out's memory, so what a stream keeps is small on purpose:
+// its sink (this class, also its close listener) and its subscription; headers go straight into
+// the header block (no per-response header map).
+//
+// Events are written as prebuilt HTTP chunks (one per event, shared by every client) straight
+// to the socket, which is valid while the response owns its socket and uses chunked encoding —
+// checked once at open; otherwise (HTTP/1.0, a pipelined request) through `res.write`.
+
+const PING = Buffer.from(": ping\n\n");
+const PING_CHUNK = httpChunk(PING);
+
+/** Name/value pairs, in order. */
+export type HeaderList = string[];
+
+export const SSE_HEADERS: HeaderList = [
+  "Content-Type",
+  "text/event-stream; charset=utf-8",
+  "Cache-Control",
+  "no-cache",
+  "X-Accel-Buffering",
+  "no",
+];
+
+export class SseSink implements Sink {
+  readonly res: http.ServerResponse;
+  readonly #ctx: StreamContext;
+  readonly #keepAlive: Ticker<SseSink>;
+  sub: Subscription | undefined;
+  hub: WorkflowHub | undefined;
+  /** Set when events go straight to the socket as prebuilt chunks. */
+  #socket: Socket | null = null;
+  #released = false;
+
+  constructor(res: http.ServerResponse, ctx: StreamContext, keepAlive: Ticker<SseSink>) {
+    this.res = res;
+    this.#ctx = ctx;
+    this.#keepAlive = keepAlive;
+  }
+
+  open(retryMs: number, extraHeaders: HeaderList): void {
+    this.res.writeHead(200, extraHeaders.length === 0 ? SSE_HEADERS : [...SSE_HEADERS, ...extraHeaders]);
+    this.res.socket?.setNoDelay(true);
+    this.res.write(`: stream open\nretry: ${retryMs}\n\n`);
+    const socket = this.res.socket;
+    const pending = (this.res as unknown as { outputData?: unknown[] }).outputData;
+    if (this.res.chunkedEncoding && socket && pending?.length === 0) this.#socket = socket;
+    this.#keepAlive.add(this);
+  }
+
+  send(event: HubEvent): void {
+    if (this.#socket) writeBatched(this.#socket, httpChunkOf(event));
+    else this.res.write(event.sse);
+  }
+
+  #writeFrame(frame: Buffer): void {
+    if (this.#socket) writeBatched(this.#socket, httpChunk(frame));
+    else this.res.write(frame);
+  }
+
+  get buffered(): number {
+    return this.res.writableLength;
+  }
+
+  get needsDrain(): boolean {
+    return this.#socket ? this.#socket.writableNeedDrain : this.res.writableNeedDrain;
+  }
+
+  drained(): Promise<void> {
+    const res = this.res;
+    if (res.destroyed || res.writableEnded || !this.needsDrain) return Promise.resolve();
+    // Raw writes fill the socket's buffer, so its drain is the one to wait for.
+    const emitter = this.#socket ?? res;
+    return new Promise((resolve) => {
+      const done = () => {
+        emitter.off("drain", done);
+        res.off("close", done);
+        resolve();
+      };
+      emitter.on("drain", done);
+      res.on("close", done);
+    });
+  }
+
+  finish(terminal: HubEvent | null, sent: boolean): void {
+    // A filtered-out terminal event still moves the client's Last-Event-ID past the end (an
+    // `id:` without `data:` dispatches nothing), so its reconnect gets 204 and stops.
+    if (terminal && !sent) this.#writeFrame(Buffer.from(`id: ${terminal.streamId}\n\n`));
+    this.res.end();
+  }
+
+  overflow(): void {
+    this.#ctx.logger.info({ workflowId: this.sub?.workflowId, buffered: this.res.writableLength }, "sse client too slow: closing");
+    this.res.destroy();
+  }
+
+  /** Keep-alive: a comment, or an `id:` line when filtered events moved the cursor on. */
+  keepAlive(): void {
+    if (this.res.writableEnded || this.res.destroyed) return;
+    const sub = this.sub;
+    if (sub && sub.deliveredId !== null && sub.deliveredId !== sub.sentId) {
+      sub.sentId = sub.deliveredId;
+      this.#writeFrame(Buffer.from(`id: ${sub.deliveredId}\n\n`));
+    } else if (this.#socket) {
+      writeBatched(this.#socket, PING_CHUNK);
+    } else {
+      this.res.write(PING);
+    }
+  }
+
+  /** The response closed (or never opened): frees the subscription, the hub and the slot. */
+  release(): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.#keepAlive.delete(this);
+    if (this.sub) {
+      this.sub.close();
+      this.hub?.detach(this.sub);
+    }
+    if (this.hub) this.#ctx.registry.release(this.hub);
+    this.#ctx.budget.give();
+  }
+}
+
+export async function serveSse(
+  ctx: StreamContext,
+  keepAlive: Ticker<SseSink>,
+  principal: Principal,
+  res: http.ServerResponse,
+  request: StreamRequest,
+  extraHeaders: HeaderList = [],
+): Promise<void> {
+  await assertOwner(ctx.owners, request.workflowId, principal.userId);
+  if (!ctx.budget.tryTake()) throw new OverloadedError("Too many streams on this instance");
+
+  const sink = new SseSink(res, ctx, keepAlive);
+  const hub = ctx.registry.acquire(request.workflowId);
+  sink.hub = hub;
+  res.on("close", () => sink.release());
+  // The client may have gone while we checked ownership: its close already fired.
+  if (res.destroyed) {
+    sink.release();
+    return;
+  }
+  try {
+    await hub.ready();
+  } catch (err) {
+    sink.release();
+    throw new UpstreamUnavailableError("Event stream unavailable", { cause: err });
+  }
+  if (res.destroyed) return;
+  if (hub.terminalSeq !== null && request.resumeAfter >= hub.terminalSeq) {
+    sink.release();
+    res.writeHead(204, extraHeaders).end();
+    return;
+  }
+
+  const sub = new Subscription({
+    // The hub's copy: every stream of the workflow shares one string.
+    workflowId: hub.workflowId,
+    filter: request.filter,
+    resumeAfter: request.resumeAfter,
+    sink,
+    maxBufferBytes: ctx.settings.maxBufferBytes,
+  });
+  sink.sub = sub;
+  markStreaming(res);
+  sink.open(ctx.settings.retryMs, extraHeaders);
+  try {
+    await replayAndAttach(sub, hub, joinOptionsOf(ctx));
+  } catch (err) {
+    ctx.logger.warn({ err, workflowId: request.workflowId }, "replay failed; ending the stream (the client resumes)");
+  }
+  // Not attached and not finished: the hub closed or the store failed. Ending lets the client resume.
+  if (!sub.live && !res.writableEnded) {
+    sub.close();
+    res.end();
+  }
+}

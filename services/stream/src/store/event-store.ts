@@ -1,0 +1,103 @@
+import type { Logger } from "@tog/core";
+import { systemSubjects } from "@tog/bus";
+import type { EventHistoryRepository } from "@tog/event-log";
+import { decodeHubEvent, type HubEvent } from "../hub/hub-event.ts";
+import type { JetStreamEvents } from "./jetstream-events.ts";
+
+// Where replays come from. The real-time cache (JetStream, EVENTS_MAX_AGE_SECONDS) serves
+// every event it still holds; anything older comes from the permanent log (PostgreSQL). The
+// boundary is the first event the cache still holds for the workflow, asked at each read, so a
+// replay that starts a day back reads the log up to that event and then the cache.
+
+export interface StorePosition {
+  /** Highest seq stored for the workflow; 0 when none is. */
+  lastSeq: number;
+  /** That event, decoded (null when none, or unreadable). */
+  last: HubEvent | null;
+}
+
+export interface EventStore {
+  position(workflowId: string): Promise<StorePosition>;
+  /** Up to `limit` events with seq > afterSeq, in seq order; empty when none is stored yet. */
+  readAfter(workflowId: string, afterSeq: number, limit: number): Promise<HubEvent[]>;
+}
+
+export interface EventStoreOptions {
+  cache: JetStreamEvents;
+  log: Pick<EventHistoryRepository, "readRange" | "readLast">;
+  prefix: string;
+  logger: Logger;
+}
+
+/** Remembered read positions ("after seq n of workflow w, read from stream sequence s"). */
+const MAX_HINTS = 10_000;
+
+export function createEventStore(options: EventStoreOptions): EventStore {
+  const { cache, log, logger } = options;
+  const subjects = systemSubjects(options.prefix);
+  const hints = new Map<string, number>();
+
+  const decodeAll = (workflowId: string, texts: Iterable<string>): HubEvent[] => {
+    const out: HubEvent[] = [];
+    for (const text of texts) {
+      const event = decodeHubEvent(text, workflowId);
+      if (event) out.push(event);
+      else logger.warn({ workflowId }, "skipping an unreadable stored event");
+    }
+    return out;
+  };
+
+  const remember = (workflowId: string, seq: number, nextStreamSeq: number) => {
+    hints.set(`${workflowId}:${seq}`, nextStreamSeq);
+    if (hints.size > MAX_HINTS) hints.delete(hints.keys().next().value!);
+  };
+
+  return {
+    async position(workflowId) {
+      const last = await cache.lastOf(subjects.events(workflowId));
+      if (last) {
+        const event = decodeHubEvent(last.text, workflowId);
+        return { lastSeq: event?.seq ?? last.seq, last: event };
+      }
+      const row = await log.readLast(workflowId);
+      if (!row) return { lastSeq: 0, last: null };
+      return { lastSeq: row.seq, last: decodeHubEvent(row.json, workflowId) };
+    },
+
+    async readAfter(workflowId, afterSeq, limit) {
+      const subject = subjects.events(workflowId);
+      const first = await cache.nextOf(subject, 0);
+      if (!first || afterSeq + 1 < first.seq) {
+        const count = first ? Math.min(limit, first.seq - 1 - afterSeq) : limit;
+        const rows = await log.readRange(workflowId, afterSeq, count);
+        if (rows.length > 0 || !first) return decodeAll(workflowId, rows.map((r) => r.json));
+        logger.warn(
+          { workflowId, afterSeq, firstCachedSeq: first.seq },
+          "events older than the real-time cache are missing from the permanent log; continuing from the cache",
+        );
+      }
+      if (!first) return [];
+      let start = hints.get(`${workflowId}:${afterSeq}`);
+      if (start === undefined) {
+        if (afterSeq + 1 <= first.seq) {
+          start = first.streamSeq;
+        } else {
+          const last = await cache.lastOf(subject);
+          if (!last || last.seq <= afterSeq) return [];
+          const located = await cache.locate(subject, afterSeq + 1, first, last);
+          if (located === null) return [];
+          start = located;
+        }
+      }
+      const entries = await cache.read(subject, start, limit);
+      const events = decodeAll(
+        workflowId,
+        entries.map((e) => e.text),
+      ).filter((e) => e.seq > afterSeq);
+      const lastEntry = entries.at(-1);
+      const lastEvent = events.at(-1);
+      if (lastEntry && lastEvent) remember(workflowId, lastEvent.seq, lastEntry.streamSeq + 1);
+      return events;
+    },
+  };
+}

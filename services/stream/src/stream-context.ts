@@ -1,0 +1,34 @@
+import type { Logger } from "@tog/core";
+import type { Auth } from "@tog/edge";
+import type { HubRegistry } from "./hub/hub-registry.ts";
+import type { JoinOptions } from "./hub/subscription.ts";
+import type { TaskOwners } from "./ownership.ts";
+import type { ConnectionBudget } from "./ticker.ts";
+
+/** What the SSE and WebSocket endpoints share. */
+export interface StreamContext {
+  auth: Auth;
+  owners: TaskOwners;
+  registry: HubRegistry;
+  budget: ConnectionBudget;
+  logger: Logger;
+  settings: StreamSettings;
+}
+
+export interface StreamSettings {
+  keepAliveMs: number;
+  retryMs: number;
+  maxBufferBytes: number;
+  wsMaxSubscriptions: number;
+  /** CORS_ALLOWED_ORIGINS in production (checked on WebSocket handshakes); null = any origin. */
+  allowedOrigins: string[] | null;
+}
+
+/** How clients join their hub. */
+export function joinOptionsOf(ctx: StreamContext): JoinOptions {
+  return {
+    chunk: 256,
+    gapGiveUpMs: 5_000,
+    logger: ctx.logger,
+  };
+}

@@ -1,0 +1,282 @@
+import type { Duplex } from "node:stream";
+import type { WebSocket } from "ws";
+import { isAppError, UpstreamUnavailableError, ValidationError, type AppError } from "@tog/core";
+import { statusOf, type Principal } from "@tog/edge";
+import { writeBatched } from "../cork.ts";
+import { wsFrameOf, type HubEvent } from "../hub/hub-event.ts";
+import { replayAndAttach, Subscription, type Sink } from "../hub/subscription.ts";
+import type { WorkflowHub } from "../hub/workflow-hub.ts";
+import { assertOwner } from "../ownership.ts";
+import { joinOptionsOf, type StreamContext } from "../stream-context.ts";
+import type { StreamRequest } from "../stream-request.ts";
+import { parseClientMessage, workflowIdOf } from "./ws-protocol.ts";
+
+// One WebSocket connection: any number of workflow subscriptions (up to a limit), each with
+// the SSE rules (ownership, replay, seam, terminal end), multiplexed on one socket. Events are
+// sent as text messages of the SSE-form JSON, which names its workflow_id.
+
+/** Close code for a client dropped for falling too far behind (1013 "try again later"). */
+export const CLOSE_SLOW_CONSUMER = 1013;
+/** Close code on server shutdown (1012 "service restart"). */
+export const CLOSE_RESTART = 1012;
+
+interface Entry {
+  request: StreamRequest;
+  sub: Subscription | undefined;
+  hub: WorkflowHub | undefined;
+  cancelled: boolean;
+}
+
+class WsSink implements Sink {
+  readonly #conn: WsConnection;
+  readonly #workflowId: string;
+
+  constructor(conn: WsConnection, workflowId: string) {
+    this.#conn = conn;
+    this.#workflowId = workflowId;
+  }
+
+  send(event: HubEvent): void {
+    this.#conn.sendEvent(wsFrameOf(event));
+  }
+
+  get buffered(): number {
+    return this.#conn.ws.bufferedAmount;
+  }
+
+  get needsDrain(): boolean {
+    return this.#conn.needsDrain;
+  }
+
+  drained(): Promise<void> {
+    return this.#conn.drained();
+  }
+
+  finish(terminal: HubEvent | null, _sent: boolean): void {
+    this.#conn.finished(this.#workflowId, terminal);
+  }
+
+  overflow(): void {
+    this.#conn.overflow();
+  }
+}
+
+export interface WsConnectionOptions {
+  ctx: StreamContext;
+  ws: WebSocket;
+  socket: Duplex;
+  principal: Principal;
+}
+
+export class WsConnection {
+  readonly ws: WebSocket;
+  readonly #socket: Duplex;
+  readonly #ctx: StreamContext;
+  readonly #principal: Principal;
+  readonly #entries = new Map<string, Entry>();
+  /** Answered the last server ping. */
+  alive = true;
+  /** Set by the server: frees the connection's slot. */
+  onClose: (() => void) | undefined;
+  #closed = false;
+
+  constructor(options: WsConnectionOptions) {
+    this.ws = options.ws;
+    this.#socket = options.socket;
+    this.#ctx = options.ctx;
+    this.#principal = options.principal;
+    this.ws.on("message", (data, isBinary) => this.#onMessage(data as Buffer | Buffer[] | ArrayBuffer, isBinary));
+    this.ws.on("pong", () => {
+      this.alive = true;
+    });
+    this.ws.on("close", () => this.#release());
+    this.ws.on("error", (err) => {
+      this.#ctx.logger.debug({ err }, "websocket error");
+      this.ws.terminate();
+    });
+  }
+
+  /**
+   * Sends one event as its prebuilt frame (framed once per event for every client), straight to
+   * the socket, batched with the socket's other writes of this tick. `ws` writes whole frames
+   * synchronously (no compression here), so its own messages never interleave with these.
+   */
+  sendEvent(frame: Buffer): void {
+    if (this.#closed || this.ws.readyState !== this.ws.OPEN) return;
+    writeBatched(this.#socket, frame);
+  }
+
+  get subscriptionCount(): number {
+    return this.#entries.size;
+  }
+
+  /** Server ping; a peer that did not answer the previous one is dropped. */
+  heartbeat(): void {
+    if (!this.alive) {
+      this.ws.terminate();
+      return;
+    }
+    this.alive = false;
+    try {
+      this.ws.ping();
+    } catch {
+      this.ws.terminate();
+    }
+  }
+
+  #onMessage(data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean): void {
+    if (isBinary) {
+      this.#error(new ValidationError("Invalid message: binary messages are not supported; send JSON text"));
+      return;
+    }
+    const text = Buffer.isBuffer(data) ? data.toString("utf8") : Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data).toString("utf8");
+    let message;
+    try {
+      message = parseClientMessage(text);
+    } catch (err) {
+      this.#error(err, workflowIdOf(text));
+      return;
+    }
+    switch (message.type) {
+      case "ping":
+        this.#sendJson({ type: "pong" });
+        return;
+      case "unsubscribe":
+        if (this.#drop(message.workflowId)) this.#sendJson({ type: "unsubscribed", workflow_id: message.workflowId });
+        else this.#error(new ValidationError(`Not subscribed to ${message.workflowId}`), message.workflowId);
+        return;
+      case "subscribe":
+        void this.subscribe(message);
+        return;
+    }
+  }
+
+  /** Subscribes (or re-subscribes, replacing the old subscription) to one workflow. */
+  async subscribe(request: StreamRequest): Promise<void> {
+    const { workflowId } = request;
+    const replacing = this.#entries.has(workflowId);
+    if (!replacing && this.#entries.size >= this.#ctx.settings.wsMaxSubscriptions) {
+      this.#error(new ValidationError(`Too many subscriptions on this connection (at most ${this.#ctx.settings.wsMaxSubscriptions})`), workflowId);
+      return;
+    }
+    this.#drop(workflowId);
+    const entry: Entry = { request, sub: undefined, hub: undefined, cancelled: false };
+    this.#entries.set(workflowId, entry);
+    try {
+      await assertOwner(this.#ctx.owners, workflowId, this.#principal.userId);
+      if (entry.cancelled || this.#closed) return;
+      const hub = this.#ctx.registry.acquire(workflowId);
+      entry.hub = hub;
+      const sub = new Subscription({
+        workflowId,
+        filter: request.filter,
+        resumeAfter: request.resumeAfter,
+        sink: new WsSink(this, workflowId),
+        maxBufferBytes: this.#ctx.settings.maxBufferBytes,
+      });
+      entry.sub = sub;
+      try {
+        await hub.ready();
+      } catch (err) {
+        this.#ctx.logger.warn({ err, workflowId }, "workflow hub failed to start");
+        throw new UpstreamUnavailableError("Event stream unavailable", { cause: err });
+      }
+      if (entry.cancelled || this.#closed) return;
+      this.#sendJson({ type: "subscribed", workflow_id: workflowId });
+      if (hub.terminalSeq !== null && request.resumeAfter >= hub.terminalSeq) {
+        sub.end();
+        return;
+      }
+      await replayAndAttach(sub, hub, joinOptionsOf(this.#ctx));
+      if (!sub.live && !sub.closed && !entry.cancelled && !this.#closed) {
+        // The hub closed under us (shutdown): the client resubscribes elsewhere.
+        throw new UpstreamUnavailableError("Event stream unavailable");
+      }
+    } catch (err) {
+      // Unsubscribed or replaced meanwhile: the client no longer cares about this one.
+      const wanted = !entry.cancelled && !this.#closed;
+      if (this.#entries.get(workflowId) === entry) this.#drop(workflowId);
+      if (wanted) this.#error(err, workflowId);
+    }
+  }
+
+  /** The workflow's stream is over (terminal event passed): report and forget it. */
+  finished(workflowId: string, terminal: HubEvent | null): void {
+    const entry = this.#entries.get(workflowId);
+    const lastSeq = terminal?.seq ?? entry?.hub?.terminalSeq ?? entry?.sub?.delivered ?? 0;
+    if (entry) this.#drop(workflowId);
+    this.#sendJson({ type: "done", workflow_id: workflowId, last_seq: lastSeq });
+  }
+
+  overflow(): void {
+    if (this.#closed) return;
+    this.#ctx.logger.info({ buffered: this.ws.bufferedAmount }, "websocket client too slow: closing");
+    this.close(CLOSE_SLOW_CONSUMER, "Slow consumer: resubscribe with last_event_id");
+  }
+
+  /** Closes with a close frame, and cuts the socket if the peer does not complete the close soon. */
+  close(code: number, reason: string): void {
+    this.#release();
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      // already closing
+    }
+    const timer = setTimeout(() => this.ws.terminate(), 1_000);
+    timer.unref();
+  }
+
+  get needsDrain(): boolean {
+    return (this.#socket as Duplex & { writableNeedDrain: boolean }).writableNeedDrain;
+  }
+
+  drained(): Promise<void> {
+    const socket = this.#socket;
+    if (this.#closed || socket.destroyed || !this.needsDrain) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        socket.off("drain", done);
+        socket.off("close", done);
+        resolve();
+      };
+      socket.on("drain", done);
+      socket.on("close", done);
+    });
+  }
+
+  #drop(workflowId: string): boolean {
+    const entry = this.#entries.get(workflowId);
+    if (!entry) return false;
+    this.#entries.delete(workflowId);
+    entry.cancelled = true;
+    if (entry.sub) {
+      entry.sub.close();
+      entry.hub?.detach(entry.sub);
+    }
+    if (entry.hub) this.#ctx.registry.release(entry.hub);
+    return true;
+  }
+
+  #release(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const workflowId of [...this.#entries.keys()]) this.#drop(workflowId);
+    this.onClose?.();
+  }
+
+  #sendJson(message: Record<string, unknown>): void {
+    if (this.#closed || this.ws.readyState !== this.ws.OPEN) return;
+    this.ws.send(JSON.stringify(message));
+  }
+
+  #error(err: unknown, workflowId?: string): void {
+    const known = isAppError(err) ? (err as AppError) : undefined;
+    if (!known) this.#ctx.logger.error({ err, workflowId }, "websocket subscription failed");
+    this.#sendJson({
+      type: "error",
+      code: known ? statusOf(known) : 500,
+      error: known ? known.message : "Internal server error",
+      ...(workflowId === undefined ? {} : { workflow_id: workflowId }),
+    });
+  }
+}

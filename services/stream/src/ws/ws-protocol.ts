@@ -1,0 +1,64 @@
+import { ValidationError } from "@tog/core";
+import { parseEventTypeFilter } from "@tog/events";
+import { normalizeWorkflowId, resumeAfterOf, type StreamRequest } from "../stream-request.ts";
+
+// The WebSocket protocol (contract 4.10), JSON text messages.
+//
+// Client → server:
+//   {"type":"subscribe","workflow_id":"…","types":["LLM_OUTPUT",…] | "A,B","last_event_id":"<millis>-<seq>" | n}
+//   {"type":"unsubscribe","workflow_id":"…"}
+//   {"type":"ping"}
+// Server → client:
+//   an event (6.1, SSE form, carrying its workflow_id), {"type":"pong"},
+//   {"type":"subscribed","workflow_id"}, {"type":"unsubscribed","workflow_id"},
+//   {"type":"done","workflow_id","last_seq"} after a workflow's terminal event,
+//   {"type":"error","code":400|404|409|502|503,"error":"…","workflow_id"?}.
+// Control messages use lower-case types; event types are upper-case, so they never collide.
+
+export type ClientMessage =
+  | ({ type: "subscribe" } & StreamRequest)
+  | { type: "unsubscribe"; workflowId: string }
+  | { type: "ping" };
+
+export const CLIENT_MESSAGE_TYPES = ["subscribe", "unsubscribe", "ping"] as const;
+
+/** Parses one client message; ValidationError says what is wrong (sent back as an error message). */
+export function parseClientMessage(text: string): ClientMessage {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ValidationError("Invalid message: not JSON");
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ValidationError("Invalid message: expected a JSON object with a \"type\"");
+  }
+  const m = value as Record<string, unknown>;
+  if (typeof m.type !== "string") throw new ValidationError("Invalid message: \"type\" is required");
+  switch (m.type) {
+    case "ping":
+      return { type: "ping" };
+    case "unsubscribe":
+      return { type: "unsubscribe", workflowId: normalizeWorkflowId(m.workflow_id) };
+    case "subscribe": {
+      const workflowId = normalizeWorkflowId(m.workflow_id);
+      const filter = parseEventTypeFilter(m.types ?? undefined) as ReadonlySet<string> | null;
+      const resumeAfter = resumeAfterOf(m.last_event_id ?? undefined, "last_event_id");
+      return { type: "subscribe", workflowId, filter, resumeAfter };
+    }
+    default: {
+      const shown = m.type.length > 64 ? `${m.type.slice(0, 64)}…` : m.type;
+      throw new ValidationError(`Unknown message type: ${JSON.stringify(shown)} (expected ${CLIENT_MESSAGE_TYPES.join(", ")})`);
+    }
+  }
+}
+
+/** The workflow a malformed message was about, when it names one (for the error message). */
+export function workflowIdOf(text: string): string | undefined {
+  try {
+    const id = (JSON.parse(text) as { workflow_id?: unknown } | null)?.workflow_id;
+    return typeof id === "string" && id.length <= 128 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}

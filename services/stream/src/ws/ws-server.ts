@@ -1,0 +1,120 @@
+import type http from "node:http";
+import type { Duplex } from "node:stream";
+import { WebSocketServer } from "ws";
+import { ForbiddenError, isAppError, NotFoundError, OverloadedError } from "@tog/core";
+import { statusOf, type Principal } from "@tog/edge";
+import { assertOwner } from "../ownership.ts";
+import type { StreamContext } from "../stream-context.ts";
+import { groupQuery, streamRequestFromQuery, type StreamRequest } from "../stream-request.ts";
+import { Ticker } from "../ticker.ts";
+import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
+
+// GET /api/v1/stream/ws upgrades. Everything is checked BEFORE the handshake completes, so a
+// refused client gets a plain HTTP answer with a JSON body: credentials in headers only (a
+// credential in the query string → 401), the Origin in production (CORS_ALLOWED_ORIGINS), and,
+// when `workflow_id` is in the query, its validity (400) and ownership (404).
+
+export const WS_PATH = "/api/v1/stream/ws";
+
+const REASONS: Record<number, string> = {
+  400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
+  500: "Internal Server Error",
+  502: "Bad Gateway",
+  503: "Service Unavailable",
+};
+
+export interface WebSocketEndpoint {
+  readonly connections: number;
+  /** Closes every connection with 1012 (service restart): clients resubscribe elsewhere. */
+  closeAll(): void;
+}
+
+export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext): WebSocketEndpoint {
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024, clientTracking: false });
+  const pings = new Ticker<WsConnection>(ctx.settings.keepAliveMs, (conn) => conn.heartbeat());
+  let closing = false;
+
+  server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on("error", () => socket.destroy());
+    void accept(req, socket, head);
+  });
+
+  async function accept(req: http.IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname !== WS_PATH) {
+      refuse(socket, new NotFoundError("Not found"));
+      return;
+    }
+    let principal: Principal;
+    let initial: StreamRequest | undefined;
+    try {
+      if (closing) throw new OverloadedError("Service restarting");
+      checkOrigin(req, ctx.settings.allowedOrigins);
+      principal = await ctx.auth.authenticate({ headers: req.headers, url: req.url ?? "/" } as never, { allowBearer: true });
+      const query = Object.fromEntries(groupQuery(url.searchParams));
+      if (query.workflow_id !== undefined) {
+        initial = streamRequestFromQuery(query, undefined);
+        await assertOwner(ctx.owners, initial.workflowId, principal.userId);
+      } else if (query.types !== undefined || query.last_event_id !== undefined) {
+        // Without workflow_id these would silently do nothing.
+        initial = streamRequestFromQuery(query, undefined);
+      }
+      if (!ctx.budget.tryTake()) throw new OverloadedError("Too many streams on this instance");
+    } catch (err) {
+      refuse(socket, err);
+      return;
+    }
+    if (socket.destroyed) {
+      ctx.budget.give();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn = new WsConnection({ ctx, ws, socket, principal });
+      conn.onClose = () => {
+        pings.delete(conn);
+        ctx.budget.give();
+      };
+      pings.add(conn);
+      if (initial) void conn.subscribe(initial);
+    });
+  }
+
+  function refuse(socket: Duplex, err: unknown): void {
+    const known = isAppError(err) ? err : undefined;
+    if (!known) ctx.logger.error({ err }, "websocket handshake failed");
+    const status = known ? statusOf(known) : 500;
+    const body = JSON.stringify({ error: known ? known.message : "Internal server error" });
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    socket.end(
+      `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+
+  return {
+    get connections() {
+      return pings.size;
+    },
+    closeAll() {
+      closing = true;
+      pings.stop();
+      for (const conn of pings.items()) conn.close(CLOSE_RESTART, "Service restart: resubscribe with last_event_id");
+    },
+  };
+}
+
+/**
+ * Browsers send Origin on WebSocket handshakes and CORS does not apply to them, so production
+ * checks it against the CORS list itself (non-browser clients send no Origin and pass).
+ */
+function checkOrigin(req: http.IncomingMessage, allowed: string[] | null): void {
+  const origin = req.headers.origin;
+  if (allowed === null || origin === undefined) return;
+  if (!allowed.includes(origin)) throw new ForbiddenError("Origin not allowed");
+}

@@ -1,0 +1,183 @@
+// GET /api/v1/stream/ws end to end: handshake auth and ownership, the 4.10 messages, several
+// workflows on one socket, replay + live, server pings.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { Bus } from "@tog/bus";
+import { startE2eEnvironment, unknownApiKey, type E2eEnvironment } from "@tog/tests-e2e";
+import { createTask, EventPublisher, openEnvBus, range, WsClient, wsUrl, type Json } from "./support.ts";
+
+let env: E2eEnvironment;
+let bus: Bus;
+let aliceKey: string;
+let bobKey: string;
+let aliceToken: string;
+
+beforeAll(async () => {
+  env = await startE2eEnvironment({
+    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
+    only: ["gateway", "orchestrator", "stream"],
+    services: { stream: { STREAM_KEEPALIVE_MS: "250", STREAM_WS_MAX_SUBSCRIPTIONS: "3" } },
+  });
+  bus = await openEnvBus(env);
+  aliceKey = (await env.createApiKey({ user: "alice@example.com", createUser: true })).key;
+  bobKey = (await env.createApiKey({ user: "bob@example.com", createUser: true })).key;
+  aliceToken = JSON.parse((await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!).token as string;
+}, 120_000);
+afterAll(async () => {
+  await bus?.close();
+  await env?.close();
+});
+
+const alice = () => ({ "X-API-Key": aliceKey });
+const newWorkflow = async () => new EventPublisher(bus, await createTask(env.baseUrl, aliceKey));
+
+async function connect(query: Record<string, string> = {}, headers: Record<string, string> = alice()): Promise<WsClient> {
+  const client = new WsClient(wsUrl(env.baseUrl, query), headers);
+  await client.opened;
+  return client;
+}
+
+async function refused(query: Record<string, string>, headers: Record<string, string>): Promise<{ status: number | undefined; body: Json }> {
+  const client = new WsClient(wsUrl(env.baseUrl, query), headers);
+  await client.opened.catch(() => undefined);
+  await client.closed;
+  return { status: client.refusedStatus, body: client.refusedBody ? (JSON.parse(client.refusedBody) as Json) : {} };
+}
+
+describe("handshake", () => {
+  it("authenticates by handshake headers only", async () => {
+    expect(await refused({}, {})).toEqual({ status: 401, body: { error: "Unauthorized" } });
+    expect((await refused({}, { "X-API-Key": unknownApiKey() })).status).toBe(401);
+    expect((await refused({ api_key: aliceKey }, alice())).status).toBe(401);
+    expect((await refused({ token: aliceToken }, {})).status).toBe(401);
+    for (const headers of [alice(), { Authorization: `Bearer ${aliceToken}` }, { Authorization: `Bearer ${aliceKey}` }]) {
+      const c = await connect({}, headers);
+      c.send({ type: "ping" });
+      await c.waitForMessage((m) => m.type === "pong");
+      c.close();
+    }
+  });
+
+  it("subscribes to the query's workflow_id at connect, owner only", async () => {
+    const wf = await newWorkflow();
+    expect(await refused({ workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({ status: 404, body: { error: "Task not found" } });
+    expect((await refused({ workflow_id: wf.workflowId, types: "NOPE" }, alice())).status).toBe(400);
+    expect((await refused({ workflow_id: wf.workflowId, last_event_id: "x" }, alice())).status).toBe(400);
+    await wf.emit(3);
+    const c = await connect({ workflow_id: wf.workflowId, last_event_id: "1" });
+    await wf.emit(2, { last: true });
+    await c.waitForMessage((m) => m.type === "done");
+    expect(c.messages.map((m) => m.type)).toEqual(["subscribed", "LLM_PARTIAL", "LLM_PARTIAL", "PROGRESS", "WORKFLOW_COMPLETED", "done"]);
+    expect(c.events().map((e) => e.seq)).toEqual([2, 3, 4, 5]);
+    expect(c.messages.at(-1)).toEqual({ type: "done", workflow_id: wf.workflowId, last_seq: 5 });
+    expect(c.events().at(-1)).toMatchObject({ status: "COMPLETED", result: "done" });
+    c.close();
+  });
+});
+
+describe("messages", () => {
+  it("answers ping with pong and every malformed or unknown message with an error", async () => {
+    const c = await connect();
+    c.send({ type: "ping" });
+    expect(await c.waitForMessage((m) => m.type === "pong")).toEqual({ type: "pong" });
+    const cases: [string | Json, Json][] = [
+      ["not json", { type: "error", code: 400, error: "Invalid message: not JSON" }],
+      ["[1,2]", { type: "error", code: 400, error: 'Invalid message: expected a JSON object with a "type"' }],
+      [{ kind: "ping" }, { type: "error", code: 400, error: 'Invalid message: "type" is required' }],
+      [{ type: "hello" }, { type: "error", code: 400, error: 'Unknown message type: "hello" (expected subscribe, unsubscribe, ping)' }],
+      [{ type: "subscribe" }, { type: "error", code: 400, error: "workflow_id is required" }],
+      [
+        { type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", types: ["NOPE"] },
+        { type: "error", code: 400, error: 'Invalid types: unknown event type "NOPE"', workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" },
+      ],
+      [
+        { type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", last_event_id: "1-2-3" },
+        {
+          type: "error",
+          code: 400,
+          error: 'Invalid last_event_id: "1-2-3" (expected <millis>-<seq> or a non-negative integer)',
+          workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d",
+        },
+      ],
+      [
+        { type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" },
+        { type: "error", code: 404, error: "Task not found", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" },
+      ],
+      [{ type: "unsubscribe", workflow_id: "abc" }, { type: "error", code: 400, error: "Not subscribed to abc", workflow_id: "abc" }],
+    ];
+    for (const [sent, expected] of cases) {
+      const before = c.messages.length;
+      c.send(sent);
+      await c.waitFor((x) => x.messages.length > before, 5_000, `an answer to ${JSON.stringify(sent)}`);
+      expect(c.messages[before], JSON.stringify(sent)).toEqual(expected);
+    }
+    c.ws.send(Buffer.from([1, 2, 3]), { binary: true });
+    expect(await c.waitForMessage((m) => String(m.error).includes("binary"))).toMatchObject({ type: "error", code: 400 });
+    // Still usable after all that.
+    c.send({ type: "ping" });
+    await c.waitFor((x) => x.messages.filter((m) => m.type === "pong").length === 2);
+    c.close();
+  });
+
+  it("refuses another user's workflow with a 404 error message", async () => {
+    const wf = await newWorkflow();
+    const c = await connect({}, { "X-API-Key": bobKey });
+    c.send({ type: "subscribe", workflow_id: wf.workflowId });
+    expect(await c.waitForMessage((m) => m.type === "error")).toEqual({ type: "error", code: 404, error: "Task not found", workflow_id: wf.workflowId });
+    c.close();
+  });
+
+  it("multiplexes several workflows, each event naming its workflow; filters, resumes and unsubscribes per workflow", async () => {
+    const [a, b, d] = await Promise.all([newWorkflow(), newWorkflow(), newWorkflow()]);
+    await a.emit(6);
+    const c = await connect();
+    c.send({ type: "subscribe", workflow_id: a.workflowId, last_event_id: a.published[2]!.stream_id });
+    c.send({ type: "subscribe", workflow_id: b.workflowId, types: ["PROGRESS", "WORKFLOW_COMPLETED"] });
+    c.send({ type: "subscribe", workflow_id: d.workflowId, types: "LLM_PARTIAL", last_event_id: 0 });
+    await c.waitFor((x) => x.messages.filter((m) => m.type === "subscribed").length === 3, 5_000, "three acks");
+    await Promise.all([a.emit(4, { last: true, delayMs: 2 }), b.emit(9, { last: true, delayMs: 2 }), d.emit(5, { delayMs: 2 })]);
+    await c.waitFor((x) => x.messages.filter((m) => m.type === "done").length === 2, 10_000, "two workflows done");
+    await c.waitFor((x) => x.events(d.workflowId).length === 4, 5_000, "d's partials");
+    expect(c.events(a.workflowId).map((e) => e.seq)).toEqual(range(4, 10));
+    expect(c.events(b.workflowId).map((e) => `${e.seq}:${e.type}`)).toEqual(["4:PROGRESS", "8:PROGRESS", "9:WORKFLOW_COMPLETED"]);
+    expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
+
+    c.send({ type: "unsubscribe", workflow_id: d.workflowId });
+    expect(await c.waitForMessage((m) => m.type === "unsubscribed")).toEqual({ type: "unsubscribed", workflow_id: d.workflowId });
+    await d.emit(3);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
+
+    // Subscribing again replaces the subscription (new filter, new resume point).
+    c.send({ type: "subscribe", workflow_id: d.workflowId, last_event_id: 6 });
+    await d.emit(1, { last: true });
+    await c.waitFor((x) => x.messages.filter((m) => m.type === "done").length === 3, 5_000, "d done");
+    expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5, 7, 8, 9]);
+    c.close();
+  });
+
+  it("limits subscriptions per connection", async () => {
+    const wfs = await Promise.all([newWorkflow(), newWorkflow(), newWorkflow(), newWorkflow()]);
+    const c = await connect();
+    for (const wf of wfs) c.send({ type: "subscribe", workflow_id: wf.workflowId });
+    const error = await c.waitForMessage((m) => m.type === "error");
+    expect(error).toEqual({ type: "error", code: 400, error: "Too many subscriptions on this connection (at most 3)", workflow_id: wfs[3]!.workflowId });
+    c.close();
+  });
+});
+
+describe("server pings", () => {
+  it("pings clients and drops a peer that stops answering", async () => {
+    let pings = 0;
+    const live = new WebSocket(wsUrl(env.baseUrl), { headers: alice() });
+    live.on("ping", () => pings++);
+    const dead = new WebSocket(wsUrl(env.baseUrl), { headers: alice(), autoPong: false });
+    const deadClosed = new Promise<number>((resolve) => dead.once("close", (code) => resolve(code)));
+    await Promise.all([new Promise((r) => live.once("open", r)), new Promise((r) => dead.once("open", r))]);
+    const code = await deadClosed;
+    expect(code).toBe(1006); // terminated without a close frame
+    expect(pings).toBeGreaterThanOrEqual(1);
+    expect(live.readyState).toBe(WebSocket.OPEN);
+    live.close();
+  });
+});
