@@ -14,6 +14,9 @@ export interface OutputLine {
 
 export type LogRecord = Record<string, unknown>;
 
+/** The log message with which every service reports its ops port (libs/ops startServiceOps). */
+export const OPS_PORT_LOG = "ops port (metrics, health) listening";
+
 export interface StartServiceOptions {
   /** Shown as `[name]` in echoed output and in errors. */
   name: string;
@@ -167,7 +170,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     pid: child.pid ?? -1,
     port,
     url: port ? `http://127.0.0.1:${port}` : "",
-    metricsUrl: options.metricsPort ? `http://127.0.0.1:${options.metricsPort}` : undefined,
+    // A fixed METRICS_PORT, or the port the process reports in its "ops port" log line (METRICS_PORT=0).
+    get metricsUrl() {
+      if (options.metricsPort) return `http://127.0.0.1:${options.metricsPort}`;
+      const record = service.logs().find((r) => r.msg === OPS_PORT_LOG && typeof r.port === "number");
+      return record ? `http://127.0.0.1:${String(record.port)}` : undefined;
+    },
     exited,
     get isRunning() {
       return running;

@@ -71,14 +71,13 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   const skipped = all.filter((d) => !present.includes(d)).map((d) => d.name);
 
   // Ports are fixed before anything starts, so each service's env can name the others.
-  const planned: { definition: ServiceDefinition; name: string; port: number | undefined; metricsPort: number }[] = [];
+  const planned: { definition: ServiceDefinition; name: string; port: number | undefined }[] = [];
   for (const definition of present) {
     const count = options.replicas?.[definition.name] ?? 1;
     for (let i = 0; i < count; i++) {
       let port = definition.defaultPort;
       if (port !== undefined && (options.ports === "free" || i > 0)) port = await freePort();
-      // Every process gets its own ops port, so several can share one machine.
-      planned.push({ definition, name: i === 0 ? definition.name : `${definition.name}#${i + 1}`, port, metricsPort: await freePort() });
+      planned.push({ definition, name: i === 0 ? definition.name : `${definition.name}#${i + 1}`, port });
     }
   }
   const ctx: StackContext = {
@@ -88,13 +87,15 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       return port === undefined ? undefined : `http://127.0.0.1:${port}`;
     },
   };
-  const envFor = (definition: ServiceDefinition, port: number | undefined, metricsPort: number, extra?: Env): Env => ({
+  // Ops ports are chosen by each process (METRICS_PORT=0) and read from its log, so many
+  // processes share one machine without racing for pre-picked ports.
+  const envFor = (definition: ServiceDefinition, port: number | undefined, extra?: Env): Env => ({
     ...options.env,
     ...definition.env?.(ctx),
     ...options.serviceEnv?.[definition.name],
     ...extra,
     ...(port !== undefined ? { PORT: String(port) } : {}),
-    METRICS_PORT: String(metricsPort),
+    METRICS_PORT: "0",
   });
 
   const started: { definition: ServiceDefinition; service: RunningService }[] = [];
@@ -105,17 +106,29 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
   const results = await Promise.allSettled(
     planned.map(async (p) => {
-      const service = await startService({
-        name: p.name,
-        entry: path.join(root, p.definition.entry),
-        cwd: root,
-        env: envFor(p.definition, p.port, p.metricsPort),
-        port: p.port,
-        metricsPort: p.metricsPort,
-        readyPath: p.definition.readyPath,
-        readyTimeoutMs: options.readyTimeoutMs,
-        logs: options.logs,
-      });
+      const start = () =>
+        startService({
+          name: p.name,
+          entry: path.join(root, p.definition.entry),
+          cwd: root,
+          env: envFor(p.definition, p.port),
+          port: p.port,
+          readyPath: p.definition.readyPath,
+          readyTimeoutMs: options.readyTimeoutMs,
+          logs: options.logs,
+        });
+      // A free port picked here can be taken by another process before the service binds it
+      // (parallel test files): pick another and try again.
+      let service: RunningService | undefined;
+      for (let attempt = 1; service === undefined; attempt++) {
+        try {
+          service = await start();
+        } catch (err) {
+          const picked = p.port !== undefined && p.port !== p.definition.defaultPort;
+          if (!picked || attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
+          p.port = await freePort();
+        }
+      }
       started.push({ definition: p.definition, service });
       return service;
     }),
@@ -154,14 +167,12 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       const definition = all.find((d) => d.name === name);
       if (!definition) throw new Error(`unknown service ${name}`);
       const port = definition.defaultPort === undefined ? undefined : (extra.port ?? (await freePort()));
-      const metricsPort = await freePort();
       const service = await startService({
         name: `${name}*${extras.length + 1}`,
         entry: path.join(root, definition.entry),
         cwd: root,
-        env: envFor(definition, port, metricsPort, extra.env),
+        env: envFor(definition, port, extra.env),
         port,
-        metricsPort,
         readyPath: definition.readyPath,
         readyTimeoutMs: options.readyTimeoutMs,
         logs: options.logs,

@@ -24,6 +24,7 @@ try {
 
   const metrics = createMetrics({ service: SERVICE });
   const ops = await startOpsServer({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST });
+  logger.info({ port: ops.port }, "ops port (metrics, health) listening");
   const app = createModelCatalogApp({ logger, catalog, configuredProviders, nodeEnv: config.NODE_ENV, metrics });
   const server = await startHttpServer(app, { port: config.PORT, host: config.HOST });
 

@@ -24,7 +24,7 @@ export async function freePort(): Promise<number> {
 
 /** Only what we pass: no provider key of the developer's shell leaks into a test. */
 function childEnv(env: Record<string, string>): Record<string, string> {
-  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "test", ...env };
+  return { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NODE_ENV: "test", METRICS_PORT: "0", ...env };
 }
 
 function spawnService(env: Record<string, string>): { child: ChildProcess; output: () => string } {
