@@ -2,7 +2,7 @@
 // PostgreSQL, every service its own process behind the local router, auth on.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+import { gatewayOperations, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
 import { EVENT_PAYLOAD_SCHEMAS } from "@tog/events";
 import { allEvents, expectWellFormed, get, post, submit, waitForEvent, waitForStatus, type Client, type Json } from "./support.ts";
 
@@ -20,6 +20,22 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await env?.close();
+});
+
+describe("the public API document", () => {
+  it("lists the contract's 19 endpoints (tasks, streams, sessions, probes) in one OpenAPI document", async () => {
+    const ops = await gatewayOperations(env.baseUrl);
+    const contract = [
+      "POST /api/v1/tasks", "POST /api/v1/tasks/stream", "GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "GET /api/v1/tasks/{id}/events",
+      "GET /api/v1/tasks/{id}/timeline", "POST /api/v1/tasks/{id}/cancel", "POST /api/v1/approvals/decision",
+      "GET /api/v1/stream/sse", "GET /api/v1/stream/ws",
+      "GET /api/v1/sessions", "GET /api/v1/sessions/{sessionId}", "GET /api/v1/sessions/{sessionId}/history", "GET /api/v1/sessions/{sessionId}/events",
+      "PATCH /api/v1/sessions/{sessionId}", "DELETE /api/v1/sessions/{sessionId}",
+      "GET /api/v1/health", "GET /api/v1/readiness", "GET /api/v1/openapi.json",
+    ];
+    expect(contract).toHaveLength(19);
+    for (const op of contract) expect(ops, op).toContain(op);
+  });
 });
 
 describe("submit, poll, history", () => {

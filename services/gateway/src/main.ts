@@ -5,6 +5,7 @@ import { createRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
 import { createOrchestratorClient } from "@tog/proto";
 import { sessionOpenApiRegistry } from "@tog/session";
+import { streamOpenApiRegistry } from "@tog/stream";
 import {
   AccessTokens,
   ApiKeyRepository,
@@ -69,7 +70,7 @@ try {
     idempotency,
     tokens,
     modules: [tokenRoutes, taskRoutes({ orchestrator })],
-    docsInclude: [sessionOpenApiRegistry()],
+    docsInclude: [streamOpenApiRegistry(), sessionOpenApiRegistry()],
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
     maxBodyBytes: config.MAX_BODY_BYTES,
     readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus), orchestratorCheck(orchestrator)],
