@@ -5,3 +5,4 @@ export * from "./telemetry.ts";
 export * from "./logger.ts";
 export * from "./lifecycle.ts";
 export * from "./boot.ts";
+export * from "./periodic-job.ts";

@@ -157,3 +157,32 @@ export interface TaskOrchestrator {
   /** For the readiness probe. */
   ping(): Promise<void>;
 }
+
+// How statuses and modes are written in HTTP responses (contract 3.1, 3.2), shared by every
+// service that renders tasks so they read the same everywhere.
+
+export const EXECUTION_MODES = ["EXECUTION_MODE_SIMPLE", "EXECUTION_MODE_STANDARD", "EXECUTION_MODE_COMPLEX"] as const;
+export const API_TASK_STATUSES = ["TASK_STATUS_UNSPECIFIED", ...TASK_STATUSES.map((s) => `TASK_STATUS_${s}` as const)] as const;
+export type ApiTaskStatus = (typeof API_TASK_STATUSES)[number];
+
+/** `TASK_STATUS_<X>`; an unknown value is `TASK_STATUS_UNSPECIFIED`. */
+export function apiTaskStatus(status: string): ApiTaskStatus {
+  return (TASK_STATUSES as readonly string[]).includes(status) ? (`TASK_STATUS_${status}` as ApiTaskStatus) : "TASK_STATUS_UNSPECIFIED";
+}
+
+/** Response form of a request mode; a supervisor run is reported as complex (3.2 has no supervisor value). */
+export function executionModeOf(mode: string): ExecutionMode {
+  if (mode === "simple") return "EXECUTION_MODE_SIMPLE";
+  if (mode === "standard") return "EXECUTION_MODE_STANDARD";
+  return "EXECUTION_MODE_COMPLEX";
+}
+
+/**
+ * The mode shown for a task: the one its run chose; before that, the requested mode's response
+ * form; an automatic-mode task not yet started shows EXECUTION_MODE_STANDARD (the contract has
+ * no "unknown" mode, and standard is the general-purpose mode).
+ */
+export function displayMode(task: { mode: string | null; requestedMode: string | null }): ExecutionMode {
+  if (task.mode && (EXECUTION_MODES as readonly string[]).includes(task.mode)) return task.mode as ExecutionMode;
+  return task.requestedMode ? executionModeOf(task.requestedMode) : "EXECUTION_MODE_STANDARD";
+}

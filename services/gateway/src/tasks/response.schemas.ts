@@ -1,11 +1,11 @@
 import { z } from "zod";
-import { TASK_STATUSES } from "@tog/proto";
+import { API_TASK_STATUSES, EXECUTION_MODES } from "@tog/proto";
 
 // Response bodies of the task routes, for the OpenAPI document (handlers check their output
 // against the input types with `satisfies`).
 
-export const API_TASK_STATUSES = ["TASK_STATUS_UNSPECIFIED", ...TASK_STATUSES.map((s) => `TASK_STATUS_${s}` as const)] as const;
-export const API_EXECUTION_MODES = ["EXECUTION_MODE_SIMPLE", "EXECUTION_MODE_STANDARD", "EXECUTION_MODE_COMPLEX"] as const;
+export { API_TASK_STATUSES };
+export const API_EXECUTION_MODES = EXECUTION_MODES;
 
 const timestamp = () => z.string().openapi({ format: "date-time" });
 const status = () => z.enum(API_TASK_STATUSES);

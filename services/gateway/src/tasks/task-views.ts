@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ExecutionMode, TaskDetail, TaskStatus, TimelineResult } from "@tog/proto";
+import { apiTaskStatus, displayMode, type TaskDetail, type TaskStatus, type TimelineResult } from "@tog/proto";
 import type { TaskDetailSchema, TaskSummarySchema, TimelineSchema } from "./response.schemas.ts";
 
 // How orchestrator records look over HTTP (contract 2.3, 2.4, 3.1, 3.2).
@@ -10,26 +10,8 @@ export function isTerminal(status: TaskStatus): boolean {
   return TERMINAL.has(status);
 }
 
-export function apiStatus(status: TaskStatus) {
-  return `TASK_STATUS_${status}` as const;
-}
-
-const REQUESTED_MODE_VIEW: Record<string, ExecutionMode> = {
-  simple: "EXECUTION_MODE_SIMPLE",
-  standard: "EXECUTION_MODE_STANDARD",
-  complex: "EXECUTION_MODE_COMPLEX",
-  supervisor: "EXECUTION_MODE_COMPLEX",
-};
-
-/**
- * The mode the run chose; before that, the requested mode's response form, and for an
- * automatic-mode task not yet started EXECUTION_MODE_STANDARD (the contract has no "unknown"
- * mode value, and standard is the general-purpose mode).
- */
-export function displayMode(task: Pick<TaskDetail, "mode" | "requestedMode">): ExecutionMode {
-  if (task.mode) return task.mode;
-  return (task.requestedMode && REQUESTED_MODE_VIEW[task.requestedMode]) || "EXECUTION_MODE_STANDARD";
-}
+export const apiStatus = (status: TaskStatus) => apiTaskStatus(status);
+export { displayMode };
 
 /** `result` parsed, when it is a JSON object or array (a bare string or number is not a "response"). */
 export function parseResponse(result: string): Record<string, unknown> | unknown[] | undefined {

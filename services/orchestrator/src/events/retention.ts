@@ -1,4 +1,4 @@
-import type { Logger } from "@tog/core";
+import { startPeriodicJob, type Logger } from "@tog/core";
 import type { Db } from "@tog/db";
 
 // Purges task_events older than the retention (by event timestamp), in small batches so no
@@ -50,11 +50,8 @@ export function startRetentionJob(options: RetentionJobOptions): RetentionJob {
   const intervalMs = options.intervalMs ?? 3_600_000;
   const batchSize = Math.max(1, options.batchSize ?? 5_000);
   const maxRunMs = options.maxRunMs ?? 600_000;
-  let stopping = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<RetentionRunResult> | undefined;
 
-  async function purge(): Promise<RetentionRunResult> {
+  async function purge(stopping: () => boolean): Promise<RetentionRunResult> {
     if (days <= 0) return { ran: false, deleted: 0 };
     let deleted = 0;
     let ran = false;
@@ -65,7 +62,7 @@ export function startRetentionJob(options: RetentionJobOptions): RetentionJob {
           SELECT pg_try_advisory_xact_lock(${EVENT_RETENTION_LOCK_KEY}) AS locked`;
         if (!lock?.locked) return;
         ran = true;
-        while (!stopping && Date.now() - startedAt < maxRunMs) {
+        while (!stopping() && Date.now() - startedAt < maxRunMs) {
           // ctid = ANY(ARRAY(...)) lets the planner fetch the rows by their physical address.
           const n = await db.$executeRaw`
             DELETE FROM task_events WHERE ctid = ANY(ARRAY(
@@ -84,36 +81,18 @@ export function startRetentionJob(options: RetentionJobOptions): RetentionJob {
     return { ran, deleted };
   }
 
-  function runOnce(): Promise<RetentionRunResult> {
-    running ??= purge().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  function schedule(delayMs: number): void {
-    if (stopping) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((err: unknown) => logger.error({ err }, "event retention run failed"))
-        .finally(() => schedule(intervalMs));
-    }, delayMs);
-    timer.unref();
-  }
-
   if (days > 0) {
-    schedule(options.initialDelayMs ?? 30_000);
     logger.info({ retentionDays: days, intervalMs, batchSize }, "event retention scheduled");
   } else {
     logger.info("event retention disabled (EVENT_RETENTION_DAYS=0)");
   }
 
-  return {
-    runOnce,
-    async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  return startPeriodicJob({
+    name: "event retention",
+    logger,
+    intervalMs,
+    initialDelayMs: options.initialDelayMs ?? 30_000,
+    enabled: days > 0,
+    run: purge,
+  });
 }

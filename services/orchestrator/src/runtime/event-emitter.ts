@@ -10,6 +10,8 @@ import type { PendingEvent } from "./workflow-context.ts";
 // second writer — a worker that lost its lease but has not noticed — is refused by JetStream
 // instead of interleaving seqs. Publishes are chained, so seq order is publish order.
 
+const encoder = new TextEncoder();
+
 export interface EmitterStart {
   /** Highest seq already published or committed; the next event gets lastSeq + 1. */
   lastSeq: number;
@@ -143,7 +145,7 @@ export class WorkflowEventEmitter {
   }
 
   async #publish(event: TaskEvent): Promise<void> {
-    const ack = await publish(this.#bus, this.#subject, new TextEncoder().encode(JSON.stringify(event)), {
+    const ack = await publish(this.#bus, this.#subject, encoder.encode(JSON.stringify(event)), {
       msgID: eventMessageId(event),
       expect: { lastSubjectSequence: this.#lastStreamSeq },
     });

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Bus } from "@tog/bus";
+import { executionModeOf } from "@tog/proto";
 import type { Catalog } from "@tog/catalog";
 import type { Logger } from "@tog/core";
 import { terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
@@ -544,11 +545,4 @@ function failed(failure: unknown, reason: StopReason | undefined, timeoutSeconds
       data: terminalErrorData({ status, error_type: errorType, error_message: message, retry_count: retryCount, max_retries: maxRetries }),
     } as PendingEvent<"ERROR_OCCURRED">,
   };
-}
-
-/** Response form of a request mode (contract 3.2); a supervisor run is reported as complex. */
-export function executionModeOf(mode: string): WorkflowOutcome["mode"] {
-  if (mode === "simple") return "EXECUTION_MODE_SIMPLE";
-  if (mode === "standard") return "EXECUTION_MODE_STANDARD";
-  return "EXECUTION_MODE_COMPLEX";
 }

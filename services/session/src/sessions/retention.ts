@@ -1,4 +1,4 @@
-import type { Logger } from "@tog/core";
+import { startPeriodicJob, type Logger } from "@tog/core";
 import type { Db } from "@tog/db";
 
 // Session history retention (contract §8: 30 days by default). A session whose last activity is
@@ -49,9 +49,6 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
   const intervalMs = options.intervalMs ?? 3_600_000;
   const batchSize = Math.max(1, options.batchSize ?? 100);
   const maxRunMs = options.maxRunMs ?? 600_000;
-  let stopping = false;
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<SessionRetentionResult> | undefined;
 
   async function purgeBatch(): Promise<{ sessions: string[]; tasks: number; events: number }> {
     return db.$transaction(async (tx) => {
@@ -74,7 +71,7 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
     });
   }
 
-  async function purge(): Promise<SessionRetentionResult> {
+  async function purge(stopping: () => boolean): Promise<SessionRetentionResult> {
     const result: SessionRetentionResult = { ran: false, sessions: 0, tasks: 0, events: 0 };
     if (days <= 0) return result;
     const startedAt = Date.now();
@@ -83,7 +80,7 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
         const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(${SESSION_RETENTION_LOCK_KEY}) AS locked`;
         if (!lock?.locked) return;
         result.ran = true;
-        while (!stopping && Date.now() - startedAt < maxRunMs) {
+        while (!stopping() && Date.now() - startedAt < maxRunMs) {
           const batch = await purgeBatch();
           result.sessions += batch.sessions.length;
           result.tasks += batch.tasks;
@@ -100,36 +97,18 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
     return result;
   }
 
-  function runOnce(): Promise<SessionRetentionResult> {
-    running ??= purge().finally(() => {
-      running = undefined;
-    });
-    return running;
-  }
-
-  function schedule(delayMs: number): void {
-    if (stopping) return;
-    timer = setTimeout(() => {
-      runOnce()
-        .catch((err: unknown) => logger.error({ err }, "session retention run failed"))
-        .finally(() => schedule(intervalMs));
-    }, delayMs);
-    timer.unref();
-  }
-
   if (days > 0) {
-    schedule(options.initialDelayMs ?? 30_000);
     logger.info({ retentionDays: days, intervalMs, batchSize }, "session retention scheduled");
   } else {
     logger.info("session retention disabled (SESSION_RETENTION_DAYS=0)");
   }
 
-  return {
-    runOnce,
-    async stop() {
-      stopping = true;
-      clearTimeout(timer);
-      await running?.catch(() => undefined);
-    },
-  };
+  return startPeriodicJob({
+    name: "session retention",
+    logger,
+    intervalMs,
+    initialDelayMs: options.initialDelayMs ?? 30_000,
+    enabled: days > 0,
+    run: purge,
+  });
 }

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { apiTaskStatus, displayMode } from "@tog/proto";
 import type { SessionDetailSchema, SessionHistoryTaskSchema, SessionRenamedSchema, SessionSummarySchema, TurnSchema } from "./response.schemas.ts";
 import type { SessionRecord, SessionTaskRecord } from "./session.repository.ts";
 import type { TurnTask } from "./session.service.ts";
@@ -8,26 +9,13 @@ import type { TurnTask } from "./session.service.ts";
 type ApiStatus = z.input<typeof SessionHistoryTaskSchema>["status"];
 type ApiMode = z.input<typeof SessionHistoryTaskSchema>["mode"];
 
-const STATUSES = new Set(["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
-const MODES = new Set(["EXECUTION_MODE_SIMPLE", "EXECUTION_MODE_STANDARD", "EXECUTION_MODE_COMPLEX"]);
-const REQUESTED_MODE: Record<string, ApiMode> = {
-  simple: "EXECUTION_MODE_SIMPLE",
-  standard: "EXECUTION_MODE_STANDARD",
-  complex: "EXECUTION_MODE_COMPLEX",
-  supervisor: "EXECUTION_MODE_COMPLEX",
-};
 const DAY_MS = 86_400_000;
 
 /** `TASK_STATUS_<X>`, as GET /tasks writes it. */
-export function apiStatus(status: string): ApiStatus {
-  return (STATUSES.has(status) ? `TASK_STATUS_${status}` : "TASK_STATUS_UNSPECIFIED") as ApiStatus;
-}
+export const apiStatus = (status: string): ApiStatus => apiTaskStatus(status);
 
-/** The mode the run chose; before that the requested mode's form; an automatic task not yet started: STANDARD (as GET /tasks). */
-export function apiMode(task: Pick<SessionTaskRecord, "mode" | "requestedMode">): ApiMode {
-  if (task.mode && MODES.has(task.mode)) return task.mode as ApiMode;
-  return (task.requestedMode && REQUESTED_MODE[task.requestedMode]) || "EXECUTION_MODE_STANDARD";
-}
+/** The mode as GET /tasks shows it. */
+export const apiMode = (task: Pick<SessionTaskRecord, "mode" | "requestedMode">): ApiMode => displayMode(task);
 
 export function toSessionSummary(s: SessionRecord): z.input<typeof SessionSummarySchema> {
   return {
