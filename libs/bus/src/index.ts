@@ -28,6 +28,7 @@ export {
   messageHeaders,
   publish,
   publishCore,
+  publishSessionChanged,
   type CorePublishOptions,
   type Payload,
   type PublishOptions,

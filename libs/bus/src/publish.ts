@@ -2,6 +2,7 @@ import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import { JetStreamApiError, type JetStreamPublishOptions, type PubAck } from "@nats-io/jetstream";
 import { ConflictError, injectTraceContext } from "@tog/core";
 import type { Bus } from "./connection.ts";
+import { systemSubjects } from "./streams.ts";
 
 export type { PubAck };
 
@@ -69,4 +70,14 @@ export async function publish(bus: Bus, subject: string, data: Payload, options:
 /** Core NATS publish (fire and forget, not stored). */
 export function publishCore(bus: Bus, subject: string, data: Payload, options: CorePublishOptions = {}): void {
   bus.nc.publish(subject, encodePayload(data), { headers: messageHeaders(options.headers) });
+}
+
+
+/**
+ * Tells session caches that a session or one of its tasks changed (after the change committed).
+ * Fire and forget, no headers: a lost hint leaves a cached view stale for at most its TTL
+ * (docs/decisions.md "Session cache").
+ */
+export function publishSessionChanged(bus: Bus, sessionId: string): void {
+  bus.nc.publish(systemSubjects(bus.prefix).sessionChanges, encoder.encode(sessionId));
 }

@@ -34,6 +34,11 @@ export function systemSubjects(prefix: string) {
     allRuns: subjectFor(prefix, ["runs", ">"]),
     /** Core NATS wake-up hint for the worker running a workflow (the signal itself is in PostgreSQL). */
     signals: (workflowId: string) => subjectFor(prefix, ["signals", workflowId]),
+    /**
+     * Core NATS hint that a session or one of its tasks changed (payload: the session id), sent
+     * after commit by every writer; the session service drops its cached views of that session.
+     */
+    sessionChanges: subjectFor(prefix, ["sessions", "changed"]),
   };
 }
 

@@ -3,6 +3,7 @@ import { opsConfigShape } from "@tog/ops";
 import { baseConfigShape, envInt, loadConfig, type ConfigShape, type Env } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
+import { busConfigShape } from "@tog/bus";
 import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
 
 /** The session service: `/api/v1/sessions*`, its cache and the session history retention. */
@@ -11,6 +12,8 @@ export const sessionConfigShape = {
   ...opsConfigShape,
   ...dbConfigShape,
   ...redisConfigShape,
+  NATS_URL: busConfigShape.NATS_URL,
+  NATS_PREFIX: busConfigShape.NATS_PREFIX,
   ...edgeConfigShape,
   ...authConfigShape,
   PORT: envInt(8083, 0, 65_535).describe("Session service HTTP port."),

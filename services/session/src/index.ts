@@ -4,7 +4,7 @@ export { registerSessionRoutes, type SessionRoutesContext } from "./sessions/ses
 export { SessionService, SESSION_NOT_FOUND, type SessionServiceOptions } from "./sessions/session.service.ts";
 export { SessionRepository, type SessionRecord, type SessionTaskRecord } from "./sessions/session.repository.ts";
 export { SessionCache, type SessionCacheOptions } from "./sessions/session-cache.ts";
-export { startChangeFeed, SESSION_CHANGE_CHANNEL, type ChangeFeed, type ChangeFeedOptions } from "./sessions/change-feed.ts";
+export { startChangeFeed, type ChangeFeed, type ChangeFeedOptions } from "./sessions/change-feed.ts";
 export { startSessionRetention, SESSION_RETENTION_LOCK_KEY, type SessionRetentionJob, type SessionRetentionOptions } from "./sessions/retention.ts";
 export { cleanTitle, validTitle, TITLE_MAX_CHARS } from "./sessions/title.ts";
 export { sessionOpenApiRegistry } from "./openapi.ts";

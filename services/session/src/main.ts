@@ -1,5 +1,6 @@
 // Session service: /api/v1/sessions* (list, get, history, turns, rename, delete), its Redis
-// cache kept fresh by PostgreSQL change notifications, and the session retention purge.
+// cache kept fresh by session change hints on NATS, and the session retention purge.
+import { connectBus } from "@tog/bus";
 import { bootService } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
@@ -28,8 +29,10 @@ try {
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
   if (cache.enabled) {
     // Until it listens, the cache is bypassed (reads go to PostgreSQL).
+    const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+    lifecycle.on("clients", "nats", () => bus.close());
     const feed = startChangeFeed({
-      databaseUrl: config.DATABASE_URL,
+      bus,
       logger,
       onChange: (sessionId) => void cache.invalidate(sessionId),
       onUp: () => cache.feedUp(),

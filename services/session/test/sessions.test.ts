@@ -247,6 +247,7 @@ describe("cache", () => {
       app.db.$executeRaw`INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id) VALUES (${taskId}::uuid, ${alice.id}::uuid, ${id}::uuid, 'hi', 'QUEUED', '{}'::jsonb, ${"0".repeat(32)})`,
       app.db.$executeRaw`UPDATE sessions SET task_count = task_count + 1, last_activity_at = now(), updated_at = now() WHERE id = ${id}::uuid`,
     ]);
+    await app.sessionChanged(id);
     const detail = await eventually(() => get(alice, `/sessions/${id}`), (r) => r.body.task_count === 1, 2_000);
     expect(detail.body.task_count).toBe(1);
     const queued = await get(alice, `/sessions/${id}/history`);
@@ -254,6 +255,7 @@ describe("cache", () => {
 
     // The worker finishes it: status only on tasks, usage on the session.
     await app.db.$executeRaw`UPDATE tasks SET status = 'COMPLETED', result = 'done', completed_at = now(), updated_at = now() WHERE id = ${taskId}::uuid`;
+    await app.sessionChanged(id);
     const done = await eventually(() => get(alice, `/sessions/${id}/history`), (r) => r.body.tasks[0].status === "TASK_STATUS_COMPLETED", 2_000);
     expect(done.body.tasks[0]).toMatchObject({ status: "TASK_STATUS_COMPLETED", result: "done" });
   });

@@ -1,8 +1,8 @@
 import type { Db, DbPool } from "@tog/db";
 import type { PoolClient } from "pg";
-import { Prisma } from "@tog/db";
 import type { TaskEvent } from "@tog/events";
 import type { TaskSpec } from "./workflow-context.ts";
+import { CheckpointBatcher } from "./checkpoint-batcher.ts";
 
 // The runtime's view of the `tasks` row: claiming a run under a lease, heartbeats that extend
 // it and report cancellation, and the final write. Every write after the claim is fenced by
@@ -82,11 +82,13 @@ interface TaskRow {
 export class RunRepository {
   readonly #db: Db;
   readonly #pool: DbPool;
+  readonly #checkpoints: CheckpointBatcher;
 
-  /** `pool`: the pg pool under `db`; claim and finish are multi-statement transactions on it. */
+  /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
   constructor(options: { db: Db; pool: DbPool }) {
     this.#db = options.db;
     this.#pool = options.pool;
+    this.#checkpoints = new CheckpointBatcher({ pool: options.pool });
   }
 
   async #transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -194,24 +196,19 @@ export class RunRepository {
     return rows[0]?.max ?? 0;
   }
 
-  /** Checkpoints one completed step, fenced by the lease; `mode` also records the run's mode. */
+  /**
+   * Checkpoints one completed step, fenced by the lease; `mode` also records the run's mode.
+   * Steps of all runs of this process are group-committed (checkpoint-batcher.ts).
+   */
   async commitStep(workflowId: string, owner: string, step: StepRecord, mode?: string): Promise<void> {
-    const insert = insertStep(workflowId, owner, step);
-    const count =
-      mode === undefined
-        ? await this.#db.$executeRaw(insert)
-        : Number(
-            (
-              await this.#db.$queryRaw<{ n: bigint }[]>`
-                WITH m AS (UPDATE tasks SET mode = ${mode}, updated_at = now() WHERE id = ${workflowId}::uuid AND lease_owner = ${owner}),
-                     i AS (${insert} RETURNING 1)
-                SELECT count(*) AS n FROM i`
-            )[0]?.n ?? 0,
-          );
-    if (count !== 1) throw new LeaseLostError(workflowId);
+    if (!(await this.#checkpoints.write({ workflowId, owner, step, mode }))) throw new LeaseLostError(workflowId);
   }
 
-  /** The final status, result and usage, the finish step and the session's totals, in one transaction. */
+  /**
+   * The final status, result and usage, the finish step and the session's totals, in one
+   * transaction. `last_activity_at` (indexed, for lists and the purge) moves on submit, not
+   * here, so both updates stay HOT.
+   */
   async finish(workflowId: string, owner: string, write: FinalWrite, step: StepRecord): Promise<void> {
     const u = write.usage;
     // One statement, so one round trip and atomic: the task's final state, its finish step with
@@ -230,7 +227,7 @@ export class RunRepository {
          ON CONFLICT (workflow_id, key) DO NOTHING),
        s AS (
          UPDATE sessions SET tokens_used = tokens_used + coalesce($12, 0), total_cost_usd = total_cost_usd + coalesce($13, 0),
-                updated_at = now(), last_activity_at = now()
+                updated_at = now()
          FROM t WHERE sessions.id = t.session_id)
        SELECT session_id::text FROM t`,
       [workflowId, owner, write.status, write.result, write.error, write.errorType, write.mode, write.modelUsed, write.provider,
@@ -271,19 +268,4 @@ function claimedTask(row: TaskRow): ClaimedTask {
     cancelRequested: row.cancel_requested_at !== null,
     cancelReason: row.cancel_reason,
   };
-}
-
-function insertStep(workflowId: string, owner: string | null, step: StepRecord): Prisma.Sql {
-  const events = step.events === null ? null : JSON.stringify(step.events);
-  const output = step.output === undefined ? null : JSON.stringify(step.output);
-  const fence =
-    owner === null
-      ? Prisma.empty
-      : Prisma.sql`WHERE EXISTS (SELECT 1 FROM tasks WHERE id = ${workflowId}::uuid AND lease_owner = ${owner} AND status = 'RUNNING')`;
-  return Prisma.sql`
-    INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
-    SELECT ${workflowId}::uuid, ${step.key}, ${step.kind}, ${step.name}, ${step.agentId}, ${step.status},
-           ${output}::jsonb, ${events}::json, ${step.firstSeq}, ${step.lastSeq}, ${step.startedAt}, ${step.completedAt}
-    ${fence}
-    ON CONFLICT (workflow_id, key) DO NOTHING`;
 }

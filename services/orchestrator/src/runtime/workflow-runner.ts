@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Bus } from "@tog/bus";
+import { publishSessionChanged, type Bus } from "@tog/bus";
 import { executionModeOf } from "@tog/proto";
 import type { Catalog } from "@tog/catalog";
 import type { Logger } from "@tog/core";
@@ -79,6 +79,8 @@ const MAX_ATTEMPTS_SHOWN = 10;
 export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shutdown: AbortSignal): Promise<RunEnd> {
   const { runs, logger } = deps;
   const log = logger.child({ workflowId: claimed.id });
+  // The claim (QUEUED → RUNNING) committed just before: session views show the task's status.
+  publishSessionChanged(deps.bus, claimed.sessionId);
   const steps = new Map<string, StepRecord>();
   // A first attempt has nothing to restore: no step was checkpointed and no event published
   // (only the worker holding the claim writes them). Saves three round trips per task.
@@ -111,9 +113,12 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     const state = await runs.cancelState(claimed.id);
     if (state.cancelRequested) stop({ kind: "cancel", reason: state.cancelReason });
   };
+  // The last cancel check started by a signal: the final write waits for it, so a cancel that
+  // reached this worker before the run's last step was checkpointed is honoured.
+  let cancelCheck: Promise<void> = Promise.resolve();
   const unlisten = deps.signals.listen(claimed.id, () => {
     for (const wake of wakers) wake();
-    checkCancel().catch((err: unknown) => log.warn({ err }, "reading the cancel state failed"));
+    cancelCheck = checkCancel().catch((err: unknown) => log.warn({ err }, "reading the cancel state failed"));
   });
 
   const onShutdown = () => stop({ kind: "shutdown" });
@@ -173,6 +178,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
       if (!root.signal.aborted) root.abort(new Error("workflow failed"));
     }
     await Promise.allSettled([...inflight]);
+    await cancelCheck;
 
     const reason = stopReason();
     if (outcome === undefined && (reason?.kind === "shutdown" || reason?.kind === "lost" || emitter.failure)) {
@@ -184,7 +190,8 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
       return "lost";
     }
 
-    const final = outcome !== undefined ? completed(outcome, claimed) : failed(failure, reason, deps.timeoutSeconds, log);
+    // Cancelled after its last step but before the final write: the cancel wins (the API answered 202).
+    const final = outcome !== undefined && reason?.kind !== "cancel" ? completed(outcome, claimed) : failed(failure, reason, deps.timeoutSeconds, log);
     await emitter.commit(
       [final.event],
       async (built) => {
@@ -205,6 +212,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
       },
       { final: true },
     );
+    publishSessionChanged(deps.bus, claimed.sessionId);
     await emitter.flush();
     deps.onTaskFinished?.(final.write.status);
     return "finished";
@@ -310,6 +318,7 @@ function createContext(state: ContextState): WorkflowContext {
       const started = built.find((e) => e.type === "WORKFLOW_STARTED");
       const mode = started ? executionModeOf((started.data as { mode: string }).mode) : undefined;
       await deps.runs.commitStep(task.id, deps.workerId, rec, mode);
+      if (mode !== undefined) publishSessionChanged(deps.bus, task.sessionId);
       return rec;
     });
     steps.set(fullKey, record);

@@ -42,17 +42,48 @@ export class TaskQueries {
     return rows[0] ?? null;
   }
 
+  /**
+   * A page of the user's tasks, newest first, and the exact number matching the filters. The
+   * total comes from the per-user counters (or the session's own task count), never from
+   * counting rows, so its cost does not grow with the user's history. A page filtered by status
+   * walks the user's index and is cut at the number of matches left, so an empty or finished
+   * result stops at once. Only the status + session combination counts rows, within one session.
+   */
   async list(q: { userId: string; status?: TaskStatus | undefined; sessionId?: string | undefined; limit: number; offset: number }): Promise<{ rows: TaskRow[]; total: number }> {
+    const total = await this.#count(q);
+    const limit = Math.min(q.limit, Math.max(0, total - q.offset));
+    if (limit === 0) return { rows: [], total };
     const where = Prisma.sql`WHERE user_id = ${q.userId}::uuid
       ${q.status ? Prisma.sql`AND status = ${q.status}` : Prisma.empty}
       ${q.sessionId ? Prisma.sql`AND session_id = ${q.sessionId}::uuid` : Prisma.empty}`;
-    const [rows, count] = await Promise.all([
-      this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ${q.limit} OFFSET ${q.offset}`,
-      this.#db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM tasks ${where}`,
-    ]);
-    return { rows, total: Number(count[0]?.n ?? 0) };
+    const rows = await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${q.offset}`;
+    return { rows, total };
+  }
+
+  async #count(q: { userId: string; status?: TaskStatus | undefined; sessionId?: string | undefined }): Promise<number> {
+    if (q.sessionId !== undefined) {
+      const rows = q.status
+        ? await this.#db.$queryRaw<{ n: bigint }[]>`
+            SELECT count(*) AS n FROM tasks WHERE session_id = ${q.sessionId}::uuid AND user_id = ${q.userId}::uuid AND status = ${q.status}`
+        : await this.#db.$queryRaw<{ n: bigint }[]>`
+            SELECT task_count::bigint AS n FROM sessions WHERE id = ${q.sessionId}::uuid AND user_id = ${q.userId}::uuid`;
+      return Number(rows[0]?.n ?? 0);
+    }
+    const column = q.status ? STATUS_COUNTER[q.status] : ALL_TASKS;
+    const rows = await this.#db.$queryRaw<{ n: bigint | null }[]>`SELECT sum(${column})::bigint AS n FROM user_counters WHERE user_id = ${q.userId}::uuid`;
+    return Number(rows[0]?.n ?? 0);
   }
 }
+
+const STATUS_COUNTER: Record<TaskStatus, Prisma.Sql> = {
+  QUEUED: Prisma.sql`tasks_queued`,
+  RUNNING: Prisma.sql`tasks_running`,
+  COMPLETED: Prisma.sql`tasks_completed`,
+  FAILED: Prisma.sql`tasks_failed`,
+  CANCELLED: Prisma.sql`tasks_cancelled`,
+  TIMEOUT: Prisma.sql`tasks_timeout`,
+};
+const ALL_TASKS = Prisma.sql`tasks_queued + tasks_running + tasks_completed + tasks_failed + tasks_cancelled + tasks_timeout`;
 
 export function toDetail(row: TaskRow): TaskDetail {
   const usage =

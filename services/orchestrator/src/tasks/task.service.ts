@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { JetStreamApiError } from "@nats-io/jetstream";
-import { publish, publishCore, systemSubjects, type Bus } from "@tog/bus";
+import { publish, publishCore, publishSessionChanged, systemSubjects, type Bus } from "@tog/bus";
 import { ConflictError, ForbiddenError, NotFoundError, OverloadedError, UpstreamUnavailableError, currentTraceIds, injectTraceContext, type Logger } from "@tog/core";
 import type { Db, DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
@@ -106,6 +106,7 @@ export class TaskService implements TaskOrchestrator {
         }
       },
     );
+    publishSessionChanged(this.#bus, result.session.id);
     this.#options.onSubmitted?.();
     return {
       taskId,
@@ -133,8 +134,8 @@ export class TaskService implements TaskOrchestrator {
 
   async cancelTask(userId: string, taskId: string, reason: string | undefined): Promise<CancelTaskResult> {
     const outcome = await this.#db.$transaction(async (tx) => {
-      const row = (await tx.$queryRaw<{ user_id: string; status: TaskStatus; trace_id: string }[]>`
-        SELECT user_id::text, status, trace_id FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`)[0];
+      const row = (await tx.$queryRaw<{ user_id: string; session_id: string; status: TaskStatus; trace_id: string }[]>`
+        SELECT user_id::text, session_id::text, status, trace_id FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`)[0];
       if (!row) throw new NotFoundError("Task not found");
       if (row.user_id !== userId) throw new ForbiddenError();
       if (TERMINAL.has(row.status)) return { kind: "terminal" as const, status: row.status };
@@ -161,7 +162,7 @@ export class TaskService implements TaskOrchestrator {
           INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
           VALUES (${taskId}::uuid, 'finish', 'finish', 'CANCELLED', 'orchestrator', 'completed', ${JSON.stringify({ status: "CANCELLED" })}::jsonb,
                   ${JSON.stringify([event])}::json, 1, 1, now(), now())`;
-        return { kind: "cancelled" as const, event };
+        return { kind: "cancelled" as const, event, sessionId: row.session_id };
       }
       await tx.$executeRaw`
         UPDATE tasks SET cancel_requested_at = coalesce(cancel_requested_at, now()), cancel_reason = coalesce(cancel_reason, ${reason ?? null}), updated_at = now()
@@ -173,6 +174,7 @@ export class TaskService implements TaskOrchestrator {
       return { accepted: false, status: outcome.status, message: `Task is already ${outcome.status}` };
     }
     if (outcome.kind === "cancelled") {
+      publishSessionChanged(this.#bus, outcome.sessionId);
       await publish(this.#bus, systemSubjects(this.#bus.prefix).events(taskId), new TextEncoder().encode(JSON.stringify(outcome.event)), {
         msgID: eventMessageId(outcome.event),
         expect: { lastSubjectSequence: 0 },

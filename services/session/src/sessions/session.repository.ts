@@ -117,13 +117,16 @@ export class SessionRepository {
 
   /** The user's sessions that are not deleted, most recent activity first. */
   async list(userId: string, limit: number, offset: number): Promise<{ sessions: SessionRecord[]; total: number }> {
-    const [rows, count] = await Promise.all([
-      this.#db.$queryRaw<SessionRow[]>`
-        SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND deleted_at IS NULL
-        ORDER BY last_activity_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
-      this.#db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM sessions WHERE user_id = ${userId}::uuid AND deleted_at IS NULL`,
-    ]);
-    return { sessions: rows.map(toSession), total: Number(count[0]?.n ?? 0) };
+    // The total comes from the per-user counters (migration 20261124000000_hot_paths), so it
+    // costs the same whatever the user's history; a page past the end is not queried.
+    const count = await this.#db.$queryRaw<{ n: bigint | null }[]>`
+      SELECT sum(sessions_active)::bigint AS n FROM user_counters WHERE user_id = ${userId}::uuid`;
+    const total = Number(count[0]?.n ?? 0);
+    if (offset >= total) return { sessions: [], total };
+    const rows = await this.#db.$queryRaw<SessionRow[]>`
+      SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND deleted_at IS NULL
+      ORDER BY last_activity_at DESC, id DESC LIMIT ${Math.min(limit, total - offset)} OFFSET ${offset}`;
+    return { sessions: rows.map(toSession), total };
   }
 
   /** Every task of the session, oldest first; `limit`/`offset` count tasks (turns). */
@@ -180,8 +183,9 @@ export class SessionRepository {
     }));
   }
 
+  /** The session's task count, kept on the session row at submit (no count of rows). */
   async countTasks(sessionId: string): Promise<number> {
-    const rows = await this.#db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM tasks WHERE session_id = ${sessionId}::uuid`;
+    const rows = await this.#db.$queryRaw<{ n: number }[]>`SELECT task_count AS n FROM sessions WHERE id = ${sessionId}::uuid`;
     return Number(rows[0]?.n ?? 0);
   }
 

@@ -3,14 +3,15 @@ import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
 import { createRedis, type Redis } from "@tog/redis";
 import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer, UserRepository, type StartedServer } from "@tog/edge";
-import { createTestDatabase, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
+import { publishSessionChanged, type Bus } from "@tog/bus";
+import { createTestDatabase, openTestBus, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
 import { createSessionApp } from "../../src/app.ts";
 import { startChangeFeed, type ChangeFeed } from "../../src/sessions/change-feed.ts";
 import { SessionCache } from "../../src/sessions/session-cache.ts";
 import { SessionRepository } from "../../src/sessions/session.repository.ts";
 import { SessionService } from "../../src/sessions/session.service.ts";
 
-// The session service as main.ts builds it (real PostgreSQL, real Redis, the change feed), in
+// The session service as main.ts builds it (real PostgreSQL, Redis and NATS, the change feed), in
 // this process; rows of sessions, tasks and events are written directly as the orchestrator
 // and the event persister would.
 
@@ -24,6 +25,8 @@ export interface SessionApp {
   db: Db;
   redis: Redis;
   cache: SessionCache;
+  /** What the orchestrator and the workers send after they change a session or its tasks. */
+  sessionChanged(sessionId: string): Promise<void>;
   newUser(label: string): Promise<TestUser>;
   close(): Promise<void>;
 }
@@ -35,8 +38,9 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
   const db = createDbClient({ databaseUrl: database.url, poolMax: 4 });
   const redis = createRedis({ url: testInfraConfig.TEST_REDIS_URL, keyPrefix: `${uniqueId("sess")}:` });
   const cache = new SessionCache({ redis, ttlSeconds: options.cacheTtlSeconds ?? 60, logger });
+  const bus = await openTestBus("sess");
   const feed: ChangeFeed = startChangeFeed({
-    databaseUrl: database.url,
+    bus,
     logger,
     onChange: (id) => void cache.invalidate(id),
     onUp: () => cache.feedUp(),
@@ -63,6 +67,10 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
     db,
     redis,
     cache,
+    async sessionChanged(sessionId) {
+      publishSessionChanged(bus, sessionId);
+      await bus.nc.flush();
+    },
     async newUser(label) {
       const user = await users.createFromRef(`${uniqueId(label)}@example.com`);
       const { key } = await keys.create({ userId: user.id, name: label });
@@ -71,6 +79,7 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
     async close() {
       await server.close();
       await feed.stop();
+      await bus.close();
       redis.disconnect();
       await db.$disconnect();
       await database.drop();
@@ -109,6 +118,8 @@ export async function insertTask(db: Db, userId: string, sessionId: string, t: T
             ${t.result === undefined ? (status === "COMPLETED" ? "answer" : null) : t.result}, ${"0".repeat(32)},
             ${t.totalTokens === undefined ? 10 : t.totalTokens}, 4, 6, 0.001,
             ${created}, ${created}, ${terminal ? new Date(created.getTime() + 1_500) : null}, now())`;
+  // The orchestrator's submit counts the task on its session in the same transaction.
+  await db.$executeRaw`UPDATE sessions SET task_count = task_count + 1 WHERE id = ${sessionId}::uuid`;
   const events = t.events ?? [];
   for (const [i, e] of events.entries()) {
     const seq = i + 1;

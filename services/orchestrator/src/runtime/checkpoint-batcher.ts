@@ -1,0 +1,122 @@
+import type { DbPool } from "@tog/db";
+import type { StepRecord } from "./run.repository.ts";
+
+// Group commit of step checkpoints across the runs of one worker process. A checkpoint waits
+// for no timer: the first one goes out at once; those that arrive while a batch is in flight
+// go out together in the next one, as ONE statement (one round trip, one commit, one WAL
+// flush) however many runs they belong to. Under load a worker running 128 tasks commits a
+// few dozen steps per transaction; alone, a step costs what it did before. Each row is fenced
+// by its run's lease as before: a row whose task is no longer leased by its owner (or whose
+// key exists already) is not written and its caller gets `false`. If the batch statement fails
+// (one bad row), each checkpoint is retried on its own so only the bad one fails.
+// docs/performance.md "Checkpoints".
+
+export interface Checkpoint {
+  workflowId: string;
+  owner: string;
+  step: StepRecord;
+  /** Also records the run's execution mode on the task. */
+  mode?: string | undefined;
+}
+
+interface Pending {
+  checkpoint: Checkpoint;
+  resolve: (written: boolean) => void;
+  reject: (err: unknown) => void;
+}
+
+const BATCH_SQL = `
+  WITH v AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                         $9::int[], $10::int[], $11::timestamptz[], $12::timestamptz[], $13::text[], $14::text[])
+      AS v(workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at, owner, mode)
+  ),
+  ok AS (
+    SELECT v.* FROM v JOIN tasks t ON t.id = v.workflow_id AND t.lease_owner = v.owner AND t.status = 'RUNNING'
+  ),
+  m AS (
+    UPDATE tasks SET mode = ok.mode, updated_at = now() FROM ok WHERE tasks.id = ok.workflow_id AND ok.mode IS NOT NULL
+  ),
+  i AS (
+    INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+    SELECT workflow_id, key, kind, name, agent_id, status, output::jsonb, events::json, first_seq, last_seq, started_at, completed_at FROM ok
+    ON CONFLICT (workflow_id, key) DO NOTHING
+    RETURNING workflow_id, key
+  )
+  SELECT workflow_id::text AS workflow_id, key FROM i`;
+
+export class CheckpointBatcher {
+  readonly #pool: DbPool;
+  readonly #maxBatch: number;
+  #queue: Pending[] = [];
+  #inFlight = false;
+
+  constructor(options: { pool: DbPool; maxBatch?: number }) {
+    this.#pool = options.pool;
+    this.#maxBatch = options.maxBatch ?? 500;
+  }
+
+  /** Resolves true once written, false when fenced off (lease lost or step already stored). */
+  write(checkpoint: Checkpoint): Promise<boolean> {
+    return new Promise<boolean>((resolve, reject) => {
+      this.#queue.push({ checkpoint, resolve, reject });
+      if (!this.#inFlight) this.#drain();
+    });
+  }
+
+  #drain(): void {
+    this.#inFlight = true;
+    // Checkpoints queued in the same tick join this batch.
+    queueMicrotask(() => {
+      void this.#flushAll();
+    });
+  }
+
+  async #flushAll(): Promise<void> {
+    while (this.#queue.length > 0) {
+      const batch = this.#queue.splice(0, this.#maxBatch);
+      await this.#flush(batch);
+    }
+    this.#inFlight = false;
+  }
+
+  async #flush(batch: Pending[]): Promise<void> {
+    try {
+      const written = await this.#insert(batch.map((p) => p.checkpoint));
+      for (const p of batch) p.resolve(written.has(keyOf(p.checkpoint.workflowId, p.checkpoint.step.key)));
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0]!.reject(err);
+        return;
+      }
+      await Promise.all(batch.map((p) => this.#flush([p])));
+    }
+  }
+
+  async #insert(checkpoints: Checkpoint[]): Promise<Set<string>> {
+    const cols: unknown[][] = Array.from({ length: 14 }, () => []);
+    for (const c of checkpoints) {
+      const s = c.step;
+      cols[0]!.push(c.workflowId);
+      cols[1]!.push(s.key);
+      cols[2]!.push(s.kind);
+      cols[3]!.push(s.name);
+      cols[4]!.push(s.agentId);
+      cols[5]!.push(s.status);
+      cols[6]!.push(s.output === undefined ? null : JSON.stringify(s.output));
+      cols[7]!.push(s.events === null ? null : JSON.stringify(s.events));
+      cols[8]!.push(s.firstSeq);
+      cols[9]!.push(s.lastSeq);
+      cols[10]!.push(s.startedAt.toISOString());
+      cols[11]!.push(s.completedAt.toISOString());
+      cols[12]!.push(c.owner);
+      cols[13]!.push(c.mode ?? null);
+    }
+    const res = await this.#pool.query<{ workflow_id: string; key: string }>(BATCH_SQL, cols);
+    return new Set(res.rows.map((r) => keyOf(r.workflow_id, r.key)));
+  }
+}
+
+function keyOf(workflowId: string, key: string): string {
+  return `${workflowId.toLowerCase()}\u0000${key}`;
+}
