@@ -50,8 +50,8 @@ try {
 
   const signals = createSignalListener(bus);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
-  const budgets = new SessionBudgets({ db });
-  const memory = new SessionMemory({ db, contextWindow: contextWindowOf(llm, catalog), logger });
+  const budgets = new SessionBudgets({ pool });
+  const memory = new SessionMemory({ pool, contextWindow: contextWindowOf(llm, catalog), logger });
   worker = await startRunWorker({
     bus,
     onRunEnd: series.onRunEnd,

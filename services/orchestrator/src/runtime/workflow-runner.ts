@@ -79,8 +79,6 @@ const MAX_ATTEMPTS_SHOWN = 10;
 export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shutdown: AbortSignal): Promise<RunEnd> {
   const { runs, logger } = deps;
   const log = logger.child({ workflowId: claimed.id });
-  // The claim (QUEUED → RUNNING) committed just before: session views show the task's status.
-  publishSessionChanged(deps.bus, claimed.sessionId);
   const steps = new Map<string, StepRecord>();
   // A first attempt has nothing to restore: no step was checkpointed and no event published
   // (only the worker holding the claim writes them). Saves three round trips per task.
@@ -318,6 +316,7 @@ function createContext(state: ContextState): WorkflowContext {
       const started = built.find((e) => e.type === "WORKFLOW_STARTED");
       const mode = started ? executionModeOf((started.data as { mode: string }).mode) : undefined;
       await deps.runs.commitStep(task.id, deps.workerId, rec, mode);
+      // One hint covers the claim (QUEUED → RUNNING) just before and the mode recorded now.
       if (mode !== undefined) publishSessionChanged(deps.bus, task.sessionId);
       return rec;
     });

@@ -1,4 +1,4 @@
-import type { Db } from "@tog/db";
+import type { DbPool } from "@tog/db";
 import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
 import { WorkflowFailure, type TaskInfo } from "../runtime/workflow-context.ts";
 
@@ -19,16 +19,19 @@ export interface BudgetState {
 }
 
 export class SessionBudgets {
-  readonly #db: Db;
+  readonly #pool: DbPool;
 
-  constructor(options: { db: Db }) {
-    this.#db = options.db;
+  /** On the pg pool: read once or twice per task, cheaper than through Prisma's raw query path. */
+  constructor(options: { pool: DbPool }) {
+    this.#pool = options.pool;
   }
 
   /** null when the session no longer exists (purged mid-run): nothing to enforce. */
   async state(sessionId: string): Promise<BudgetState | null> {
-    const rows = await this.#db.$queryRaw<{ token_budget: number; tokens_used: number }[]>`
-      SELECT token_budget, tokens_used FROM sessions WHERE id = ${sessionId}::uuid`;
+    const { rows } = await this.#pool.query<{ token_budget: number; tokens_used: number }>(
+      "SELECT token_budget, tokens_used FROM sessions WHERE id = $1::uuid",
+      [sessionId],
+    );
     const row = rows[0];
     return row ? { budget: row.token_budget, used: row.tokens_used } : null;
   }

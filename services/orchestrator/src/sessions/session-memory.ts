@@ -1,4 +1,4 @@
-import type { Db } from "@tog/db";
+import type { DbPool } from "@tog/db";
 import type { Logger } from "@tog/core";
 import type { ChatMessage } from "@tog/providers";
 import type { TaskInfo, TaskSpec } from "../runtime/workflow-context.ts";
@@ -13,11 +13,16 @@ import { effectiveWindow } from "./presets.ts";
 // are fetched, never more than the window can use.
 
 export interface SessionMemoryOptions {
-  db: Db;
+  /** The pg pool: read on every task, cheaper than through Prisma's raw query path. */
+  pool: DbPool;
   /** Context window (tokens) of the model the task will use; compression is relative to it. */
   contextWindow: (spec: TaskSpec) => number;
   logger?: Logger | undefined;
 }
+
+/** Earlier turns of the task's session ($1 session, $2 the task's created_at, $3 its id). */
+const EARLIER = `session_id = $1::uuid AND status = 'COMPLETED' AND result IS NOT NULL AND result <> ''
+  AND (created_at < $2 OR (created_at = $2 AND id < $3::uuid))`;
 
 interface TurnRow {
   id: string;
@@ -26,44 +31,46 @@ interface TurnRow {
 }
 
 export class SessionMemory {
-  readonly #db: Db;
+  readonly #pool: DbPool;
   readonly #contextWindow: (spec: TaskSpec) => number;
   readonly #logger: Logger | undefined;
 
   constructor(options: SessionMemoryOptions) {
-    this.#db = options.db;
+    this.#pool = options.pool;
     this.#contextWindow = options.contextWindow;
     this.#logger = options.logger;
   }
 
   async load(task: Pick<TaskInfo, "id" | "sessionId" | "createdAt" | "spec">): Promise<ShapedHistory> {
     const settings = effectiveWindow(task.spec.window);
-    const earlier = (order: "ASC" | "DESC", limit: number) =>
-      this.#db.$queryRawUnsafe<TurnRow[]>(
-        `SELECT id::text, query, result FROM tasks
-         WHERE session_id = $1::uuid AND status = 'COMPLETED' AND result IS NOT NULL AND result <> ''
-           AND (created_at < $2 OR (created_at = $2 AND id < $3::uuid))
-         ORDER BY created_at ${order}, id ${order} LIMIT $4`,
-        task.sessionId,
-        task.createdAt,
-        task.id,
-        limit,
-      );
-    const [counted, head, tail] = await Promise.all([
-      this.#db.$queryRaw<{ n: bigint }[]>`
-        SELECT count(*) AS n FROM tasks
-        WHERE session_id = ${task.sessionId}::uuid AND status = 'COMPLETED' AND result IS NOT NULL AND result <> ''
-          AND (created_at < ${task.createdAt} OR (created_at = ${task.createdAt} AND id < ${task.id}::uuid))`,
-      // Two messages per turn: enough turns for the primers and for the rest of the window.
-      earlier("ASC", Math.max(1, Math.ceil(settings.primersCount / 2))),
-      earlier("DESC", Math.max(1, Math.ceil(settings.historyWindowSize / 2))),
-    ]);
-    const turns = new Map<string, TurnRow>();
-    for (const t of head) turns.set(t.id, t);
-    for (const t of tail.reverse()) turns.set(t.id, t);
+    const params = [task.sessionId, task.createdAt, task.id];
+    const earlier = async (order: "ASC" | "DESC", limit: number) =>
+      (
+        await this.#pool.query<TurnRow>(
+          `SELECT id::text, query, result FROM tasks WHERE ${EARLIER} ORDER BY created_at ${order}, id ${order} LIMIT $4`,
+          [...params, limit],
+        )
+      ).rows;
+    // Two messages per turn: enough turns for the primers and for the rest of the window. The
+    // newest turns first: when there are fewer than the window holds, they are all the turns
+    // (a new session: one query that finds nothing), and neither the oldest nor a count is needed.
+    const tailLimit = Math.max(1, Math.ceil(settings.historyWindowSize / 2));
+    const tail = (await earlier("DESC", tailLimit)).reverse();
+    let turnRows = tail;
+    let total = 2 * tail.length;
+    if (tail.length === tailLimit) {
+      const [counted, head] = await Promise.all([
+        this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM tasks WHERE ${EARLIER}`, params),
+        earlier("ASC", Math.max(1, Math.ceil(settings.primersCount / 2))),
+      ]);
+      const turns = new Map<string, TurnRow>();
+      for (const t of head) turns.set(t.id, t);
+      for (const t of tail) turns.set(t.id, t);
+      turnRows = [...turns.values()];
+      total = 2 * Number(counted.rows[0]?.n ?? 0);
+    }
     const messages: ChatMessage[] = [];
-    for (const t of turns.values()) messages.push({ role: "user", content: t.query }, { role: "assistant", content: t.result });
-    const total = 2 * Number(counted[0]?.n ?? 0);
+    for (const t of turnRows) messages.push({ role: "user", content: t.query }, { role: "assistant", content: t.result });
 
     const shaped = shapeHistory(messages, settings, this.#contextWindow(task.spec), Math.max(total, messages.length));
     if (shaped.compression || shaped.omitted > 0) {

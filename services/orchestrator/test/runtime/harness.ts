@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createLogger } from "@tog/core";
-import { createDbClient, createDbPool, type Db } from "@tog/db";
+import { createDbClient, createDbPool, type Db, type DbPool } from "@tog/db";
 import type { Bus } from "@tog/bus";
 import { loadCatalog } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
@@ -21,6 +21,8 @@ export const logger = createLogger({ service: "runtime-test", level: "silent" })
 
 export interface RuntimeHarness {
   db: Db;
+  /** The pg pool under `db` (the workers' hot-path repositories use it directly). */
+  pool: DbPool;
   bus: Bus;
   service: TaskService;
   userId: string;
@@ -82,6 +84,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
 
   const harness: RuntimeHarness = {
     db,
+    pool,
     bus,
     service,
     userId,

@@ -19,8 +19,8 @@ beforeAll(async () => {
   h = await startRuntimeHarness("sessions");
   const catalog = loadCatalog();
   const llm = createLlmRouter({ catalog, apiKeys: {}, logger });
-  budgets = new SessionBudgets({ db: h.db });
-  memory = new SessionMemory({ db: h.db, contextWindow: contextWindowOf(llm, catalog) });
+  budgets = new SessionBudgets({ pool: h.pool });
+  memory = new SessionMemory({ pool: h.pool, contextWindow: contextWindowOf(llm, catalog) });
   await h.startWorker(taskWorkflow, {
     loadSessionHistory: sessionContextLoader({ memory, budgets }),
     routerFor: (task, router) => budgetedRouter(router, budgets, task),
