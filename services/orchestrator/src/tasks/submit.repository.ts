@@ -1,4 +1,5 @@
 import type { DbPool } from "@tog/db";
+import pg, { type QueryResult } from "pg";
 import { resolveSessionForSubmit, type ResolvedSession } from "./session.resolver.ts";
 
 // The submit transaction on a pg client (the hot path: one round trip per statement, the new-
@@ -32,29 +33,32 @@ export class SubmitRepository {
   async submit(task: NewTask, enqueue: () => Promise<void>): Promise<SubmittedTask> {
     const client = await this.#pool.connect();
     try {
-      await client.query("BEGIN");
       let session: ResolvedSession;
       let createdAt: Date;
-      const taskValues = [task.id, task.userId, task.query, task.requestedMode, JSON.stringify(task.spec), task.traceId, task.traceparent];
       if (task.sessionRef === undefined) {
+        // BEGIN and the insert travel as one simple-protocol query (values as escaped literals):
+        // one round trip fewer on the path every default submission takes.
         const sessionId = crypto.randomUUID();
-        const res = await client.query<{ created_at: Date }>(
-          `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended($1, 0))),
-                s AS (INSERT INTO sessions (id, user_id, token_budget, task_count) SELECT $8::uuid, $2::uuid, $9, 1 FROM lock RETURNING id)
+        const lit = (v: string | null) => (v === null ? "NULL" : pg.escapeLiteral(v));
+        const results = (await client.query(
+          `BEGIN;
+           WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(${lit(task.id)}, 0))),
+                s AS (INSERT INTO sessions (id, user_id, token_budget, task_count)
+                      SELECT ${lit(sessionId)}::uuid, ${lit(task.userId)}::uuid, ${Math.trunc(task.tokenBudget)}, 1 FROM lock RETURNING id)
            INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
-           SELECT $1::uuid, $2::uuid, s.id, $3, $4, 'QUEUED', $5::jsonb, $6, $7 FROM s
+           SELECT ${lit(task.id)}::uuid, ${lit(task.userId)}::uuid, s.id, ${lit(task.query)}, ${lit(task.requestedMode)}, 'QUEUED',
+                  ${lit(JSON.stringify(task.spec))}::jsonb, ${lit(task.traceId)}, ${lit(task.traceparent)} FROM s
            RETURNING created_at`,
-          [...taskValues, sessionId, task.tokenBudget],
-        );
+        )) as unknown as QueryResult<{ created_at: Date }>[];
         session = { id: sessionId, ref: sessionId, created: true };
-        createdAt = res.rows[0]!.created_at;
+        createdAt = results[1]!.rows[0]!.created_at;
       } else {
-        await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [task.id]);
+        await client.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`);
         session = await resolveSessionForSubmit(client, task.userId, task.sessionRef, task.tokenBudget);
         const res = await client.query<{ created_at: Date }>(
           `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
            VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7) RETURNING created_at`,
-          [...taskValues, session.id],
+          [task.id, task.userId, task.query, task.requestedMode, JSON.stringify(task.spec), task.traceId, task.traceparent, session.id],
         );
         createdAt = res.rows[0]!.created_at;
       }

@@ -1,0 +1,48 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubmitRepository } from "../../src/tasks/submit.repository.ts";
+import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
+
+// The default submission sends its values as escaped literals in one simple-protocol query
+// (submit.repository.ts): whatever a client writes must arrive byte for byte, and nothing it
+// writes may run as SQL.
+
+describe("submit", () => {
+  let h: RuntimeHarness;
+  beforeAll(async () => {
+    h = await startRuntimeHarness("submit");
+  });
+  afterAll(async () => h?.close());
+
+  const nasty = [
+    "it's \\ a \"test\" $$ $1 E'\\x41' ; DROP TABLE tasks; --",
+    "backslash at the end \\",
+    "emoji 👩‍💻 and RTL \u202e text, tabs\tand\nnewlines",
+    "'; SELECT pg_sleep(10); --",
+  ];
+
+  it.each(nasty)("stores %j exactly, in the task and its spec, with a new session", async (query) => {
+    const context = { note: query, nested: { quote: "'", backslash: "\\" } };
+    const submitted = await h.service.submitTask(submitCommand(h.userId, query, { context }));
+    expect(submitted.sessionId).toBe(submitted.sessionRef);
+    const rows = await h.db.$queryRaw<{ query: string; spec: { query: string; metadata: Record<string, unknown> }; task_count: number }[]>`
+      SELECT t.query, t.spec, s.task_count FROM tasks t JOIN sessions s ON s.id = t.session_id WHERE t.id = ${submitted.taskId}::uuid`;
+    expect(rows[0]!.query).toBe(query);
+    expect(rows[0]!.spec.query).toBe(query);
+    expect(rows[0]!.spec.metadata).toEqual(context);
+    expect(rows[0]!.task_count).toBe(1);
+  });
+
+  it("rolls the task and its new session back when the run cannot be queued", async () => {
+    const repository = new SubmitRepository({ pool: h.pool });
+    const id = randomUUID();
+    const task = { id, userId: h.userId, sessionRef: undefined, query: "never queued", requestedMode: null, spec: {}, traceId: "0".repeat(32), traceparent: null, tokenBudget: 10 };
+    const sessionsBefore = await h.pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1", [h.userId]);
+    await expect(repository.submit(task, async () => Promise.reject(new Error("queue down")))).rejects.toThrow("queue down");
+    expect((await h.pool.query("SELECT id FROM tasks WHERE id = $1", [id])).rows).toEqual([]);
+    const sessionsAfter = await h.pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1", [h.userId]);
+    expect(sessionsAfter.rows[0].n).toBe(sessionsBefore.rows[0].n);
+    // The connection went back to the pool usable (no transaction left open).
+    expect((await h.pool.query("SELECT 1 AS ok")).rows[0].ok).toBe(1);
+  });
+});
