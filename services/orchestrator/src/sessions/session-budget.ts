@@ -20,14 +20,35 @@ export interface BudgetState {
 
 export class SessionBudgets {
   readonly #pool: DbPool;
+  readonly #maxAgeMs: number;
+  readonly #recent = new Map<string, { at: number; state: Promise<BudgetState | null> }>();
 
-  /** On the pg pool: read once or twice per task, cheaper than through Prisma's raw query path. */
-  constructor(options: { pool: DbPool }) {
+  /**
+   * On the pg pool: read once or twice per task, cheaper than through Prisma's raw query path.
+   * Within one run, a state read less than `maxAgeMs` ago is reused (the history step and the
+   * first model call come milliseconds apart); another task always reads afresh.
+   */
+  constructor(options: { pool: DbPool; maxAgeMs?: number }) {
     this.#pool = options.pool;
+    this.#maxAgeMs = options.maxAgeMs ?? 100;
   }
 
   /** null when the session no longer exists (purged mid-run): nothing to enforce. */
-  async state(sessionId: string): Promise<BudgetState | null> {
+  state(task: Pick<TaskInfo, "id" | "sessionId">): Promise<BudgetState | null> {
+    const now = Date.now();
+    const hit = this.#recent.get(task.id);
+    if (hit && now - hit.at < this.#maxAgeMs) return hit.state;
+    if (this.#recent.size >= 10_000) this.#recent.clear();
+    const state = this.#read(task.sessionId);
+    this.#recent.set(task.id, { at: now, state });
+    state.then(
+      () => setTimeout(() => this.#recent.delete(task.id), this.#maxAgeMs).unref(),
+      () => this.#recent.delete(task.id),
+    );
+    return state;
+  }
+
+  async #read(sessionId: string): Promise<BudgetState | null> {
     const { rows } = await this.#pool.query<{ token_budget: number; tokens_used: number }>(
       "SELECT token_budget, tokens_used FROM sessions WHERE id = $1::uuid",
       [sessionId],
@@ -61,8 +82,8 @@ export function estimateMessages(messages: readonly ChatMessage[]): number {
 }
 
 /** Throws the BUDGET_EXCEEDED failure when `needed` tokens do not fit the session's budget. */
-export async function assertBudget(budgets: SessionBudgets, task: Pick<TaskInfo, "sessionId">, needed: number): Promise<void> {
-  const failure = budgetFailure(await budgets.state(task.sessionId), needed);
+export async function assertBudget(budgets: SessionBudgets, task: Pick<TaskInfo, "id" | "sessionId">, needed: number): Promise<void> {
+  const failure = budgetFailure(await budgets.state(task), needed);
   if (failure) throw failure;
 }
 
@@ -72,7 +93,7 @@ export async function assertBudget(budgets: SessionBudgets, task: Pick<TaskInfo,
  * after a crash counts from 0 again (calls checkpointed by the earlier attempt are not re-made,
  * so they are not seen here); the session total is still checked.
  */
-export function budgetedRouter(llm: LlmRouter, budgets: SessionBudgets, task: Pick<TaskInfo, "sessionId">): LlmRouter {
+export function budgetedRouter(llm: LlmRouter, budgets: SessionBudgets, task: Pick<TaskInfo, "id" | "sessionId">): LlmRouter {
   let usedInRun = 0;
   return {
     candidates: (options) => llm.candidates(options),
@@ -84,7 +105,7 @@ export function budgetedRouter(llm: LlmRouter, budgets: SessionBudgets, task: Pi
     },
     async complete(options) {
       const needed = estimateMessages(options.request.messages);
-      const failure = budgetFailure(await budgets.state(task.sessionId), needed, usedInRun);
+      const failure = budgetFailure(await budgets.state(task), needed, usedInRun);
       if (failure) throw failure;
       const completion = await llm.complete(options);
       usedInRun += completion.usage.totalTokens;

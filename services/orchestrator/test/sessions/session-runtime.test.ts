@@ -136,7 +136,7 @@ describe("session token budget", () => {
     const sessionId = await newSession(400);
     const first = await run("Say hello", { sessionId });
     expect(first.task.status).toBe("COMPLETED");
-    const used = (await budgets.state(sessionId))!.used;
+    const used = (await budgets.state({ id: randomUUID(), sessionId }))!.used;
     expect(used).toBe(first.task.usage!.totalTokens);
     expect(used).toBeGreaterThan(0);
     // Spend the rest the way other tasks would have.
