@@ -1,15 +1,11 @@
 import type { DbPool } from "@tog/db";
+import { GroupCommit } from "./group-commit.ts";
 import type { StepRecord } from "./run.repository.ts";
 
-// Group commit of step checkpoints across the runs of one worker process. A checkpoint waits
-// for no timer: the first one goes out at once; those that arrive while a batch is in flight
-// go out together in the next one, as ONE statement (one round trip, one commit, one WAL
-// flush) however many runs they belong to. Under load a worker running 128 tasks commits a
-// few dozen steps per transaction; alone, a step costs what it did before. Each row is fenced
-// by its run's lease as before: a row whose task is no longer leased by its owner (or whose
-// key exists already) is not written and its caller gets `false`. If the batch statement fails
-// (one bad row), each checkpoint is retried on its own so only the bad one fails.
-// docs/performance.md "Checkpoints".
+// Step checkpoints of all runs of one worker process, group-committed (group-commit.ts): one
+// `INSERT … SELECT FROM unnest(…)` per batch. Each row is fenced by its run's lease as before: a
+// row whose task is no longer leased by its owner (or whose key exists already) is not written
+// and its caller gets `false`. docs/performance.md "Checkpoints".
 
 export interface Checkpoint {
   workflowId: string;
@@ -19,11 +15,6 @@ export interface Checkpoint {
   mode?: string | undefined;
 }
 
-interface Pending {
-  checkpoint: Checkpoint;
-  resolve: (written: boolean) => void;
-  reject: (err: unknown) => void;
-}
 
 const BATCH_SQL = `
   WITH v AS (
@@ -47,53 +38,19 @@ const BATCH_SQL = `
 
 export class CheckpointBatcher {
   readonly #pool: DbPool;
-  readonly #maxBatch: number;
-  #queue: Pending[] = [];
-  #inFlight = false;
+  readonly #group: GroupCommit<Checkpoint, boolean>;
 
   constructor(options: { pool: DbPool; maxBatch?: number }) {
     this.#pool = options.pool;
-    this.#maxBatch = options.maxBatch ?? 500;
+    this.#group = new GroupCommit({ flush: (items) => this.#insert(items), maxBatch: options.maxBatch });
   }
 
   /** Resolves true once written, false when fenced off (lease lost or step already stored). */
   write(checkpoint: Checkpoint): Promise<boolean> {
-    return new Promise<boolean>((resolve, reject) => {
-      this.#queue.push({ checkpoint, resolve, reject });
-      if (!this.#inFlight) this.#drain();
-    });
+    return this.#group.submit(checkpoint);
   }
 
-  #drain(): void {
-    this.#inFlight = true;
-    // Checkpoints queued in the same tick join this batch.
-    queueMicrotask(() => {
-      void this.#flushAll();
-    });
-  }
-
-  async #flushAll(): Promise<void> {
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.splice(0, this.#maxBatch);
-      await this.#flush(batch);
-    }
-    this.#inFlight = false;
-  }
-
-  async #flush(batch: Pending[]): Promise<void> {
-    try {
-      const written = await this.#insert(batch.map((p) => p.checkpoint));
-      for (const p of batch) p.resolve(written.has(keyOf(p.checkpoint.workflowId, p.checkpoint.step.key)));
-    } catch (err) {
-      if (batch.length === 1) {
-        batch[0]!.reject(err);
-        return;
-      }
-      await Promise.all(batch.map((p) => this.#flush([p])));
-    }
-  }
-
-  async #insert(checkpoints: Checkpoint[]): Promise<Set<string>> {
+  async #insert(checkpoints: Checkpoint[]): Promise<boolean[]> {
     const cols: unknown[][] = Array.from({ length: 14 }, () => []);
     for (const c of checkpoints) {
       const s = c.step;
@@ -113,7 +70,8 @@ export class CheckpointBatcher {
       cols[13]!.push(c.mode ?? null);
     }
     const res = await this.#pool.query<{ workflow_id: string; key: string }>(BATCH_SQL, cols);
-    return new Set(res.rows.map((r) => keyOf(r.workflow_id, r.key)));
+    const written = new Set(res.rows.map((r) => keyOf(r.workflow_id, r.key)));
+    return checkpoints.map((c) => written.has(keyOf(c.workflowId, c.step.key)));
   }
 }
 

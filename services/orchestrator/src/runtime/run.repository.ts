@@ -3,6 +3,7 @@ import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
 import type { TaskSpec } from "./workflow-context.ts";
 import { CheckpointBatcher } from "./checkpoint-batcher.ts";
+import { GroupCommit } from "./group-commit.ts";
 
 // The runtime's view of the `tasks` row: claiming a run under a lease, heartbeats that extend
 // it and report cancellation, and the final write. Every write after the claim is fenced by
@@ -83,12 +84,14 @@ export class RunRepository {
   readonly #db: Db;
   readonly #pool: DbPool;
   readonly #checkpoints: CheckpointBatcher;
+  readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
 
   /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
   constructor(options: { db: Db; pool: DbPool }) {
     this.#db = options.db;
     this.#pool = options.pool;
     this.#checkpoints = new CheckpointBatcher({ pool: options.pool });
+    this.#claims = new GroupCommit({ flush: (claims) => this.#claimAll(claims) });
   }
 
   async #transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -115,8 +118,9 @@ export class RunRepository {
     // Fast path, one statement: the task is usually committed and queued by the time its run
     // arrives. Only when it is not claimable do we wait for the submit transaction's lock to tell
     // "not committed yet" from "missing", "terminal" or "leased".
-    const fast = await this.#pool.query<TaskRow>(CLAIM_SQL, [taskId, owner, leaseMs, timeoutSeconds]);
-    if (fast.rows[0]) return { outcome: "claimed", task: claimedTask(fast.rows[0]) };
+    // The fast path is group-committed with the other claims of this process (group-commit.ts).
+    const fast = await this.#claims.submit({ taskId, owner, leaseMs, timeoutSeconds });
+    if (fast) return { outcome: "claimed", task: claimedTask(fast) };
     return this.#transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
       const rows = await tx.query<TaskRow>(CLAIM_SQL, [taskId, owner, leaseMs, timeoutSeconds]);
@@ -131,6 +135,22 @@ export class RunRepository {
       if (found.status === "RUNNING") return { outcome: "leased", retryInMs: Math.max(100, found.wait_ms ?? 1_000) } as const;
       return { outcome: "terminal", status: found.status } as const;
     });
+  }
+
+  /** One statement for claims sharing owner, lease and timeout (in practice: all of a process's). */
+  async #claimAll(claims: ClaimRequest[]): Promise<(TaskRow | undefined)[]> {
+    const found = new Map<string, TaskRow>();
+    const groups = new Map<string, ClaimRequest[]>();
+    for (const c of claims) {
+      const key = `${c.owner}\u0000${c.leaseMs}\u0000${c.timeoutSeconds}`;
+      groups.set(key, [...(groups.get(key) ?? []), c]);
+    }
+    for (const group of groups.values()) {
+      const { owner, leaseMs, timeoutSeconds } = group[0]!;
+      const res = await this.#pool.query<TaskRow>(CLAIM_MANY_SQL, [group.map((c) => c.taskId), owner, leaseMs, timeoutSeconds]);
+      for (const row of res.rows) found.set(row.id, row);
+    }
+    return claims.map((c) => found.get(c.taskId.toLowerCase()));
   }
 
   /** Extends the lease; null when it was lost. Reports a pending cancellation. */
@@ -239,19 +259,27 @@ export class RunRepository {
   }
 }
 
-const CLAIM_SQL = `
-  UPDATE tasks SET
+interface ClaimRequest {
+  taskId: string;
+  owner: string;
+  leaseMs: number;
+  timeoutSeconds: number;
+}
+
+const CLAIM_SET = `
     status = 'RUNNING',
     attempts = attempts + 1,
     lease_owner = $2,
     lease_expires_at = now() + $3 * interval '1 millisecond',
     started_at = coalesce(started_at, now()),
     deadline_at = coalesce(deadline_at, now() + $4 * interval '1 second'),
-    updated_at = now()
-  WHERE id = $1::uuid
-    AND (status = 'QUEUED' OR (status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())))
-  RETURNING id::text, user_id::text, session_id::text, spec, trace_id, traceparent, attempts, created_at, started_at, deadline_at,
+    updated_at = now()`;
+const CLAIMABLE = `(status = 'QUEUED' OR (status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())))`;
+const CLAIM_RETURNING = `id::text, user_id::text, session_id::text, spec, trace_id, traceparent, attempts, created_at, started_at, deadline_at,
             cancel_requested_at, cancel_reason`;
+const CLAIM_MANY_SQL = `UPDATE tasks SET ${CLAIM_SET} WHERE id = ANY($1::uuid[]) AND ${CLAIMABLE} RETURNING ${CLAIM_RETURNING}`;
+
+const CLAIM_SQL = `UPDATE tasks SET ${CLAIM_SET} WHERE id = $1::uuid AND ${CLAIMABLE} RETURNING ${CLAIM_RETURNING}`;
 
 function claimedTask(row: TaskRow): ClaimedTask {
   return {
