@@ -81,12 +81,6 @@ export function estimateMessages(messages: readonly ChatMessage[]): number {
   return n;
 }
 
-/** Throws the BUDGET_EXCEEDED failure when `needed` tokens do not fit the session's budget. */
-export async function assertBudget(budgets: SessionBudgets, task: Pick<TaskInfo, "id" | "sessionId">, needed: number): Promise<void> {
-  const failure = budgetFailure(await budgets.state(task), needed);
-  if (failure) throw failure;
-}
-
 /**
  * The router a run uses: refuses a model call (BUDGET_EXCEEDED) whose estimated input does not
  * fit what is left of the session's budget after this run's own usage so far. A run resumed

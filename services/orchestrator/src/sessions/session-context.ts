@@ -1,7 +1,7 @@
 import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
 import type { Catalog } from "@tog/catalog";
 import type { TaskInfo, TaskSpec } from "../runtime/workflow-context.ts";
-import { assertBudget, estimateMessages, type SessionBudgets } from "./session-budget.ts";
+import { budgetFailure, estimateMessages, type SessionBudgets } from "./session-budget.ts";
 import type { SessionMemory } from "./session-memory.ts";
 
 // What the runtime's `loadSessionHistory` seam does in a worker: the session's shaped history
@@ -10,8 +10,10 @@ import type { SessionMemory } from "./session-memory.ts";
 
 export function sessionContextLoader(options: { memory: SessionMemory; budgets: SessionBudgets }): (task: TaskInfo) => Promise<ChatMessage[]> {
   return async (task) => {
-    const { messages } = await options.memory.load(task);
-    await assertBudget(options.budgets, task, estimateMessages(messages) + estimateTokens(task.spec.query));
+    // Both reads at once; the budget check needs the shaped messages only for its estimate.
+    const [{ messages }, state] = await Promise.all([options.memory.load(task), options.budgets.state(task)]);
+    const failure = budgetFailure(state, estimateMessages(messages) + estimateTokens(task.spec.query));
+    if (failure) throw failure;
     return messages;
   };
 }
