@@ -85,6 +85,7 @@ export class RunRepository {
   readonly #pool: DbPool;
   readonly #checkpoints: CheckpointBatcher;
   readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
+  readonly #finishes: GroupCommit<FinishRequest, boolean>;
 
   /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
   constructor(options: { db: Db; pool: DbPool }) {
@@ -92,6 +93,7 @@ export class RunRepository {
     this.#pool = options.pool;
     this.#checkpoints = new CheckpointBatcher({ pool: options.pool });
     this.#claims = new GroupCommit({ flush: (claims) => this.#claimAll(claims) });
+    this.#finishes = new GroupCommit({ flush: (finishes) => this.#finishAll(finishes) });
   }
 
   async #transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
@@ -230,34 +232,70 @@ export class RunRepository {
    * here, so both updates stay HOT.
    */
   async finish(workflowId: string, owner: string, write: FinalWrite, step: StepRecord): Promise<void> {
-    const u = write.usage;
-    // One statement, so one round trip and atomic: the task's final state, its finish step with
-    // the terminal event, and the session's totals.
-    const res = await this.#pool.query<{ session_id: string }>(
-      `WITH t AS (
-         UPDATE tasks SET
-           status = $3, result = $4, error = $5, error_type = $6, mode = coalesce($7, mode), model_used = $8, provider = $9,
-           input_tokens = $10, output_tokens = $11, total_tokens = $12, cost_usd = $13,
-           completed_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-         WHERE id = $1::uuid AND lease_owner = $2 AND status = 'RUNNING'
-         RETURNING id, session_id),
-       st AS (
-         INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
-         SELECT t.id, $14, $15, $16, $17, $18, $19::jsonb, $20::json, $21, $22, $23, $24 FROM t
-         ON CONFLICT (workflow_id, key) DO NOTHING),
-       s AS (
-         UPDATE sessions SET tokens_used = tokens_used + coalesce($12, 0), total_cost_usd = total_cost_usd + coalesce($13, 0),
-                updated_at = now()
-         FROM t WHERE sessions.id = t.session_id)
-       SELECT session_id::text FROM t`,
-      [workflowId, owner, write.status, write.result, write.error, write.errorType, write.mode, write.modelUsed, write.provider,
-        u?.inputTokens ?? null, u?.outputTokens ?? null, u?.totalTokens ?? null, u?.costUsd ?? null,
-        step.key, step.kind, step.name, step.agentId, step.status, step.output === undefined ? null : JSON.stringify(step.output),
-        step.events === null ? null : JSON.stringify(step.events), step.firstSeq, step.lastSeq, step.startedAt, step.completedAt],
-    );
-    if (!res.rows[0]) throw new LeaseLostError(workflowId);
+    if (!(await this.#finishes.submit({ workflowId, owner, write, step }))) throw new LeaseLostError(workflowId);
   }
+
+  /**
+   * Final writes of this process's runs, group-committed: one statement writes every task's
+   * final state, its finish step with the terminal event, and the sessions' totals (summed per
+   * session), atomically. A task whose lease is gone is left out and reported `false`.
+   */
+  async #finishAll(finishes: FinishRequest[]): Promise<boolean[]> {
+    const cols: unknown[][] = Array.from({ length: 24 }, () => []);
+    for (const f of finishes) {
+      const { write: w, step: st } = f;
+      const u = w.usage;
+      const values = [f.workflowId, f.owner, w.status, w.result, w.error, w.errorType, w.mode, w.modelUsed, w.provider,
+        u?.inputTokens ?? null, u?.outputTokens ?? null, u?.totalTokens ?? null, u?.costUsd ?? null,
+        st.key, st.kind, st.name, st.agentId, st.status, st.output === undefined ? null : JSON.stringify(st.output),
+        st.events === null ? null : JSON.stringify(st.events), st.firstSeq, st.lastSeq, st.startedAt.toISOString(), st.completedAt.toISOString()];
+      values.forEach((v, k) => cols[k]!.push(v));
+    }
+    const res = await this.#pool.query<{ id: string }>(FINISH_MANY_SQL, cols);
+    const done = new Set(res.rows.map((r) => r.id));
+    return finishes.map((f) => done.has(f.workflowId.toLowerCase()));
+  }
+
 }
+
+interface FinishRequest {
+  workflowId: string;
+  owner: string;
+  write: FinalWrite;
+  step: StepRecord;
+}
+
+const FINISH_MANY_SQL = `
+  WITH v AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                         $10::int[], $11::int[], $12::int[], $13::float8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+                         $19::text[], $20::text[], $21::int[], $22::int[], $23::timestamptz[], $24::timestamptz[])
+      AS v(id, owner, status, result, error, error_type, mode, model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd,
+           step_key, step_kind, step_name, step_agent, step_status, step_output, step_events, first_seq, last_seq, started_at, completed_at)
+  ),
+  t AS (
+    UPDATE tasks SET
+      status = v.status, result = v.result, error = v.error, error_type = v.error_type, mode = coalesce(v.mode, tasks.mode),
+      model_used = v.model_used, provider = v.provider, input_tokens = v.input_tokens, output_tokens = v.output_tokens,
+      total_tokens = v.total_tokens, cost_usd = v.cost_usd,
+      completed_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+    FROM v WHERE tasks.id = v.id AND tasks.lease_owner = v.owner AND tasks.status = 'RUNNING'
+    RETURNING tasks.id, tasks.session_id
+  ),
+  st AS (
+    INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+    SELECT v.id, v.step_key, v.step_kind, v.step_name, v.step_agent, v.step_status, v.step_output::jsonb, v.step_events::json,
+           v.first_seq, v.last_seq, v.started_at, v.completed_at
+    FROM v JOIN t ON t.id = v.id
+    ON CONFLICT (workflow_id, key) DO NOTHING
+  ),
+  s AS (
+    UPDATE sessions SET tokens_used = tokens_used + agg.tokens, total_cost_usd = total_cost_usd + agg.cost, updated_at = now()
+    FROM (SELECT t.session_id, sum(coalesce(v.total_tokens, 0))::int AS tokens, sum(coalesce(v.cost_usd, 0)) AS cost
+          FROM t JOIN v ON v.id = t.id GROUP BY t.session_id) agg
+    WHERE sessions.id = agg.session_id
+  )
+  SELECT id::text FROM t`;
 
 interface ClaimRequest {
   taskId: string;
