@@ -1,3 +1,4 @@
+import { waitForDependency, type Dependency } from "./dependency.ts";
 import { Lifecycle } from "./lifecycle.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { initTelemetry, type Telemetry } from "./telemetry.ts";
@@ -11,12 +12,15 @@ export interface BootedService<C> {
   logger: Logger;
   telemetry: Telemetry;
   lifecycle: Lifecycle;
+  /** Runs `attempt` until the dependency answers, for DEPENDENCY_WAIT_SECONDS (libs/core/src/dependency.ts). */
+  waitFor<T>(dependency: Dependency, attempt: () => Promise<T>): Promise<T>;
 }
 
 interface BaseConfig {
   LOG_LEVEL: string;
   OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
   SHUTDOWN_TIMEOUT_MS: number;
+  DEPENDENCY_WAIT_SECONDS: number;
 }
 
 export function bootService<C extends BaseConfig>(service: string, load: (env: NodeJS.ProcessEnv) => C): BootedService<C> {
@@ -31,5 +35,7 @@ export function bootService<C extends BaseConfig>(service: string, load: (env: N
   const logger = createLogger({ service, level: config.LOG_LEVEL as Parameters<typeof createLogger>[0]["level"] });
   const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
   lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
-  return { config, logger, telemetry, lifecycle };
+  const waitFor = <T,>(dependency: Dependency, attempt: () => Promise<T>) =>
+    waitForDependency(dependency, attempt, { logger, timeoutMs: config.DEPENDENCY_WAIT_SECONDS * 1000 });
+  return { config, logger, telemetry, lifecycle, waitFor };
 }

@@ -48,6 +48,9 @@ export const baseConfigShape = {
   SHUTDOWN_TIMEOUT_MS: envInt(25_000, 1_000).describe(
     "Longest graceful shutdown before the process exits anyway (keep below the pod's termination grace period).",
   ),
+  DEPENDENCY_WAIT_SECONDS: envInt(60, 0).describe(
+    "At start, how long to keep retrying an unreachable PostgreSQL, Redis or NATS (each named with its URL and variable in a warning; waits 0.5 s doubling to 5 s) before exiting with code 1.",
+  ),
 } satisfies ConfigShape;
 
 export function loadConfig<S extends ConfigShape>(shape: S, env: Env = process.env): z.infer<z.ZodObject<S>> {

@@ -1,9 +1,9 @@
 // Session service: /api/v1/sessions* (list, get, history, turns, rename, delete), its Redis
 // cache kept fresh by PostgreSQL change notifications, and the session retention purge.
-import { bootService } from "@tog/core";
+import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
-import { createRedis } from "@tog/redis";
+import { createRedis, pingRedis } from "@tog/redis";
 import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
 import { createSessionApp } from "./app.ts";
 import { loadSessionConfig } from "./config.ts";
@@ -15,16 +15,19 @@ import { SessionService } from "./sessions/session.service.ts";
 
 const SERVICE = "session";
 
-const { config, logger, lifecycle } = bootService(SERVICE, loadSessionConfig);
+const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadSessionConfig);
 const metrics = createMetrics({ service: SERVICE });
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
 const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
-redis.on("error", (err: Error) => logger.warn({ err }, "redis error"));
+// ioredis reconnects by itself; one short line per failure, no stack.
+redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactUrl(config.REDIS_URL) }, "redis error"));
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
   if (cache.enabled) {
     // Until it listens, the cache is bypassed (reads go to PostgreSQL).
@@ -78,7 +81,7 @@ try {
   lifecycle.on("intake", "http", () => server.close());
   logger.info({ port: server.port, host: config.HOST, cacheTtlSeconds: config.SESSION_CACHE_TTL_SECONDS }, "session service listening");
 } catch (err) {
-  logger.fatal({ err }, "session service failed to start");
+  logger.fatal(startFailureFields(err), startFailureMessage(err, "session service failed to start"));
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }
