@@ -17,6 +17,7 @@ const SERVICE = "stream";
 
 const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadStreamConfig);
 const metrics = createMetrics({ service: SERVICE });
+const slowCloses = metrics.counter("tog_stream_slow_consumer_closes_total", "SSE and WebSocket clients closed for being too slow (unsent data over STREAM_MAX_BUFFER_BYTES).", ["kind"]);
 const delivered = metrics.counter("tog_stream_events_delivered_total", "Live events handed to SSE and WebSocket subscribers (one per subscriber).");
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
@@ -64,6 +65,7 @@ try {
     auth,
     owners: createTaskOwners({ db }),
     registry,
+    onSlowClose: (kind) => slowCloses.inc({ kind }),
     settings: {
       keepAliveMs: config.STREAM_KEEPALIVE_MS,
       retryMs: config.STREAM_RETRY_MS,
