@@ -40,11 +40,10 @@ export const baseConfigShape = {
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info")
     .describe("pino log level."),
+  // Empty counts as unset, so compose can pass `${OTEL_EXPORTER_OTLP_ENDPOINT:-}` through.
   OTEL_EXPORTER_OTLP_ENDPOINT: z
-    .string()
-    .url()
-    .optional()
-    .describe("OTLP/HTTP endpoint (e.g. http://otel-collector:4318). Unset: spans are made but not exported."),
+    .preprocess((v) => (v === "" ? undefined : v), z.string().url().optional())
+    .describe("OTLP/HTTP endpoint (e.g. http://otel-collector:4318). Unset or empty: spans are made but not exported."),
   SHUTDOWN_TIMEOUT_MS: envInt(25_000, 1_000).describe(
     "Longest graceful shutdown before the process exits anyway (keep below the pod's termination grace period).",
   ),
