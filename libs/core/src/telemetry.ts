@@ -13,14 +13,61 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import { parseTraceparent } from "./trace-context.ts";
+
+export type TracesSampler =
+  | "always_on"
+  | "always_off"
+  | "traceidratio"
+  | "parentbased_always_on"
+  | "parentbased_always_off"
+  | "parentbased_traceidratio";
 
 export interface TelemetryOptions {
   serviceName: string;
   /** OTLP/HTTP base endpoint; spans are only exported when set. */
   otlpEndpoint?: string | undefined;
+  /** The standard OTEL_* settings (libs/core config: OTEL_TRACES_EXPORTER, OTEL_SERVICE_NAME, …). */
+  exporter?: "otlp" | "none" | undefined;
+  serviceNameOverride?: string | undefined;
+  resourceAttributes?: string | undefined;
+  sampler?: TracesSampler | undefined;
+  samplerArg?: number | undefined;
+  /** Tests add an in-memory exporter here. */
+  spanProcessors?: SpanProcessor[] | undefined;
+}
+
+/** OTEL_TRACES_SAMPLER (+ _ARG) as the OpenTelemetry specification defines them. */
+export function samplerFor(name: TracesSampler = "parentbased_always_on", ratio = 1): Sampler {
+  const root = name.endsWith("always_off") ? new AlwaysOffSampler() : name.endsWith("traceidratio") ? new TraceIdRatioBasedSampler(ratio) : new AlwaysOnSampler();
+  return name.startsWith("parentbased_") ? new ParentBasedSampler({ root }) : root;
+}
+
+/** OTEL_RESOURCE_ATTRIBUTES: `k=v,k2=v2`, values percent-encoded; malformed pairs are skipped. */
+export function parseResourceAttributes(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (raw ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    const key = pair.slice(0, at).trim();
+    try {
+      out[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      // not valid percent-encoding: skipped, like the SDKs do
+    }
+  }
+  return out;
 }
 
 export interface Telemetry {
@@ -36,13 +83,20 @@ let installed: Telemetry | undefined;
  */
 export function initTelemetry(options: TelemetryOptions): Telemetry {
   if (installed) return installed;
-  const spanProcessors: SpanProcessor[] = [];
-  if (options.otlpEndpoint) {
+  const spanProcessors: SpanProcessor[] = [...(options.spanProcessors ?? [])];
+  // Without an exporter no span processor runs: spans only carry ids (cheap on hot paths).
+  if (options.otlpEndpoint && options.exporter !== "none") {
     const url = `${options.otlpEndpoint.replace(/\/$/, "")}/v1/traces`;
     spanProcessors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) }));
   }
+  const attributes = parseResourceAttributes(options.resourceAttributes);
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    // Precedence as specified: OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then ours.
+    resource: resourceFromAttributes({
+      ...attributes,
+      [ATTR_SERVICE_NAME]: options.serviceNameOverride || attributes[ATTR_SERVICE_NAME] || options.serviceName,
+    }),
+    sampler: samplerFor(options.sampler, options.samplerArg),
     spanProcessors,
   });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
