@@ -75,6 +75,26 @@ export interface Telemetry {
 }
 
 let installed: Telemetry | undefined;
+let exporting = false;
+
+/**
+ * True when finished spans go somewhere (an exporter or a test's processor). Optional spans on
+ * hot paths (steps, model and tool calls, message producers) are only made then; without it
+ * the trace id still travels in the active context (docs/decisions.md, "Tracing cost").
+ */
+export function spansExported(): boolean {
+  return exporting;
+}
+
+/** `withSpan` when spans are exported; otherwise fn runs directly, in the current context. */
+export function withOptionalSpan<T>(
+  name: string,
+  fn: (span: Span | undefined) => Promise<T> | T,
+  options: { kind?: SpanKind; attributes?: Record<string, string | number | boolean> } = {},
+): Promise<T> {
+  if (!exporting) return (async () => fn(undefined))();
+  return withSpan(name, fn, options);
+}
 
 /**
  * Installs the tracer provider, the AsyncLocalStorage context manager and the W3C
@@ -99,6 +119,7 @@ export function initTelemetry(options: TelemetryOptions): Telemetry {
     sampler: samplerFor(options.sampler, options.samplerArg),
     spanProcessors,
   });
+  exporting = spanProcessors.length > 0;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);

@@ -24,6 +24,7 @@ import {
   type WorkflowOutcome,
   type WorkflowSettings,
 } from "./workflow-context.ts";
+import { tracedLlm, tracedStep, tracedTools } from "../telemetry/traced-calls.ts";
 
 // Runs one claimed task: restores its checkpoints, republishes committed events the bus never
 // got, runs the workflow with a WorkflowContext backed by PostgreSQL and JetStream, and writes
@@ -290,7 +291,7 @@ function createContext(state: ContextState): WorkflowContext {
     if (done && done.status === "completed") return done.output as T;
     throwIfStopped();
     const startedAt = new Date();
-    const result = await fn();
+    const result = await tracedStep(fullKey, meta, fn);
     throwIfStopped();
     const pendingEvents = (result.events ?? []).map((e) => ({ ...e, agent_id: e.agent_id ?? agentId }));
     const record = await emitter.commit(pendingEvents, async (built) => {
@@ -466,8 +467,8 @@ function createContext(state: ContextState): WorkflowContext {
     task,
     agentId,
     signal,
-    llm: deps.llm,
-    tools: deps.tools,
+    llm: tracedLlm(deps.llm),
+    tools: tracedTools(deps.tools),
     catalog: deps.catalog,
     settings: deps.settings,
     emit(type, message, data, emitAgentId) {
