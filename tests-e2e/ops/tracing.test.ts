@@ -14,6 +14,7 @@ interface OtlpSpan {
   name: string;
   kind: number;
   attributes?: { key: string; value: Record<string, unknown> }[];
+  links?: { traceId: string; spanId: string }[];
 }
 interface ReceivedSpan extends OtlpSpan {
   service: string;
@@ -76,12 +77,15 @@ describe("one trace through every hop", () => {
     expect(await sse.text()).toContain("WORKFLOW_COMPLETED");
 
     const mine = () => received.filter((s) => s.traceId === TRACE_ID);
+    // the persister's batch span: in the trace when its batch was all this task's, linked always
+    const persisterSpan = () =>
+      received.find((s) => s.service === "orchestrator" && s.name === "process events" && (s.links ?? []).some((l) => l.traceId === TRACE_ID));
     const has = (service: string, pred: (s: ReceivedSpan) => boolean) => mine().some((s) => s.service === service && pred(s));
     const deadline = Date.now() + 30_000;
     // batched export: wait until every hop's spans arrived
     while (
       Date.now() < deadline &&
-      !(has("worker", (s) => s.name.startsWith("execute_tool")) && has("stream", (s) => s.kind === KIND.SERVER) && has("worker", (s) => s.name.startsWith("chat ")))
+      !(has("worker", (s) => s.name.startsWith("execute_tool")) && has("stream", (s) => s.kind === KIND.SERVER) && has("worker", (s) => s.name.startsWith("chat ")) && persisterSpan())
     ) {
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -120,6 +124,14 @@ describe("one trace through every hop", () => {
     expect(parentOf(tool)?.name).toMatch(/^step /);
     // events: worker PRODUCER spans
     one("worker", (s) => s.kind === KIND.PRODUCER && String(s.attrs["messaging.destination.name"]).includes(".events."), "event producer span");
+    // event persister: a CONSUMER batch span linked to the worker's event producer spans
+    const persist = persisterSpan();
+    expect(persist, "event persister batch span linked to this trace").toBeDefined();
+    expect(persist!.kind).toBe(KIND.CONSUMER);
+    const linked = persist!.links!.filter((l) => l.traceId === TRACE_ID).map((l) => byId.get(l.spanId));
+    expect(linked.length).toBeGreaterThan(0);
+    for (const producer of linked) expect(producer, "each link points at a producer span of this trace").toMatchObject({ service: "worker", kind: KIND.PRODUCER });
+    if (persist!.traceId === TRACE_ID) expect(byId.get(persist!.parentSpanId!)?.kind).toBe(KIND.PRODUCER);
     // stream: the SSE server span, child of the client's span
     const stream = one("stream", (s) => s.kind === KIND.SERVER, "SSE server span");
     expect(stream.parentSpanId).toBe(CLIENT_SPAN);

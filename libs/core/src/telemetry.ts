@@ -5,6 +5,7 @@ import {
   SpanKind,
   SpanStatusCode,
   type Context,
+  type Link,
   type Span,
   type TextMapGetter,
   type TextMapSetter,
@@ -165,10 +166,10 @@ export function injectTraceContext(carrier: Record<string, string> = {}, ctx: Co
 export async function withSpan<T>(
   name: string,
   fn: (span: Span) => Promise<T> | T,
-  options: { parent?: Context; kind?: SpanKind; attributes?: Record<string, string | number | boolean> } = {},
+  options: { parent?: Context; kind?: SpanKind; attributes?: Record<string, string | number | boolean>; links?: Link[] } = {},
 ): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (err) {

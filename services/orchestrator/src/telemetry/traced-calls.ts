@@ -1,4 +1,5 @@
-import { SpanKind, SpanStatusCode, spansExported, withOptionalSpan, withSpan } from "@tog/core";
+import { extractMessageContext, type ReceivedMessage } from "@tog/bus";
+import { context, SpanKind, SpanStatusCode, spansExported, trace, withOptionalSpan, withSpan } from "@tog/core";
 import type { LlmRouter } from "@tog/providers";
 import type { ToolRegistry } from "@tog/tools";
 
@@ -59,5 +60,24 @@ export function tracedTools(tools: ToolRegistry): ToolRegistry {
 export function tracedStep<T>(key: string, meta: { kind: string; name?: string | null | undefined }, fn: () => Promise<T>): Promise<T> {
   return withOptionalSpan(`step ${meta.kind}${meta.name ? ` ${meta.name}` : ""}`, () => fn(), {
     attributes: { "tog.step.key": key, "tog.step.kind": meta.kind },
+  });
+}
+
+/**
+ * One CONSUMER span per event-persister batch (messaging conventions for batch receiving): linked
+ * to the producer span of every message; a child of the producer's trace when the whole batch
+ * belongs to one trace (the usual case for one running task), else a root span.
+ */
+export function tracedPersist<T>(msgs: readonly ReceivedMessage[], fn: () => Promise<T>): Promise<T> {
+  if (!spansExported()) return fn();
+  const contexts = msgs.map((m) => trace.getSpanContext(extractMessageContext(m))).filter((c) => c !== undefined);
+  const traces = new Set(contexts.map((c) => c.traceId));
+  const first = msgs[0];
+  const parent = traces.size === 1 && first ? extractMessageContext(first) : trace.deleteSpan(context.active());
+  return withSpan("process events", () => fn(), {
+    parent,
+    kind: SpanKind.CONSUMER,
+    links: contexts.map((c) => ({ context: c })),
+    attributes: { "messaging.system": "nats", "messaging.operation.type": "process", "messaging.batch.message_count": msgs.length },
   });
 }
