@@ -138,4 +138,25 @@ describe("one trace through every hop", () => {
     // nothing of this trace is named by an id
     for (const s of spans) expect(s.name, `${s.service} span name`).not.toContain(taskId);
   });
+
+  it("workers and the orchestrator log each task's lifecycle at info with its trace id, not each event", async () => {
+    const traceparent = `00-${TRACE_ID.replace(/^5/, "6")}-${CLIENT_SPAN}-01`;
+    const traceId = TRACE_ID.replace(/^5/, "6");
+    const submitted = await request<{ task_id: string }>(`${env.baseUrl}/tasks`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", traceparent },
+      body: JSON.stringify({ query: "What is 12*(3+4)?", mode: "standard" }),
+    });
+    const taskId = submitted.body.task_id;
+    const worker = env.service("worker");
+    const finished = await worker.waitForLog((r) => r.msg === "task finished" && r.workflowId === taskId, 60_000);
+    expect(finished).toMatchObject({ level: "info", status: expect.stringMatching(/COMPLETED/), duration_ms: expect.any(Number), trace_id: traceId });
+    const submittedLog = await env.service("orchestrator").waitForLog((r) => r.msg === "task submitted" && r.workflowId === taskId);
+    expect(submittedLog).toMatchObject({ level: "info", trace_id: traceId });
+    const mine = worker.logs().filter((r) => r.workflowId === taskId && r.level === "info");
+    expect(mine.map((r) => r.msg)).toEqual(expect.arrayContaining(["task claimed", "step finished", "task finished"]));
+    for (const r of mine) expect(r.trace_id, String(r.msg)).toBe(traceId);
+    const events = await request<{ total_count: number }>(`${env.baseUrl}/tasks/${taskId}/events?limit=1`);
+    expect(mine.length, "fewer info lines than events: nothing per event").toBeLessThan(events.body.total_count);
+  });
 });

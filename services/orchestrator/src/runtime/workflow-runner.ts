@@ -85,6 +85,9 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
   // (only the worker holding the claim writes them). Saves three round trips per task.
   const fresh = claimed.attempts === 1;
   if (!fresh) for (const step of await runs.loadSteps(claimed.id)) steps.set(step.key, step);
+  // Lifecycle at info (claimed, step finished, finished), with the trace ids of the run's span.
+  const claimedAt = Date.now();
+  log.info({ attempt: claimed.attempts, restoredSteps: steps.size }, "task claimed");
 
   const root = new AbortController();
   const stop = (reason: StopReason) => {
@@ -208,6 +211,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     );
     await emitter.flush();
     deps.onTaskFinished?.(final.write.status);
+    log.info({ status: final.write.status, duration_ms: Date.now() - claimedAt }, "task finished");
     return "finished";
   } catch (err) {
     if (err instanceof LeaseLostError || emitter.failure) {
@@ -314,6 +318,7 @@ function createContext(state: ContextState): WorkflowContext {
       return rec;
     });
     steps.set(fullKey, record);
+    deps.logger.info({ workflowId: task.id, step: fullKey, kind: meta.kind, name: meta.name }, "step finished");
     // What a replay will return, so both paths hand the flow the same JSON-shaped value.
     return (result.output === undefined ? null : JSON.parse(JSON.stringify(result.output))) as T;
   }

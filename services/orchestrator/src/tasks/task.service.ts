@@ -107,6 +107,7 @@ export class TaskService implements TaskOrchestrator {
       },
     );
     this.#options.onSubmitted?.();
+    this.#logger.info({ workflowId: taskId, sessionId: result.session.id }, "task submitted");
     return {
       taskId,
       sessionId: result.session.id,
