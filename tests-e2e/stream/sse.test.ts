@@ -307,6 +307,9 @@ describe("slow consumers", () => {
     for (let i = 0; i < 4_000 && !stop; i++) await wf.emitChunk(big);
     const record = await overflowed;
     expect(record.buffered as number).toBeGreaterThan(65_536);
+    // counted for the TogStreamSlowConsumerCloses alert (deploy/observability)
+    const metrics = await (await fetch(`${instance.metricsUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^tog_stream_slow_consumer_closes_total\{kind="sse",service="stream"\} [1-9]/m);
     await wf.emit(1, { last: true });
     socket.resume();
     const deadline = Date.now() + 10_000;

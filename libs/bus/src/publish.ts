@@ -1,6 +1,6 @@
 import { headers as natsHeaders, type MsgHdrs } from "@nats-io/transport-node";
 import { JetStreamApiError, type JetStreamPublishOptions, type PubAck } from "@nats-io/jetstream";
-import { ConflictError, injectTraceContext } from "@tog/core";
+import { ConflictError, injectTraceContext, SpanKind, spansExported, withSpan } from "@tog/core";
 import type { Bus } from "./connection.ts";
 import { systemSubjects } from "./streams.ts";
 
@@ -45,8 +45,26 @@ export function messageHeaders(extra?: Record<string, string>): MsgHdrs {
   return h;
 }
 
+/**
+ * A PRODUCER span around one publish (messaging semantic conventions), only when spans are
+ * exported; its context is what the message headers carry, so the consumer's span is its child.
+ * Named by the subject's first two tokens (`send tog.events`): never one name per workflow.
+ */
+function producerSpan<T>(subject: string, fn: () => T): T | Promise<T> {
+  if (!spansExported()) return fn();
+  const destination = subject.split(".").slice(0, 2).join(".");
+  return withSpan(`send ${destination}`, fn, {
+    kind: SpanKind.PRODUCER,
+    attributes: { "messaging.system": "nats", "messaging.operation.type": "send", "messaging.destination.name": subject },
+  });
+}
+
 /** JetStream publish: resolves with the stream's PubAck once the message is stored. */
 export async function publish(bus: Bus, subject: string, data: Payload, options: PublishOptions = {}): Promise<PubAck> {
+  return producerSpan(subject, () => publishNow(bus, subject, data, options));
+}
+
+async function publishNow(bus: Bus, subject: string, data: Payload, options: PublishOptions): Promise<PubAck> {
   const opts: Partial<JetStreamPublishOptions> = { headers: messageHeaders(options.headers) };
   if (options.msgID !== undefined) opts.msgID = options.msgID;
   if (options.timeoutMs !== undefined) opts.timeout = options.timeoutMs;
@@ -69,7 +87,9 @@ export async function publish(bus: Bus, subject: string, data: Payload, options:
 
 /** Core NATS publish (fire and forget, not stored). */
 export function publishCore(bus: Bus, subject: string, data: Payload, options: CorePublishOptions = {}): void {
-  bus.nc.publish(subject, encodePayload(data), { headers: messageHeaders(options.headers) });
+  const send = () => bus.nc.publish(subject, encodePayload(data), { headers: messageHeaders(options.headers) });
+  if (spansExported()) void producerSpan(subject, send);
+  else send();
 }
 
 

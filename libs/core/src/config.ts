@@ -40,13 +40,32 @@ export const baseConfigShape = {
     .enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"])
     .default("info")
     .describe("pino log level."),
+  // Empty counts as unset, so compose can pass `${OTEL_EXPORTER_OTLP_ENDPOINT:-}` through.
   OTEL_EXPORTER_OTLP_ENDPOINT: z
+    .preprocess((v) => (v === "" ? undefined : v), z.string().url().optional())
+    .describe("OTLP/HTTP endpoint (e.g. http://otel-collector:4318). Unset or empty: spans are made but not exported."),
+  OTEL_TRACES_EXPORTER: z
+    .enum(["otlp", "none"])
+    .default("otlp")
+    .describe("otlp: export spans to OTEL_EXPORTER_OTLP_ENDPOINT (batched) when it is set; none: never export."),
+  OTEL_SERVICE_NAME: z
     .string()
-    .url()
     .optional()
-    .describe("OTLP/HTTP endpoint (e.g. http://otel-collector:4318). Unset: spans are made but not exported."),
+    .describe("service.name of this process's spans (default: the service's own name, e.g. gateway)."),
+  OTEL_RESOURCE_ATTRIBUTES: z
+    .string()
+    .optional()
+    .describe("Extra resource attributes of every span, `key=value,key2=value2` (values percent-encoded), e.g. deployment.environment.name=staging."),
+  OTEL_TRACES_SAMPLER: z
+    .enum(["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"])
+    .default("parentbased_always_on")
+    .describe("Which traces are recorded and exported. Unsampled requests still carry their trace id to logs and events."),
+  OTEL_TRACES_SAMPLER_ARG: envNumber(1, 0, 1).describe("Sampling ratio for traceidratio samplers (0..1)."),
   SHUTDOWN_TIMEOUT_MS: envInt(25_000, 1_000).describe(
     "Longest graceful shutdown before the process exits anyway (keep below the pod's termination grace period).",
+  ),
+  DEPENDENCY_WAIT_SECONDS: envInt(60, 0).describe(
+    "At start, how long to keep retrying an unreachable PostgreSQL, Redis or NATS (each named with its URL and variable in a warning; waits 0.5 s doubling to 5 s) before exiting with code 1.",
   ),
 } satisfies ConfigShape;
 

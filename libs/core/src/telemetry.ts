@@ -5,6 +5,7 @@ import {
   SpanKind,
   SpanStatusCode,
   type Context,
+  type Link,
   type Span,
   type TextMapGetter,
   type TextMapSetter,
@@ -13,14 +14,61 @@ import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, TracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace";
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type Sampler,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
 import { parseTraceparent } from "./trace-context.ts";
+
+export type TracesSampler =
+  | "always_on"
+  | "always_off"
+  | "traceidratio"
+  | "parentbased_always_on"
+  | "parentbased_always_off"
+  | "parentbased_traceidratio";
 
 export interface TelemetryOptions {
   serviceName: string;
   /** OTLP/HTTP base endpoint; spans are only exported when set. */
   otlpEndpoint?: string | undefined;
+  /** The standard OTEL_* settings (libs/core config: OTEL_TRACES_EXPORTER, OTEL_SERVICE_NAME, …). */
+  exporter?: "otlp" | "none" | undefined;
+  serviceNameOverride?: string | undefined;
+  resourceAttributes?: string | undefined;
+  sampler?: TracesSampler | undefined;
+  samplerArg?: number | undefined;
+  /** Tests add an in-memory exporter here. */
+  spanProcessors?: SpanProcessor[] | undefined;
+}
+
+/** OTEL_TRACES_SAMPLER (+ _ARG) as the OpenTelemetry specification defines them. */
+export function samplerFor(name: TracesSampler = "parentbased_always_on", ratio = 1): Sampler {
+  const root = name.endsWith("always_off") ? new AlwaysOffSampler() : name.endsWith("traceidratio") ? new TraceIdRatioBasedSampler(ratio) : new AlwaysOnSampler();
+  return name.startsWith("parentbased_") ? new ParentBasedSampler({ root }) : root;
+}
+
+/** OTEL_RESOURCE_ATTRIBUTES: `k=v,k2=v2`, values percent-encoded; malformed pairs are skipped. */
+export function parseResourceAttributes(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (raw ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    const key = pair.slice(0, at).trim();
+    try {
+      out[key] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      // not valid percent-encoding: skipped, like the SDKs do
+    }
+  }
+  return out;
 }
 
 export interface Telemetry {
@@ -28,6 +76,26 @@ export interface Telemetry {
 }
 
 let installed: Telemetry | undefined;
+let exporting = false;
+
+/**
+ * True when finished spans go somewhere (an exporter or a test's processor). Optional spans on
+ * hot paths (steps, model and tool calls, message producers) are only made then; without it
+ * the trace id still travels in the active context (docs/decisions.md, "Tracing cost").
+ */
+export function spansExported(): boolean {
+  return exporting;
+}
+
+/** `withSpan` when spans are exported; otherwise fn runs directly, in the current context. */
+export function withOptionalSpan<T>(
+  name: string,
+  fn: (span: Span | undefined) => Promise<T> | T,
+  options: { kind?: SpanKind; attributes?: Record<string, string | number | boolean> } = {},
+): Promise<T> {
+  if (!exporting) return (async () => fn(undefined))();
+  return withSpan(name, fn, options);
+}
 
 /**
  * Installs the tracer provider, the AsyncLocalStorage context manager and the W3C
@@ -36,15 +104,23 @@ let installed: Telemetry | undefined;
  */
 export function initTelemetry(options: TelemetryOptions): Telemetry {
   if (installed) return installed;
-  const spanProcessors: SpanProcessor[] = [];
-  if (options.otlpEndpoint) {
+  const spanProcessors: SpanProcessor[] = [...(options.spanProcessors ?? [])];
+  // Without an exporter no span processor runs: spans only carry ids (cheap on hot paths).
+  if (options.otlpEndpoint && options.exporter !== "none") {
     const url = `${options.otlpEndpoint.replace(/\/$/, "")}/v1/traces`;
     spanProcessors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) }));
   }
+  const attributes = parseResourceAttributes(options.resourceAttributes);
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    // Precedence as specified: OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then ours.
+    resource: resourceFromAttributes({
+      ...attributes,
+      [ATTR_SERVICE_NAME]: options.serviceNameOverride || attributes[ATTR_SERVICE_NAME] || options.serviceName,
+    }),
+    sampler: samplerFor(options.sampler, options.samplerArg),
     spanProcessors,
   });
+  exporting = spanProcessors.length > 0;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   trace.setGlobalTracerProvider(provider);
@@ -90,10 +166,10 @@ export function injectTraceContext(carrier: Record<string, string> = {}, ctx: Co
 export async function withSpan<T>(
   name: string,
   fn: (span: Span) => Promise<T> | T,
-  options: { parent?: Context; kind?: SpanKind; attributes?: Record<string, string | number | boolean> } = {},
+  options: { parent?: Context; kind?: SpanKind; attributes?: Record<string, string | number | boolean>; links?: Link[] } = {},
 ): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes }, parent);
+  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (err) {

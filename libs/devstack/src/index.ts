@@ -16,3 +16,6 @@ export { SERVICES, type ServiceDefinition, type StackContext } from "./services.
 export { startStack, existingServices, routesFor, type Stack, type StackOptions } from "./stack.ts";
 export { runBusSetup, BUS_SETUP_ENTRY } from "./bus-setup.ts";
 export { REPO_ROOT } from "./paths.ts";
+export { OPS_PORT_LOG } from "./service-process.ts";
+export { formatBanner, type BannerOptions, type BannerService } from "./banner.ts";
+export { chooseLogFormat, prettyLogFormatter, prettyLogStream, type LogFormat } from "./pretty.ts";

@@ -35,6 +35,8 @@ export interface StartServiceOptions {
   readyTimeoutMs?: number;
   /** "echo": also print each line prefixed with `[name]`; "capture" (default): keep in memory only. */
   logs?: "capture" | "echo";
+  /** With "echo": turns a JSON log line into the text printed (npm start on a terminal: pino-pretty). */
+  echoFormat?: (record: Record<string, unknown>, text: string) => string;
   /** Captured lines kept (oldest dropped first). */
   maxLines?: number;
 }
@@ -143,7 +145,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     lines.push(line);
     // trim in batches, not one line at a time
     if (lines.length > maxLines * 1.25) lines.splice(0, lines.length - maxLines);
-    if (options.logs === "echo") (stream === "stderr" ? process.stderr : process.stdout).write(`[${options.name}] ${text}\n`);
+    if (options.logs === "echo") {
+      const shown = line.json && options.echoFormat ? options.echoFormat(line.json, text).replace(/\n$/, "") : text;
+      (stream === "stderr" ? process.stderr : process.stdout).write(`[${options.name}] ${shown}\n`);
+    }
     for (const w of waiters) w(line);
   };
   createInterface({ input: child.stdout! }).on("line", capture("stdout"));

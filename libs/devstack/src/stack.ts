@@ -3,7 +3,7 @@ import path from "node:path";
 import { freePort } from "./free-port.ts";
 import { REPO_ROOT } from "./paths.ts";
 import { startRouter, type RouteRule, type Router } from "./router.ts";
-import { startService, type Env, type RunningService } from "./service-process.ts";
+import { startService, type Env, type RunningService, type StartServiceOptions } from "./service-process.ts";
 import { SERVICES, type ServiceDefinition, type StackContext } from "./services.ts";
 
 
@@ -22,6 +22,8 @@ export interface StackOptions {
   /** Run only these services (default: every service whose entry exists). */
   only?: string[];
   logs?: "capture" | "echo";
+  /** See StartServiceOptions.echoFormat. */
+  echoFormat?: StartServiceOptions["echoFormat"];
   readyTimeoutMs?: number;
   definitions?: readonly ServiceDefinition[];
   root?: string;
@@ -116,6 +118,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
           readyPath: p.definition.readyPath,
           readyTimeoutMs: options.readyTimeoutMs,
           logs: options.logs,
+          echoFormat: options.echoFormat,
         });
       // A free port picked here can be taken by another process before the service binds it
       // (parallel test files): pick another and try again.
@@ -176,6 +179,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
         readyPath: definition.readyPath,
         readyTimeoutMs: options.readyTimeoutMs,
         logs: options.logs,
+        echoFormat: options.echoFormat,
       });
       extras.push(service);
       return service;

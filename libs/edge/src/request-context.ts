@@ -14,12 +14,19 @@ export function createRequestContext(options: RequestContextOptions): RequestHan
   const { logger } = options;
   return (req, res, next) => {
     const parent = extractTraceContext(req.headers);
-    const span = tracer().startSpan(`${req.method} ${req.path}`, { kind: SpanKind.SERVER }, parent);
+    // Named by method now and by route template once routing matched (semantic conventions:
+    // `GET /api/v1/tasks/:id`, never one name per task id).
+    const span = tracer().startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, parent);
     const ctx = trace.setSpan(parent, span);
     req.traceId = span.spanContext().traceId;
     const started = process.hrtime.bigint();
     res.on("finish", () => {
       span.setAttribute("http.response.status_code", res.statusCode);
+      const route = req.route?.path === undefined ? undefined : `${req.baseUrl}${String(req.route.path)}`;
+      if (route !== undefined) {
+        span.setAttribute("http.route", route);
+        span.updateName(`${req.method} ${route}`);
+      }
       span.end();
       context.with(ctx, () =>
         logger.info(

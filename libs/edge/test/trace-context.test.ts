@@ -1,17 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { initTelemetry, injectTraceContext } from "@tog/core";
 import { captureLogs, sleep, startTestApp, type TestApp } from "./edge-harness.ts";
 
 const logs = captureLogs();
+const spans = new InMemorySpanExporter();
 let app: TestApp;
 
 beforeAll(async () => {
-  initTelemetry({ serviceName: "edge-test" });
+  initTelemetry({ serviceName: "edge-test", spanProcessors: [new SimpleSpanProcessor({ exporter: spans })] });
   app = await startTestApp({
     logger: logs.logger,
     routes: (r) => {
       // What a downstream call from this handler would carry.
       r.get("/ctx", (req, res) => void res.json({ carrier: injectTraceContext(), traceId: req.traceId }));
+      r.get("/things/:id", (req, res) => void res.json({ traceId: req.traceId }));
     },
   });
 });
@@ -78,5 +81,33 @@ describe("traceparent", () => {
     expect(a.body.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(a.body.traceId).not.toBe(b.body.traceId);
     expect(a.line).toBeDefined();
+  });
+});
+
+describe("server span", () => {
+  it("is named by the route template, not the raw path (one name for every id)", async () => {
+    const ids: string[] = [];
+    for (const id of ["a1", "b2"]) {
+      const res = await fetch(`${app.url}/things/${id}`, { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } });
+      expect(res.status).toBe(200);
+      ids.push(((await res.json()) as { traceId: string }).traceId);
+    }
+    expect(ids).toEqual([TRACE_ID, TRACE_ID]);
+    const mine = spans.getFinishedSpans().filter((s) => s.attributes["http.route"] !== undefined && String(s.attributes["http.route"]).endsWith("/things/:id"));
+    expect(mine).toHaveLength(2);
+    for (const s of mine) {
+      expect(s.name).toBe(`GET ${String(s.attributes["http.route"])}`);
+      expect(s.name).not.toMatch(/a1|b2/);
+      expect(s.spanContext().traceId).toBe(TRACE_ID);
+      expect(s.parentSpanContext?.spanId).toBe(PARENT_ID);
+      expect(s.attributes["http.response.status_code"]).toBe(200);
+    }
+  });
+
+  it("an unmatched path keeps the bare method as its name", async () => {
+    const res = await fetch(`${app.url}/no/such/route/42`);
+    await res.body?.cancel();
+    const last = spans.getFinishedSpans().at(-1);
+    expect(last?.name).toBe("GET");
   });
 });

@@ -78,7 +78,7 @@ describe("docker-compose.yml", () => {
   });
 
   it("runs PostgreSQL, Redis, NATS, the one-shot migrate, every service and the edge", () => {
-    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, "migrate", "edge", ...SERVICES.map((s) => s.name)].sort());
+    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, "migrate", "edge", "jaeger", ...SERVICES.map((s) => s.name)].sort());
     for (const name of INFRA) expect(compose.services[name]!.healthcheck, `${name}: health check`).toBeDefined();
   });
 

@@ -30,6 +30,8 @@ export function findNginx(): string | undefined {
   return undefined;
 }
 
+export const findPromtool = (): string | undefined => (answers("promtool", ["--version"]) === undefined ? undefined : "promtool");
+
 export interface ToolGate {
   /** True on a developer's machine without the tool: the suite is skipped. */
   skip: boolean;

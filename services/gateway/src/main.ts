@@ -1,7 +1,7 @@
-import { bootService } from "@tog/core";
+import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
-import { createRedis } from "@tog/redis";
+import { createRedis, pingRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
 import { createOrchestratorClient } from "@tog/proto";
 import { sessionOpenApiRegistry } from "@tog/session";
@@ -24,17 +24,22 @@ import { tokenRoutes } from "./token.routes.ts";
 
 const SERVICE = "gateway";
 
-const { config, logger, lifecycle } = bootService(SERVICE, loadGatewayConfig);
+const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadGatewayConfig);
 const metrics = createMetrics({ service: SERVICE });
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
 const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
-redis.on("error", (err: Error) => logger.warn({ err }, "redis error"));
+// ioredis reconnects by itself; one short line per failure, no stack.
+redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactUrl(config.REDIS_URL) }, "redis error"));
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
+  const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
+    connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
+  );
   lifecycle.on("clients", "nats", () => bus.close());
 
   const users = new UserRepository({ db });
@@ -81,7 +86,7 @@ try {
   lifecycle.on("intake", "http", () => server.close());
   logger.info({ port: server.port, host: config.HOST, version: GATEWAY_VERSION }, "gateway listening");
 } catch (err) {
-  logger.fatal({ err }, "gateway failed to start");
+  logger.fatal(startFailureFields(err), startFailureMessage(err, "gateway failed to start"));
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }

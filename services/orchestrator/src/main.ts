@@ -1,6 +1,6 @@
 // Orchestrator: the gRPC API the gateway calls, the event persister and the retention purge.
 // Workflows run in worker processes (worker.ts).
-import { bootService, isAppError, loadConfig } from "@tog/core";
+import { bootService, startFailureFields, startFailureMessage, isAppError, loadConfig } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient, createDbPool } from "@tog/db";
 import { connectBus } from "@tog/bus";
@@ -16,7 +16,7 @@ import { orchestratorMetrics, registerQueueMetrics } from "./metrics.ts";
 
 const SERVICE = "orchestrator";
 
-const { config, logger, lifecycle } = bootService(SERVICE, loadOrchestratorConfig);
+const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadOrchestratorConfig);
 const metrics = createMetrics({ service: SERVICE });
 
 try {
@@ -36,7 +36,10 @@ try {
     await db.$disconnect();
     await pool.end();
   });
-  const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
+    connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
+  );
   lifecycle.on("clients", "nats", () => bus.close());
 
   const series = orchestratorMetrics(metrics);
@@ -75,7 +78,7 @@ try {
   lifecycle.on("intake", "grpc", () => server.tryShutdown());
   logger.info({ port: server.port }, "orchestrator listening");
 } catch (err) {
-  logger.fatal({ err, code: isAppError(err) ? err.code : undefined }, "orchestrator failed to start");
+  logger.fatal({ ...startFailureFields(err), code: isAppError(err) ? err.code : undefined }, startFailureMessage(err, "orchestrator failed to start"));
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }

@@ -2,7 +2,7 @@
 // processes as the load needs; each takes WORKER_CONCURRENCY runs at a time.
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
-import { bootService, isAppError, loadConfig } from "@tog/core";
+import { bootService, startFailureFields, startFailureMessage, isAppError, loadConfig } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient, createDbPool } from "@tog/db";
 import { connectBus } from "@tog/bus";
@@ -22,7 +22,7 @@ import { SessionMemory } from "./sessions/session-memory.ts";
 
 const SERVICE = "worker";
 
-const { config, logger, lifecycle } = bootService(SERVICE, loadWorkerConfig);
+const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadWorkerConfig);
 const metrics = createMetrics({ service: SERVICE });
 
 try {
@@ -38,7 +38,10 @@ try {
     await db.$disconnect();
     await pool.end();
   });
-  const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
+    connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
+  );
   lifecycle.on("clients", "nats", () => bus.close());
 
   let worker: RunWorker | undefined;
@@ -87,7 +90,7 @@ try {
   lifecycle.on("intake", "runs", () => running.stop());
   logger.info({ workerId, concurrency: config.WORKER_CONCURRENCY, offlineOnly: llm.offlineOnly }, "worker pulling runs");
 } catch (err) {
-  logger.fatal({ err, code: isAppError(err) ? err.code : undefined }, "worker failed to start");
+  logger.fatal({ ...startFailureFields(err), code: isAppError(err) ? err.code : undefined }, startFailureMessage(err, "worker failed to start"));
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }

@@ -1,10 +1,10 @@
 // Session service: /api/v1/sessions* (list, get, history, turns, rename, delete), its Redis
 // cache kept fresh by session change hints on NATS, and the session retention purge.
 import { connectBus } from "@tog/bus";
-import { bootService } from "@tog/core";
+import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
-import { createRedis } from "@tog/redis";
+import { createRedis, pingRedis } from "@tog/redis";
 import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
 import { createSessionApp } from "./app.ts";
 import { loadSessionConfig } from "./config.ts";
@@ -16,20 +16,25 @@ import { SessionService } from "./sessions/session.service.ts";
 
 const SERVICE = "session";
 
-const { config, logger, lifecycle } = bootService(SERVICE, loadSessionConfig);
+const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadSessionConfig);
 const metrics = createMetrics({ service: SERVICE });
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
 const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
-redis.on("error", (err: Error) => logger.warn({ err }, "redis error"));
+// ioredis reconnects by itself; one short line per failure, no stack.
+redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactUrl(config.REDIS_URL) }, "redis error"));
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
   if (cache.enabled) {
     // Until it listens, the cache is bypassed (reads go to PostgreSQL).
-    const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+    const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
+      connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
+    );
     lifecycle.on("clients", "nats", () => bus.close());
     const feed = startChangeFeed({
       bus,
@@ -81,7 +86,7 @@ try {
   lifecycle.on("intake", "http", () => server.close());
   logger.info({ port: server.port, host: config.HOST, cacheTtlSeconds: config.SESSION_CACHE_TTL_SECONDS }, "session service listening");
 } catch (err) {
-  logger.fatal({ err }, "session service failed to start");
+  logger.fatal(startFailureFields(err), startFailureMessage(err, "session service failed to start"));
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }

@@ -19,6 +19,7 @@ export interface StreamAppOptions {
   owners: TaskOwners;
   registry: HubRegistry;
   settings: StreamSettings;
+  onSlowClose?: StreamContext["onSlowClose"];
   maxConnections: number;
   cors: CorsSettings;
   readinessChecks: ReadinessCheck[];
@@ -41,7 +42,7 @@ export interface StreamApp {
 export function createStreamApp(options: StreamAppOptions): StreamApp {
   const { logger, registry } = options;
   const budget = new ConnectionBudget(options.maxConnections);
-  const ctx: StreamContext = { auth: options.auth, owners: options.owners, registry, budget, logger, settings: options.settings };
+  const ctx: StreamContext = { auth: options.auth, owners: options.owners, registry, budget, logger, settings: options.settings, onSlowClose: options.onSlowClose };
   const keepAlive = new Ticker<SseSink>(options.settings.keepAliveMs, (sink) => sink.keepAlive());
   let ws: WebSocketEndpoint | undefined;
 

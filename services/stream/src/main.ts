@@ -1,5 +1,5 @@
 // Stream fan-out: SSE and WebSocket streams of workflow events, scaled on its own.
-import { bootService } from "@tog/core";
+import { bootService, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
 import { connectBus } from "@tog/bus";
@@ -15,15 +15,19 @@ import { STREAM_VERSION } from "./version.ts";
 
 const SERVICE = "stream";
 
-const { config, logger, lifecycle } = bootService(SERVICE, loadStreamConfig);
+const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadStreamConfig);
 const metrics = createMetrics({ service: SERVICE });
+const slowCloses = metrics.counter("tog_stream_slow_consumer_closes_total", "SSE and WebSocket clients closed for being too slow (unsent data over STREAM_MAX_BUFFER_BYTES).", ["kind"]);
 const delivered = metrics.counter("tog_stream_events_delivered_total", "Live events handed to SSE and WebSocket subscribers (one per subscriber).");
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
 
 try {
-  const bus = await connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger });
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
+    connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
+  );
   lifecycle.on("clients", "nats", () => bus.close());
 
   const store = createEventStore({
@@ -61,6 +65,7 @@ try {
     auth,
     owners: createTaskOwners({ db }),
     registry,
+    onSlowClose: (kind) => slowCloses.inc({ kind }),
     settings: {
       keepAliveMs: config.STREAM_KEEPALIVE_MS,
       retryMs: config.STREAM_RETRY_MS,
@@ -98,7 +103,7 @@ try {
   });
   logger.info({ port: server.port, host: config.HOST, version: STREAM_VERSION }, "stream service listening");
 } catch (err) {
-  logger.fatal({ err }, "stream service failed to start");
+  logger.fatal(startFailureFields(err), startFailureMessage(err, "stream service failed to start"));
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }

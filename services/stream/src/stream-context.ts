@@ -13,6 +13,8 @@ export interface StreamContext {
   budget: ConnectionBudget;
   logger: Logger;
   settings: StreamSettings;
+  /** A client closed for being too slow (metric tog_stream_slow_consumer_closes_total; alert in deploy/observability). */
+  onSlowClose?: ((kind: "sse" | "websocket") => void) | undefined;
 }
 
 export interface StreamSettings {

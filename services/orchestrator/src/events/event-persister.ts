@@ -5,6 +5,7 @@ import type { Db } from "@tog/db";
 import { insertEventRows } from "./event-insert.ts";
 import { toEventRow, type EventRow } from "./event-row.ts";
 import { isDataError, sqlStateOf } from "./pg-errors.ts";
+import { tracedPersist } from "../telemetry/traced-calls.ts";
 
 // Copies every event from the EVENTS stream into task_events (the permanent log).
 //
@@ -131,7 +132,7 @@ export function startEventPersister(options: EventPersisterOptions): EventPersis
         continue;
       }
       const batch = queue.splice(0, batchSize).map((h) => h.msg);
-      await persistBatch(batch);
+      await tracedPersist(batch, () => persistBatch(batch));
     }
   }
 

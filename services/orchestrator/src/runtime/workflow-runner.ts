@@ -24,6 +24,7 @@ import {
   type WorkflowOutcome,
   type WorkflowSettings,
 } from "./workflow-context.ts";
+import { tracedLlm, tracedStep, tracedTools } from "../telemetry/traced-calls.ts";
 
 // Runs one claimed task: restores its checkpoints, republishes committed events the bus never
 // got, runs the workflow with a WorkflowContext backed by PostgreSQL and JetStream, and writes
@@ -84,6 +85,9 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
   // (only the worker holding the claim writes them). Saves three round trips per task.
   const fresh = claimed.attempts === 1;
   if (!fresh) for (const step of await runs.loadSteps(claimed.id)) steps.set(step.key, step);
+  // Lifecycle at info (claimed, step finished, finished), with the trace ids of the run's span.
+  const claimedAt = Date.now();
+  log.info({ attempt: claimed.attempts, restoredSteps: steps.size }, "task claimed");
 
   const root = new AbortController();
   const stop = (reason: StopReason) => {
@@ -213,6 +217,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     publishSessionChanged(deps.bus, claimed.sessionId);
     await emitter.flush();
     deps.onTaskFinished?.(final.write.status);
+    log.info({ status: final.write.status, duration_ms: Date.now() - claimedAt }, "task finished");
     return "finished";
   } catch (err) {
     if (err instanceof LeaseLostError || emitter.failure) {
@@ -296,7 +301,7 @@ function createContext(state: ContextState): WorkflowContext {
     if (done && done.status === "completed") return done.output as T;
     throwIfStopped();
     const startedAt = new Date();
-    const result = await fn();
+    const result = await tracedStep(fullKey, meta, fn);
     throwIfStopped();
     const pendingEvents = (result.events ?? []).map((e) => ({ ...e, agent_id: e.agent_id ?? agentId }));
     const record = await emitter.commit(pendingEvents, async (built) => {
@@ -321,6 +326,7 @@ function createContext(state: ContextState): WorkflowContext {
       return rec;
     });
     steps.set(fullKey, record);
+    deps.logger.info({ workflowId: task.id, step: fullKey, kind: meta.kind, name: meta.name }, "step finished");
     // What a replay will return, so both paths hand the flow the same JSON-shaped value.
     return (result.output === undefined ? null : JSON.parse(JSON.stringify(result.output))) as T;
   }
@@ -474,8 +480,8 @@ function createContext(state: ContextState): WorkflowContext {
     task,
     agentId,
     signal,
-    llm: deps.llm,
-    tools: deps.tools,
+    llm: tracedLlm(deps.llm),
+    tools: tracedTools(deps.tools),
     catalog: deps.catalog,
     settings: deps.settings,
     emit(type, message, data, emitAgentId) {

@@ -108,6 +108,7 @@ export class TaskService implements TaskOrchestrator {
     );
     publishSessionChanged(this.#bus, result.session.id);
     this.#options.onSubmitted?.();
+    this.#logger.info({ workflowId: taskId, sessionId: result.session.id }, "task submitted");
     return {
       taskId,
       sessionId: result.session.id,

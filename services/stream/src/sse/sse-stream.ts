@@ -108,6 +108,7 @@ export class SseSink implements Sink {
 
   overflow(): void {
     this.#ctx.logger.info({ workflowId: this.sub?.workflowId, buffered: this.res.writableLength }, "sse client too slow: closing");
+    this.#ctx.onSlowClose?.("sse");
     this.res.destroy();
   }
 

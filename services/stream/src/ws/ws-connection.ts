@@ -211,6 +211,7 @@ export class WsConnection {
   overflow(): void {
     if (this.#closed) return;
     this.#ctx.logger.info({ buffered: this.ws.bufferedAmount }, "websocket client too slow: closing");
+    this.#ctx.onSlowClose?.("websocket");
     this.close(CLOSE_SLOW_CONSUMER, "Slow consumer: resubscribe with last_event_id");
   }
 

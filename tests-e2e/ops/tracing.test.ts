@@ -1,0 +1,162 @@
+// One trace through every hop: a client's traceparent on POST /tasks yields spans, exported over
+// OTLP/HTTP to an in-process receiver, from the gateway (HTTP server, gRPC client), the
+// orchestrator (gRPC server, run dispatch producer), the worker (run consumer, steps, model call,
+// tool call, event producers) and the stream service (SSE), all with that trace id and each
+// parented to the hop before it.
+import http from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: { key: string; value: Record<string, unknown> }[];
+  links?: { traceId: string; spanId: string }[];
+}
+interface ReceivedSpan extends OtlpSpan {
+  service: string;
+  attrs: Record<string, unknown>;
+}
+const KIND = { INTERNAL: 1, SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 } as const;
+
+const received: ReceivedSpan[] = [];
+const contentTypes = new Set<string>();
+let receiver: http.Server;
+let env: E2eEnvironment;
+
+const value = (v: Record<string, unknown>) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.doubleValue ?? v.boolValue));
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      contentTypes.add(String(req.headers["content-type"]));
+      if (req.url === "/v1/traces" && String(req.headers["content-type"]).includes("json")) {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+          resourceSpans: { resource: { attributes: OtlpSpan["attributes"] }; scopeSpans: { spans: OtlpSpan[] }[] }[];
+        };
+        for (const rs of body.resourceSpans) {
+          const service = String(value(rs.resource.attributes?.find((a) => a.key === "service.name")?.value ?? {}));
+          for (const ss of rs.scopeSpans)
+            for (const s of ss.spans) received.push({ ...s, service, attrs: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, value(a.value)])) });
+        }
+      }
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
+  const port = (receiver.address() as { port: number }).port;
+  env = await startE2eEnvironment({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` } });
+}, 120_000);
+
+afterAll(async () => {
+  await env?.close();
+  await new Promise((r) => receiver?.close(r));
+});
+
+const TRACE_ID = "5bf92f3577b34da6a3ce929d0e0e4799";
+const CLIENT_SPAN = "10f067aa0ba902b7";
+
+describe("one trace through every hop", () => {
+  it("a client's traceparent yields parented spans in every service", async () => {
+    const traceparent = `00-${TRACE_ID}-${CLIENT_SPAN}-01`;
+    const submitted = await request<{ task_id: string }>(`${env.baseUrl}/tasks`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", traceparent },
+      body: JSON.stringify({ query: "What is 12*(3+4)?", mode: "standard" }),
+    });
+    expect(submitted.status).toBe(200);
+    const taskId = submitted.body.task_id;
+    // streamed by a client in the same trace: the stream service's span joins it
+    const sse = await fetch(`${env.baseUrl}/stream/sse?workflow_id=${taskId}`, { headers: { traceparent }, signal: AbortSignal.timeout(60_000) });
+    expect(sse.status).toBe(200);
+    expect(await sse.text()).toContain("WORKFLOW_COMPLETED");
+
+    const mine = () => received.filter((s) => s.traceId === TRACE_ID);
+    // the persister's batch span: in the trace when its batch was all this task's, linked always
+    const persisterSpan = () =>
+      received.find((s) => s.service === "orchestrator" && s.name === "process events" && (s.links ?? []).some((l) => l.traceId === TRACE_ID));
+    const has = (service: string, pred: (s: ReceivedSpan) => boolean) => mine().some((s) => s.service === service && pred(s));
+    const deadline = Date.now() + 30_000;
+    // batched export: wait until every hop's spans arrived
+    while (
+      Date.now() < deadline &&
+      !(has("worker", (s) => s.name.startsWith("execute_tool")) && has("stream", (s) => s.kind === KIND.SERVER) && has("worker", (s) => s.name.startsWith("chat ")) && persisterSpan())
+    ) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    const spans = mine();
+    expect([...contentTypes].some((t) => t.includes("json"))).toBe(true);
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const parentOf = (s: ReceivedSpan) => (s.parentSpanId ? byId.get(s.parentSpanId) : undefined);
+    const one = (service: string, pred: (s: ReceivedSpan) => boolean, what: string) => {
+      const found = spans.find((s) => s.service === service && pred(s));
+      expect(found, `${service}: ${what} in ${JSON.stringify(spans.map((s) => `${s.service}:${s.name}`))}`).toBeDefined();
+      return found!;
+    };
+
+    // gateway: HTTP server span named by route, child of the client's span
+    const gatewayHttp = one("gateway", (s) => s.kind === KIND.SERVER && s.name === "POST /api/v1/tasks", "POST /api/v1/tasks server span");
+    expect(gatewayHttp.parentSpanId).toBe(CLIENT_SPAN);
+    expect(gatewayHttp.attrs["http.route"]).toBe("/api/v1/tasks");
+    // orchestrator: the gRPC server span, under the gateway's gRPC client span
+    const grpcServer = one("orchestrator", (s) => s.kind === KIND.SERVER, "gRPC server span");
+    expect(parentOf(grpcServer)?.service).toBe("gateway");
+    expect(parentOf(grpcServer)?.kind).toBe(KIND.CLIENT);
+    // run dispatch: orchestrator PRODUCER → worker CONSUMER
+    const dispatch = one("orchestrator", (s) => s.kind === KIND.PRODUCER && s.attrs["messaging.system"] === "nats", "run dispatch producer span");
+    const consumer = one("worker", (s) => s.kind === KIND.CONSUMER, "run consumer span");
+    expect(consumer.parentSpanId).toBe(dispatch.spanId);
+    // worker: steps under the consumer; the model call (GenAI) and the tool call under steps
+    const step = one("worker", (s) => s.name.startsWith("step ") && s.parentSpanId === consumer.spanId, "step span under the run consumer");
+    expect(step.attrs["tog.step.key"]).toEqual(expect.any(String));
+    const chat = one("worker", (s) => s.name.startsWith("chat ") && s.kind === KIND.CLIENT, "model call span");
+    expect(parentOf(chat)?.name).toMatch(/^step /);
+    expect(chat.attrs).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": expect.any(String), "gen_ai.response.model": expect.stringMatching(/offline/) });
+    expect(chat.attrs["gen_ai.usage.input_tokens"]).toBeGreaterThan(0);
+    expect(chat.attrs["gen_ai.usage.output_tokens"]).toBeGreaterThan(0);
+    const tool = one("worker", (s) => s.name === "execute_tool calculator", "calculator tool span");
+    expect(tool.attrs).toMatchObject({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "calculator" });
+    expect(parentOf(tool)?.name).toMatch(/^step /);
+    // events: worker PRODUCER spans
+    one("worker", (s) => s.kind === KIND.PRODUCER && String(s.attrs["messaging.destination.name"]).includes(".events."), "event producer span");
+    // event persister: a CONSUMER batch span linked to the worker's event producer spans
+    const persist = persisterSpan();
+    expect(persist, "event persister batch span linked to this trace").toBeDefined();
+    expect(persist!.kind).toBe(KIND.CONSUMER);
+    const linked = persist!.links!.filter((l) => l.traceId === TRACE_ID).map((l) => byId.get(l.spanId));
+    expect(linked.length).toBeGreaterThan(0);
+    for (const producer of linked) expect(producer, "each link points at a producer span of this trace").toMatchObject({ service: "worker", kind: KIND.PRODUCER });
+    if (persist!.traceId === TRACE_ID) expect(byId.get(persist!.parentSpanId!)?.kind).toBe(KIND.PRODUCER);
+    // stream: the SSE server span, child of the client's span
+    const stream = one("stream", (s) => s.kind === KIND.SERVER, "SSE server span");
+    expect(stream.parentSpanId).toBe(CLIENT_SPAN);
+    // nothing of this trace is named by an id
+    for (const s of spans) expect(s.name, `${s.service} span name`).not.toContain(taskId);
+  });
+
+  it("workers and the orchestrator log each task's lifecycle at info with its trace id, not each event", async () => {
+    const traceparent = `00-${TRACE_ID.replace(/^5/, "6")}-${CLIENT_SPAN}-01`;
+    const traceId = TRACE_ID.replace(/^5/, "6");
+    const submitted = await request<{ task_id: string }>(`${env.baseUrl}/tasks`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", traceparent },
+      body: JSON.stringify({ query: "What is 12*(3+4)?", mode: "standard" }),
+    });
+    const taskId = submitted.body.task_id;
+    const worker = env.service("worker");
+    const finished = await worker.waitForLog((r) => r.msg === "task finished" && r.workflowId === taskId, 60_000);
+    expect(finished).toMatchObject({ level: "info", status: expect.stringMatching(/COMPLETED/), duration_ms: expect.any(Number), trace_id: traceId });
+    const submittedLog = await env.service("orchestrator").waitForLog((r) => r.msg === "task submitted" && r.workflowId === taskId);
+    expect(submittedLog).toMatchObject({ level: "info", trace_id: traceId });
+    const mine = worker.logs().filter((r) => r.workflowId === taskId && r.level === "info");
+    expect(mine.map((r) => r.msg)).toEqual(expect.arrayContaining(["task claimed", "step finished", "task finished"]));
+    for (const r of mine) expect(r.trace_id, String(r.msg)).toBe(traceId);
+    const events = await request<{ total_count: number }>(`${env.baseUrl}/tasks/${taskId}/events?limit=1`);
+    expect(mine.length, "fewer info lines than events: nothing per event").toBeLessThan(events.body.total_count);
+  });
+});
