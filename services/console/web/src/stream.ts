@@ -23,6 +23,11 @@ export interface FollowOptions {
   fetch?: typeof fetch;
   /** Longest wait between two reconnects while the stream cannot be reached. */
   maxBackoffMs?: number;
+  /**
+   * A connection silent this long is given up and resumed: the server sends a keep-alive every
+   * STREAM_KEEPALIVE_MS (15 s), so silence means a connection a proxy or the network lost.
+   */
+  idleTimeoutMs?: number;
 }
 
 /** An answer that a retry cannot change (bad request, unknown or foreign task, bad key). */
@@ -45,6 +50,7 @@ export function isTerminal(event: Pick<TaskEvent, "type" | "data">): boolean {
 export async function followTaskEvents(options: FollowOptions): Promise<void> {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const maxBackoff = options.maxBackoffMs ?? 15_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 45_000;
   const signal = options.signal;
   let lastSeq = options.afterSeq ?? 0;
   // A numeric Last-Event-ID resumes after that seq (contract 4.9), so a page that already shows
@@ -58,11 +64,21 @@ export async function followTaskEvents(options: FollowOptions): Promise<void> {
     state(failures === 0 && lastId === undefined ? "connecting" : "reconnecting");
     const url = `${options.baseUrl.replace(/\/+$/, "")}/stream/sse?workflow_id=${encodeURIComponent(options.workflowId)}`;
     let ended = false;
+    // One controller per connection: the caller's abort and the idle watchdog both end it.
+    const connection = new AbortController();
+    const abort = () => connection.abort();
+    signal?.addEventListener("abort", abort, { once: true });
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    const watch = () => {
+      clearTimeout(idle);
+      idle = setTimeout(abort, idleTimeoutMs);
+    };
     try {
+      watch();
       const res = await doFetch(url, {
         headers: { Accept: "text/event-stream", ...options.headers, ...(lastId ? { "Last-Event-ID": lastId } : {}) },
         cache: "no-store",
-        signal,
+        signal: connection.signal,
       });
       if (res.status === 204) {
         state("ended");
@@ -83,6 +99,7 @@ export async function followTaskEvents(options: FollowOptions): Promise<void> {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
+        watch();
         const frames = parser.push(decoder.decode(value, { stream: true }));
         if (parser.retryMs !== undefined) retryMs = parser.retryMs;
         for (const frame of frames) {
@@ -105,6 +122,9 @@ export async function followTaskEvents(options: FollowOptions): Promise<void> {
       if (err instanceof StreamRefusedError) throw err;
       if (signal?.aborted) return;
       failures++;
+    } finally {
+      clearTimeout(idle);
+      signal?.removeEventListener("abort", abort);
     }
     if (ended) {
       state("ended");

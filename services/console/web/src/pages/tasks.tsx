@@ -8,14 +8,16 @@ import { SubmitForm } from "../components/submit-form.tsx";
 import { dateTime, modeName, tokens, usd } from "../format.ts";
 import { useAsync } from "../use-async.ts";
 
-const PAGE_SIZE = 20;
+const DEFAULT_PAGE_SIZE = 20;
 
 export function TasksPage() {
   const client = useClient();
   const { query, route } = useLocation();
   const status = query.status ?? "";
   const offset = Math.max(0, Number(query.offset ?? 0) || 0);
-  const list = useAsync(() => client.listTasks({ limit: PAGE_SIZE, offset, status: status || undefined }), [client, status, offset]);
+  // ?limit= (1–100, the API's range) for longer or shorter pages; the default is the API's.
+  const pageSize = Math.min(100, Math.max(1, Number(query.limit ?? DEFAULT_PAGE_SIZE) || DEFAULT_PAGE_SIZE));
+  const list = useAsync(() => client.listTasks({ limit: pageSize, offset, status: status || undefined }), [client, status, offset, pageSize]);
 
   const go = (next: { status?: string; offset?: number }) => {
     const params = new URLSearchParams();
@@ -23,6 +25,7 @@ export function TasksPage() {
     const o = next.offset ?? offset;
     if (s) params.set("status", s);
     if (o) params.set("offset", String(o));
+    if (pageSize !== DEFAULT_PAGE_SIZE) params.set("limit", String(pageSize));
     const q = params.toString();
     route(href(`/${q ? `?${q}` : ""}`));
   };
@@ -85,7 +88,7 @@ export function TasksPage() {
             </tbody>
           </table>
         </div>
-        {list.data && <Pager offset={offset} limit={PAGE_SIZE} total={list.data.total_count} onPage={(o) => go({ offset: o })} />}
+        {list.data && <Pager offset={offset} limit={pageSize} total={list.data.total_count} onPage={(o) => go({ offset: o })} />}
       </section>
     </>
   );
