@@ -66,6 +66,7 @@ try {
       "",
       `  API:            http://localhost:${port}/api/v1`,
       `  OpenAPI:        http://localhost:${port}/api/v1/openapi.json`,
+      stack.service("console") ? `  Web console:    http://localhost:${port}/console/` : undefined,
       stack.catalogUrl ? `  Model catalog:  ${stack.catalogUrl.replace("127.0.0.1", "localhost")}` : undefined,
       "  Ctrl-C stops everything.",
       "",

@@ -54,7 +54,8 @@ async function newPage(): Promise<Page> {
 async function shot(name: string, mustSee: string[]): Promise<void> {
   for (const testId of mustSee) await poll(() => page.getByTestId(testId).first().isVisible(), `${name}: ${testId} visible`).toBe(true);
   // Pico's stylesheet is applied (the page is not unstyled HTML): body uses its font stack.
-  const font = await page.evaluate(() => getComputedStyle(document.body).fontFamily);
+  // Page functions run in the browser, where globalThis is the window.
+  const font = await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.body).fontFamily as string);
   expect(font, `${name}: styled`).toMatch(/system-ui|Segoe|Roboto/);
   await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
   expect(problems, `${name}: no console or page errors`).toEqual([]);
@@ -224,10 +225,11 @@ describe.skipIf(!available)("web console", () => {
     const before = (await streamCounters()).received;
     // Every state the stream badge shows from now on.
     await page.evaluate(() => {
-      const badge = document.querySelector("[data-testid=stream-state]")!;
+      const w = globalThis as any;
+      const badge = w.document.querySelector("[data-testid=stream-state]");
       const states: string[] = [badge.className];
-      (globalThis as any).streamStates = states;
-      new MutationObserver(() => states.push(badge.className)).observe(badge, { attributes: true, attributeFilter: ["class"] });
+      w.streamStates = states;
+      new w.MutationObserver(() => states.push(badge.className)).observe(badge, { attributes: true, attributeFilter: ["class"] });
     });
     // The stream service goes away mid-task and comes back on the same address (a redeploy).
     tolerated = [/status of 502/, /ERR_/];
