@@ -1,4 +1,4 @@
-import { SseParser } from "./sse.ts";
+import { createParser, type EventSourceMessage } from "eventsource-parser";
 import type { TaskEvent } from "./api.ts";
 
 // Following one task's events live over SSE with fetch (EventSource cannot send the X-API-Key
@@ -93,26 +93,24 @@ export async function followTaskEvents(options: FollowOptions): Promise<void> {
       if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
       state("open");
       failures = 0;
-      const parser = new SseParser();
+      const onMessage = (message: EventSourceMessage) => {
+        const event = JSON.parse(message.data) as TaskEvent;
+        if (typeof event.seq === "number") {
+          if (event.seq <= lastSeq) return;
+          lastSeq = event.seq;
+        }
+        options.onEvent(event);
+        if (isTerminal(event)) ended = true;
+      };
+      // An `id:` without data (e.g. after a filtered-out event) still moves the resume point.
+      const parser = createParser({ onEvent: onMessage, onId: (id) => (lastId = id), onRetry: (ms) => (retryMs = ms) });
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
       for (;;) {
         const { value, done } = await reader.read();
         if (done) break;
         watch();
-        const frames = parser.push(decoder.decode(value, { stream: true }));
-        if (parser.retryMs !== undefined) retryMs = parser.retryMs;
-        for (const frame of frames) {
-          if (frame.lastEventId) lastId = frame.lastEventId;
-          if (frame.data === undefined) continue;
-          const event = JSON.parse(frame.data) as TaskEvent;
-          if (typeof event.seq === "number") {
-            if (event.seq <= lastSeq) continue;
-            lastSeq = event.seq;
-          }
-          options.onEvent(event);
-          if (isTerminal(event)) ended = true;
-        }
+        parser.feed(decoder.decode(value, { stream: true }));
         if (ended) {
           await reader.cancel().catch(() => undefined);
           break;
