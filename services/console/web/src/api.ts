@@ -80,6 +80,19 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A random UUID v4. `crypto.randomUUID` exists only in secure contexts (HTTPS, localhost); a
+ * console opened over plain HTTP on another host still has `getRandomValues`.
+ */
+export function idempotencyKey(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const hex = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
 export const TASK_STATUS_FILTERS = ["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"] as const;
 export const MODES = ["simple", "standard", "complex", "supervisor"] as const;
 
@@ -144,7 +157,7 @@ export class ApiClient {
 
   async submitTask(input: SubmitInput): Promise<{ task_id: string; session_id: string | null }> {
     // One key per submission: a retried click or a replayed request creates the task once.
-    const res = await this.#call<{ task_id: string }>("POST", "/tasks", input, { "Idempotency-Key": crypto.randomUUID() });
+    const res = await this.#call<{ task_id: string }>("POST", "/tasks", input, { "Idempotency-Key": idempotencyKey() });
     return { task_id: res.body.task_id, session_id: res.headers.get("X-Session-ID") };
   }
 
