@@ -12,7 +12,8 @@ let service: RunningService;
 
 beforeAll(async () => {
   const port = await freePort();
-  service = await startService({ name: "console", entry: ENTRY, cwd: REPO_ROOT, port, readyPath: "/health", env: { HOST: "127.0.0.1", PORT: String(port), METRICS_PORT: "0", LOG_LEVEL: "info" } });
+  // Ready well before the hook's own timeout, so a failed start stops its process itself.
+  service = await startService({ name: "console", entry: ENTRY, cwd: REPO_ROOT, port, readyPath: "/health", readyTimeoutMs: 20_000, env: { HOST: "127.0.0.1", PORT: String(port), METRICS_PORT: "0", LOG_LEVEL: "info" } });
 }, 30_000);
 afterAll(async () => {
   await service?.stop(5_000);
