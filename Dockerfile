@@ -6,6 +6,7 @@
 #   docker build --target orchestrator  -t tog/orchestrator .
 #   docker build --target worker        -t tog/worker .
 #   docker build --target model-catalog -t tog/model-catalog .
+#   docker build --target console       -t tog/console .      (the web console's page, built by Vite in `build`)
 #   docker build --target migrate       -t tog/migrate .      (database migrations + JetStream streams, then exits)
 # There is no compile step: Node 24 runs the TypeScript sources directly (type stripping).
 # Every target shares the same layers up to `runtime`; only the command and probe settings differ.
@@ -24,7 +25,8 @@ RUN cd /src \
  && find . -name node_modules -prune -o \( -name package.json -o -name package-lock.json \) -print \
     | xargs -I{} cp --parents {} /app/
 
-# Every dependency, to generate the Prisma client and the gRPC types (the generators are dev tools).
+# Every dependency, to generate the Prisma client and the gRPC types and to build the web console's
+# page with Vite (the generators and the bundler are dev tools).
 FROM base AS build
 COPY --from=manifests /app/ ./
 # Install scripts are not needed: Prisma's engines are never used (the client runs on
@@ -40,10 +42,11 @@ FROM base AS prod
 COPY --from=manifests /app/ ./
 RUN npm ci --omit=dev --omit=optional --ignore-scripts \
       --workspace=@tog/gateway --workspace=@tog/stream --workspace=@tog/session \
-      --workspace=@tog/orchestrator --workspace=@tog/model-catalog
+      --workspace=@tog/orchestrator --workspace=@tog/model-catalog --workspace=@tog/console
 COPY . .
 COPY --from=build /app/libs/db/src/generated libs/db/src/generated
 COPY --from=build /app/libs/proto/src/generated libs/proto/src/generated
+COPY --from=build /app/services/console/dist services/console/dist
 
 FROM ${NODE_IMAGE} AS runtime
 WORKDIR /app
@@ -89,6 +92,11 @@ FROM runtime AS session
 ENV PORT=8083
 EXPOSE 8083
 CMD ["node", "services/session/src/main.ts"]
+
+FROM runtime AS console
+ENV PORT=8084
+EXPOSE 8084
+CMD ["node", "services/console/src/main.ts"]
 
 # Last, so that a plain `docker build .` gives the gateway.
 FROM runtime AS gateway

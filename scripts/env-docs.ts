@@ -10,6 +10,7 @@ import { modelCatalogConfigShape } from "@tog/model-catalog";
 import { orchestratorConfigShape, workerConfigShape } from "@tog/orchestrator";
 import { sessionConfigShape } from "@tog/session";
 import { streamConfigShape } from "@tog/stream";
+import { consoleConfigShape } from "@tog/console";
 import { baseConfigShape } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { busConfigShape } from "@tog/bus";
@@ -28,6 +29,7 @@ const sections: Array<{ title: string; shape: ConfigShape }> = [
   { title: "Stream service (`services/stream`)", shape: streamConfigShape },
   { title: "Session service (`services/session`)", shape: sessionConfigShape },
   { title: "Model catalog (`services/model-catalog`)", shape: modelCatalogConfigShape },
+  { title: "Web console (`services/console`)", shape: consoleConfigShape },
   { title: "Keys CLI (`npm run keys`)", shape: keysCliConfigShape },
   { title: "Migrations (`npm run db:migrate`)", shape: { ...baseConfigShape, ...dbConfigShape } },
   { title: "Stream setup (`npm run bus:setup`)", shape: { ...baseConfigShape, ...busConfigShape } },

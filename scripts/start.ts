@@ -90,6 +90,7 @@ try {
     formatBanner({
       apiBaseUrl: `http://localhost:${stack.router.port}/api/v1`,
       catalogUrl: stack.catalogUrl,
+      consoleUrl: stack.service("console") ? `http://localhost:${stack.router.port}/console/` : undefined,
       services: stack.services.map((s) => ({ name: s.name, url: s.url, metricsUrl: s.metricsUrl })),
     }),
   );

@@ -12,6 +12,8 @@ export interface BannerService {
 export interface BannerOptions {
   apiBaseUrl: string;
   catalogUrl?: string | undefined;
+  /** The web console's page, when the console runs. */
+  consoleUrl?: string | undefined;
   services: BannerService[];
 }
 
@@ -23,6 +25,7 @@ export function formatBanner(options: BannerOptions): string {
     "",
     `  API:            ${options.apiBaseUrl}`,
     `  OpenAPI:        ${options.apiBaseUrl}/openapi.json`,
+    ...(options.consoleUrl ? [`  Web console:    ${options.consoleUrl}`] : []),
     ...(options.catalogUrl ? [`  Model catalog:  ${local(options.catalogUrl)}`] : []),
     "  Ops ports (GET /metrics, GET /health; internal):",
     ...options.services.map(

@@ -101,8 +101,13 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   const proxy = createProxyServer({ xfwd: true, ws: true });
   const upgraded = new Set<Duplex>();
 
-  // Event streams: send the status line and headers at once instead of with the first event.
   proxy.on("proxyRes", (proxyRes, _req, res) => {
+    // An upstream that dies mid-response (crash, kill, restart) must cut the client's response
+    // too, as nginx does; otherwise a stream client waits forever instead of reconnecting.
+    proxyRes.once("close", () => {
+      if (!proxyRes.complete) res.destroy();
+    });
+    // Event streams: send the status line and headers at once instead of with the first event.
     if (String(proxyRes.headers["content-type"] ?? "").startsWith("text/event-stream")) {
       queueMicrotask(() => {
         if (!res.headersSent) res.flushHeaders();

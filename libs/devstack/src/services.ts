@@ -58,6 +58,14 @@ export const SERVICES: readonly ServiceDefinition[] = [
     routes: [{ prefix: "/api/v1/sessions", proxyTimeoutMs: 60_000 }],
   },
   {
+    name: "console",
+    entry: "services/console/src/main.ts",
+    defaultPort: 8084,
+    readyPath: "/health",
+    // the web console's page (static files; the page itself calls /api/v1)
+    routes: [{ prefix: "/console", proxyTimeoutMs: 60_000 }],
+  },
+  {
     name: "orchestrator",
     entry: "services/orchestrator/src/main.ts",
     // gRPC: readiness is a TCP connect

@@ -88,6 +88,23 @@ describe("startRouter", () => {
     expect(arrivals.at(-1)! - arrivals[0]!).toBeGreaterThanOrEqual(400);
   });
 
+  it("cuts the client's response when the upstream dies mid-stream (the client can reconnect)", async () => {
+    const res = await fetch(`${router.url}/api/v1/stream/sse-abort`);
+    const reader = res.body!.getReader();
+    const first = await reader.read();
+    expect(new TextDecoder().decode(first.value)).toContain("data: one");
+    const t0 = Date.now();
+    const outcome = await Promise.race([
+      reader.read().then(
+        (r) => (r.done ? "ended" : "more data"),
+        () => "cut",
+      ),
+      new Promise((resolve) => setTimeout(() => resolve("still open"), 5_000)),
+    ]);
+    expect(outcome).toBe("cut");
+    expect(Date.now() - t0).toBeLessThan(3_000);
+  });
+
   it("sends an event stream's headers before its first event", async () => {
     const t0 = Date.now();
     const res = await fetch(`${router.url}/api/v1/stream/sse-late`);

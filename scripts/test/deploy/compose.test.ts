@@ -11,6 +11,7 @@ import { streamConfigShape } from "@tog/stream";
 import { sessionConfigShape } from "@tog/session";
 import { orchestratorConfigShape, workerConfigShape } from "@tog/orchestrator";
 import { modelCatalogConfigShape } from "@tog/model-catalog";
+import { consoleConfigShape } from "@tog/console";
 import { dockerfileTargets } from "./dockerfile.ts";
 import { nginxUpstreams, NGINX_CONF } from "./nginx.ts";
 import { findDockerCompose, gate, REPO_ROOT, run } from "./tools.ts";
@@ -45,6 +46,7 @@ const SHAPES: Record<string, ConfigShape> = {
   orchestrator: orchestratorConfigShape,
   worker: workerConfigShape,
   "model-catalog": modelCatalogConfigShape,
+  console: consoleConfigShape,
   migrate: { ...baseConfigShape, ...dbConfigShape, ...busConfigShape },
 };
 const INFRA = ["postgres", "redis", "nats"];

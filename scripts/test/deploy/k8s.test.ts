@@ -10,6 +10,7 @@ import { streamConfigShape } from "@tog/stream";
 import { sessionConfigShape } from "@tog/session";
 import { orchestratorConfigShape, workerConfigShape } from "@tog/orchestrator";
 import { modelCatalogConfigShape } from "@tog/model-catalog";
+import { consoleConfigShape } from "@tog/console";
 import { ConfigMap, Namespace, Secret, Service } from "kubernetes-models/v1";
 import { Deployment, type IDeployment } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
@@ -103,6 +104,16 @@ const EXPECTED: Record<string, Expected> = {
     autoscaled: false,
     internal: true,
     secrets: PROVIDER_KEYS,
+  },
+  // Static files and /console/config.json: public through the Ingress, no secret, no database.
+  console: {
+    shape: consoleConfigShape,
+    readiness: ["/health", "http"],
+    liveness: ["/health", "http"],
+    servicePort: "http",
+    autoscaled: false,
+    internal: false,
+    secrets: [],
   },
 };
 

@@ -124,6 +124,11 @@ export const ROUTING_TABLE: Array<{ path: string; service: string | undefined }>
   { path: "/api/v1/health", service: "gateway" },
   { path: "/api/v1/openapi.json", service: "gateway" },
   { path: "/api/v1", service: "gateway" },
+  { path: "/console", service: "console" },
+  { path: "/console/", service: "console" },
+  { path: "/console/tasks/3f2c", service: "console" },
+  { path: "/console/assets/index-abc.js", service: "console" },
+  { path: "/consolex", service: undefined },
   { path: "/providers/models", service: undefined },
   { path: "/", service: undefined },
 ];

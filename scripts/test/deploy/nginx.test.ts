@@ -77,7 +77,7 @@ describe("compose edge configuration", () => {
     for (const d of ["proxy_buffering off;", "proxy_request_buffering off;", "proxy_read_timeout 3600s;", "proxy_send_timeout 3600s;", "proxy_set_header Upgrade $http_upgrade;", "proxy_set_header Connection $connection_upgrade;"]) {
       expect(stream, d).toContain(d);
     }
-    for (const other of ["~ ^/api/v1/sessions(/|$)", "/api/v1/"]) expect(block(other)).not.toContain("proxy_buffering off");
+    for (const other of ["~ ^/api/v1/sessions(/|$)", "/api/v1/", "~ ^/console(/|$)"]) expect(block(other)).not.toContain("proxy_buffering off");
   });
 });
 
@@ -106,8 +106,8 @@ describe.skipIf(tool.skip)("compose edge (deploy/nginx/nginx.conf)", () => {
     expect(r.status).toBe(0);
   });
 
-  it("proxies to the gateway, stream and session services only", () => {
-    expect(upstreams.map((u) => u.name).sort()).toEqual(["gateway", "session", "stream"]);
+  it("proxies to the gateway, stream, session and console services only", () => {
+    expect(upstreams.map((u) => u.name).sort()).toEqual(["console", "gateway", "session", "stream"]);
   });
 
   it("routes every path like the Ingress", async () => {
@@ -189,7 +189,7 @@ describe.skipIf(tool.skip)("compose edge (deploy/nginx/nginx.conf)", () => {
 
   it("answers like the dev router when an upstream is down: 502 in the API's error shape", async () => {
     const dead = await freePort();
-    const down = await startNginx(nginx!, { listenPort: await freePort(), upstreams: { gateway: dead, stream: dead, session: dead } });
+    const down = await startNginx(nginx!, { listenPort: await freePort(), upstreams: { gateway: dead, stream: dead, session: dead, console: dead } });
     try {
       const res = await get(down.port, "/api/v1/tasks");
       expect(res.status).toBe(502);
