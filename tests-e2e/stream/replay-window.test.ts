@@ -64,7 +64,7 @@ describe("replay older than the real-time window", () => {
     await fresh.emit(10, { last: true, delayMs: 5 });
     expect(await sse.done).toBe("ended");
     expect(await fromStart.done).toBe("ended");
-    await ws.waitForMessage((m) => m.type === "done");
+    await ws.waitForMessage(isTerminalMessage);
     expect(sse.seqs).toEqual(range(11, 70));
     expect(fromStart.seqs).toEqual(range(1, 70));
     expect(ws.events().map((e) => e.seq)).toEqual(range(26, 70));

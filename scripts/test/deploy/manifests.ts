@@ -124,6 +124,9 @@ export const ROUTING_TABLE: Array<{ path: string; service: string | undefined }>
   { path: "/api/v1/health", service: "gateway" },
   { path: "/api/v1/openapi.json", service: "gateway" },
   { path: "/api/v1", service: "gateway" },
+  { path: "/health", service: "gateway" },
+  { path: "/readiness", service: "gateway" },
+  { path: "/healthz", service: undefined },
   { path: "/providers/models", service: undefined },
   { path: "/", service: undefined },
 ];
