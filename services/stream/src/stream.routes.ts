@@ -1,6 +1,6 @@
 import type { Router } from "express";
 import { z } from "zod";
-import { EVENT_TYPES } from "@tog/events";
+import { EVENT_TYPES, eventOpenApiSchemas, STREAM_EVENT_SCHEMA } from "@tog/events";
 import type { ApiDocs } from "@tog/edge";
 import type { SseEndpoint } from "./sse/sse-endpoint.ts";
 import type { StreamContext } from "./stream-context.ts";
@@ -63,6 +63,7 @@ const WS_DESCRIPTION = [
  * same code for an app used on its own.
  */
 export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamContext, sse: SseEndpoint): void {
+  for (const [name, schema] of Object.entries(eventOpenApiSchemas())) docs.registry.registerComponent("schemas", name, schema);
   docs.route(
     router,
     {
@@ -74,10 +75,20 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
       operationId: "streamSse",
       auth: "apiKeyOrBearer",
       query: SseQuerySchema,
+      headers: z.object({
+        "Last-Event-ID": z
+          .string()
+          .optional()
+          .openapi({ description: "Resume point sent on reconnect (EventSource does): same forms as `last_event_id`, and wins over it.", example: "1767225600000-42" }),
+      }),
       middleware: [ctx.auth.require({ allowBearer: true })],
       invalidMessage: (_part, error) => error.issues[0]?.message ?? "Invalid query",
       responses: {
-        200: { description: "The event stream.", contentType: "text/event-stream", schema: z.string() },
+        200: {
+          description: "The event stream. Each message's `event:` is the event type and its `data:` line is the JSON of that type's schema (`StreamEvent`, one schema per type).",
+          contentType: "text/event-stream",
+          schemaRef: STREAM_EVENT_SCHEMA,
+        },
         204: { description: "The workflow ended at or before the resume point: nothing to send." },
         404: { description: "Unknown workflow, or another user's: `Task not found`." },
         502: { description: "The event store (NATS) is unavailable." },
@@ -101,7 +112,11 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
       auth: "apiKeyOrBearer",
       query: WsQuerySchema,
       responses: {
-        101: { description: "Switching protocols: the WebSocket is open." },
+        101: {
+          description: "Switching protocols: the WebSocket is open. Server messages are `StreamEvent` objects and `{\"type\":\"pong\"}`.",
+          contentType: "application/json",
+          schemaRef: STREAM_EVENT_SCHEMA,
+        },
         426: { description: "A plain GET without the WebSocket upgrade." },
       },
     },
