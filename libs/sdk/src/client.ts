@@ -30,6 +30,8 @@ import {
   type TaskSummary,
   type Timeline,
   type TogEvent,
+  type EventOf,
+  type EventType,
 } from "./types.ts";
 
 export type TogClientOptions = TransportOptions;
@@ -331,8 +333,10 @@ export class TogClient {
    * A workflow's live events (replayed from `lastEventId`, or from the start), resumed across
    * disconnects without gaps or duplicates, ending after the terminal event.
    */
-  stream(workflowId: string, options: StreamOptions = {}): AsyncIterable<TogEvent> {
-    return options.transport === "ws" ? wsEvents(this.transport, workflowId, options) : sseEvents(this.transport, workflowId, options);
+  stream<T extends EventType = EventType>(workflowId: string, options: StreamOptions & { types?: readonly T[] | undefined } = {}): AsyncIterable<EventOf<T>> {
+    // With `types`, only events of those types are yielded, so the element type narrows to them.
+    const events = options.transport === "ws" ? wsEvents(this.transport, workflowId, options) : sseEvents(this.transport, workflowId, options);
+    return events as AsyncIterable<EventOf<T>>;
   }
 
   /** GET /health at the API base. */
