@@ -47,6 +47,7 @@ const PAGE = `<!doctype html>
     out.filtered = [];
     for await (const e of tog.stream(sub.task_id, { types: ["WORKFLOW_COMPLETED"] })) out.filtered.push(e.type);
     out.detail = await tog.tasks.get(sub.task_id);
+    await tog.tasks.submit({ query: "A second task, so listing has two pages", mode: "simple" });
     out.listed = [];
     for await (const t of tog.tasks.list({ pageSize: 1, limit: 2 })) out.listed.push(t.task_id);
     try {
