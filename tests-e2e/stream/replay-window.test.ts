@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@tog/bus";
 import { systemSubjects } from "@tog/bus";
 import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, openEnvBus, range, SseClient, sseUrl, WsClient, wsUrl, type Json } from "./support.ts";
+import { createTask, EventPublisher, isTerminalMessage, openEnvBus, range, SseClient, sseUrl, WsClient, wsUrl, type Json } from "./support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
