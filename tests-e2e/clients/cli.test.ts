@@ -206,6 +206,8 @@ class Tmux {
     } catch {
       // already gone
     }
+    // tmux leaves its socket file behind
+    rmSync(path.join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid?.() ?? 0}`, this.socket), { force: true });
   }
 }
 
