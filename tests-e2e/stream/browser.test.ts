@@ -94,7 +94,7 @@ describe.skipIf(!available)("a browser page", () => {
     const query = new URLSearchParams({ api: env.baseUrl, workflow_id: workflowId, types: JSON.stringify(EVENT_TYPES) });
     await page.goto(`${siteUrl}?${query.toString()}`);
     // Page functions run in the browser, where globalThis is the window.
-    await page.waitForFunction(() => (globalThis as any).sse.closed && (globalThis as any).ws.messages.some((m: any) => m.type === "done"), undefined, {
+    await page.waitForFunction(() => (globalThis as any).sse.closed && (globalThis as any).ws.messages.some((m: any) => m.type === "WORKFLOW_COMPLETED"), undefined, {
       timeout: 45_000,
       polling: 100,
     });
@@ -114,10 +114,10 @@ describe.skipIf(!available)("a browser page", () => {
     expect(sse.events.at(-1)!.data).toMatchObject({ type: "WORKFLOW_COMPLETED", status: "COMPLETED" });
     expect(sse.events.map((e) => e.data.type)).toContain("LLM_PARTIAL");
 
-    expect(wsMessages[0]).toEqual({ type: "subscribed", workflow_id: workflowId });
-    const wsEvents = wsMessages.filter((m) => typeof m.seq === "number");
-    expect(wsEvents.map((e) => e.seq)).toEqual(range(1, stored.length));
-    expect(wsEvents.every((e) => e.workflow_id === workflowId)).toBe(true);
-    expect(wsMessages.at(-1)).toEqual({ type: "done", workflow_id: workflowId, last_seq: stored.length });
+    // Server messages are events only (contract 4.10): no acknowledgement, no "done".
+    expect(wsMessages.every((m) => typeof m.seq === "number")).toBe(true);
+    expect(wsMessages.map((e) => e.seq)).toEqual(range(1, stored.length));
+    expect(wsMessages.every((e) => e.workflow_id === workflowId)).toBe(true);
+    expect(wsMessages.at(-1)).toMatchObject({ type: "WORKFLOW_COMPLETED", seq: stored.length });
   });
 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@tog/bus";
 import { systemSubjects } from "@tog/bus";
 import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, openEnvBus, range, SseClient, sseUrl, WsClient, wsUrl, type Json } from "./support.ts";
+import { createTask, EventPublisher, isTerminalMessage, openEnvBus, range, SseClient, sseUrl, WsClient, wsUrl, type Json } from "./support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
@@ -64,7 +64,7 @@ describe("replay older than the real-time window", () => {
     await fresh.emit(10, { last: true, delayMs: 5 });
     expect(await sse.done).toBe("ended");
     expect(await fromStart.done).toBe("ended");
-    await ws.waitForMessage((m) => m.type === "done");
+    await ws.waitForMessage(isTerminalMessage);
     expect(sse.seqs).toEqual(range(11, 70));
     expect(fromStart.seqs).toEqual(range(1, 70));
     expect(ws.events().map((e) => e.seq)).toEqual(range(26, 70));

@@ -337,7 +337,7 @@ export async function followWs(options: {
   const events: Json[] = [];
   let lastSeq = 0;
   for (;;) {
-    if (Date.now() > end) throw new Error("followWs: no done message");
+    if (Date.now() > end) throw new Error("followWs: no terminal event");
     const client = new WsClient(options.url(), options.headers);
     const opened = await client.opened.then(
       () => true,
@@ -349,15 +349,20 @@ export async function followWs(options: {
     }
     const resumeAfter = lastSeq;
     client.send({ type: "subscribe", workflow_id: options.workflowId, last_event_id: lastSeq });
-    await Promise.race([client.closed, client.waitForMessage((m) => m.type === "done" || m.type === "error", 60_000).catch(() => undefined)]);
+    await Promise.race([client.closed, client.waitForMessage((m) => isTerminalMessage(m) || m.type === "error", 60_000).catch(() => undefined)]);
     const seen = client.events(options.workflowId);
     connections.push({ resumeAfter, seqs: seen.map((e) => e.seq as number) });
     events.push(...seen);
     if (seen.length > 0) lastSeq = seen.at(-1)!.seq as number;
-    const finished = client.messages.some((m) => m.type === "done");
+    const finished = client.messages.some(isTerminalMessage);
     client.ws.terminate();
     if (finished) break;
     await new Promise((r) => setTimeout(r, 50));
   }
   return { connections, events };
+}
+
+/** A WebSocket message that ends a subscription: the workflow's terminal event (libs/events terminal.ts). */
+export function isTerminalMessage(m: Json): boolean {
+  return m.type === "WORKFLOW_COMPLETED" || (m.type === "ERROR_OCCURRED" && (m.data as Json | undefined)?.terminal === true);
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { Bus } from "@tog/bus";
 import { startE2eEnvironment, unknownApiKey, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, openEnvBus, range, WsClient, wsUrl, type Json } from "./support.ts";
+import { createTask, EventPublisher, isTerminalMessage, openEnvBus, range, WsClient, wsUrl, type Json } from "./support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
@@ -66,11 +66,13 @@ describe("handshake", () => {
     await wf.emit(3);
     const c = await connect({ workflow_id: wf.workflowId, last_event_id: "1" });
     await wf.emit(2, { last: true });
-    await c.waitForMessage((m) => m.type === "done");
-    expect(c.messages.map((m) => m.type)).toEqual(["subscribed", "LLM_PARTIAL", "LLM_PARTIAL", "PROGRESS", "WORKFLOW_COMPLETED", "done"]);
+    await c.waitForMessage(isTerminalMessage);
+    // Server messages are events (and pong) only: no acknowledgement, no "done" (contract 4.10).
+    expect(c.messages.map((m) => m.type)).toEqual(["LLM_PARTIAL", "LLM_PARTIAL", "PROGRESS", "WORKFLOW_COMPLETED"]);
     expect(c.events().map((e) => e.seq)).toEqual([2, 3, 4, 5]);
-    expect(c.messages.at(-1)).toEqual({ type: "done", workflow_id: wf.workflowId, last_seq: 5 });
     expect(c.events().at(-1)).toMatchObject({ status: "COMPLETED", result: "done" });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(c.messages).toHaveLength(4);
     c.close();
   });
 });
@@ -134,16 +136,19 @@ describe("messages", () => {
     c.send({ type: "subscribe", workflow_id: a.workflowId, last_event_id: a.published[2]!.stream_id });
     c.send({ type: "subscribe", workflow_id: b.workflowId, types: ["PROGRESS", "WORKFLOW_COMPLETED"] });
     c.send({ type: "subscribe", workflow_id: d.workflowId, types: "LLM_PARTIAL", last_event_id: 0 });
-    await c.waitFor((x) => x.messages.filter((m) => m.type === "subscribed").length === 3, 5_000, "three acks");
+    // No acknowledgements: a pong after the three subscribes says the server read them.
+    c.send({ type: "ping" });
+    await c.waitForMessage((m) => m.type === "pong");
     await Promise.all([a.emit(4, { last: true, delayMs: 2 }), b.emit(9, { last: true, delayMs: 2 }), d.emit(5, { delayMs: 2 })]);
-    await c.waitFor((x) => x.messages.filter((m) => m.type === "done").length === 2, 10_000, "two workflows done");
+    await c.waitFor((x) => x.messages.filter(isTerminalMessage).length === 2, 10_000, "two workflows ended");
     await c.waitFor((x) => x.events(d.workflowId).length === 4, 5_000, "d's partials");
     expect(c.events(a.workflowId).map((e) => e.seq)).toEqual(range(4, 10));
     expect(c.events(b.workflowId).map((e) => `${e.seq}:${e.type}`)).toEqual(["4:PROGRESS", "8:PROGRESS", "9:WORKFLOW_COMPLETED"]);
     expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
 
     c.send({ type: "unsubscribe", workflow_id: d.workflowId });
-    expect(await c.waitForMessage((m) => m.type === "unsubscribed")).toEqual({ type: "unsubscribed", workflow_id: d.workflowId });
+    c.send({ type: "ping" });
+    await c.waitFor((x) => x.messages.filter((m) => m.type === "pong").length === 2, 5_000, "the unsubscribe read");
     await d.emit(3);
     await new Promise((r) => setTimeout(r, 300));
     expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
@@ -151,8 +156,19 @@ describe("messages", () => {
     // Subscribing again replaces the subscription (new filter, new resume point).
     c.send({ type: "subscribe", workflow_id: d.workflowId, last_event_id: 6 });
     await d.emit(1, { last: true });
-    await c.waitFor((x) => x.messages.filter((m) => m.type === "done").length === 3, 5_000, "d done");
+    await c.waitFor((x) => x.messages.filter(isTerminalMessage).length === 3, 5_000, "d ended");
     expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5, 7, 8, 9]);
+    expect(c.messages.every((m) => typeof m.seq === "number" || m.type === "pong"), "events and pong only").toBe(true);
+    c.close();
+  });
+
+  it("ends a filtered subscription with the terminal event even when the filter leaves it out", async () => {
+    const wf = await newWorkflow();
+    const c = await connect({ workflow_id: wf.workflowId, types: "PROGRESS" });
+    await wf.emit(5, { last: true });
+    const last = await c.waitForMessage(isTerminalMessage);
+    expect(last).toMatchObject({ type: "WORKFLOW_COMPLETED", seq: 5, workflow_id: wf.workflowId });
+    expect(c.messages.map((m) => m.type).filter((t) => t !== "PROGRESS")).toEqual(["WORKFLOW_COMPLETED"]);
     c.close();
   });
 

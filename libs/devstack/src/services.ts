@@ -30,7 +30,12 @@ export const SERVICES: readonly ServiceDefinition[] = [
     defaultPort: 8081,
     // liveness, not readiness: /readiness also checks the orchestrator, which may start later
     readyPath: "/api/v1/health",
-    routes: [{ prefix: "/api/v1", proxyTimeoutMs: 60_000 }],
+    // the probes are also served at the server root (docs/decisions.md "Probes at the root")
+    routes: [
+      { prefix: "/api/v1", proxyTimeoutMs: 60_000 },
+      { prefix: "/health", proxyTimeoutMs: 60_000 },
+      { prefix: "/readiness", proxyTimeoutMs: 60_000 },
+    ],
     env: (ctx) => {
       const port = ctx.portOf("orchestrator");
       return port === undefined ? {} : { ORCHESTRATOR_ADDRESS: `127.0.0.1:${port}` };

@@ -39,6 +39,21 @@ export const RATE_LIMIT_HEADERS = {
 };
 const RETRY_AFTER_HEADER = { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } };
 
+/** Response headers of a replayed idempotent request (contract 4.1, 5). */
+export const IDEMPOTENCY_REPLAY_HEADERS = {
+  "X-Idempotency-Cached": { description: "`true` when this answer is the replay of an earlier request with the same Idempotency-Key.", schema: { type: "string" as const } },
+  "X-Idempotency-Key": { description: "The Idempotency-Key of the replayed request (only on replays).", schema: { type: "string" as const } },
+};
+
+/** W3C trace context, read on every request (contract 5). */
+const TRACE_CONTEXT_HEADERS = {
+  traceparent: z
+    .string()
+    .optional()
+    .openapi({ description: "W3C trace context `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`; continued by the server span.", example: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" }),
+  tracestate: z.string().optional().openapi({ description: "W3C tracestate: comma-separated vendor key=value pairs, passed on with traceparent." }),
+};
+
 type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
 type AnyObject = z.ZodType<Record<string, unknown>>;
 
@@ -46,6 +61,8 @@ export interface RouteResponse {
   description: string;
   /** Omitted for empty responses (204). */
   schema?: z.ZodType;
+  /** A schema registered as a component by name (e.g. raw JSON Schema); used instead of `schema`. */
+  schemaRef?: string;
   /** Default `application/json`. */
   contentType?: string;
   /** Response headers this route sets (beyond the rate-limit ones). */
@@ -68,6 +85,8 @@ export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject 
   rateLimited?: boolean;
   /** Documents the Idempotency-Key request header and the replay headers. */
   idempotent?: boolean;
+  /** Request headers this route reads (beyond the credential, Idempotency-Key and trace context). */
+  headers?: z.ZodObject;
   params?: P;
   query?: Q;
   body?: B;
@@ -93,6 +112,9 @@ export interface ApiDocsOptions {
   version: string;
   description?: string;
   servers?: { url: string; description?: string }[];
+  /** Top-level tags with descriptions; every tag an operation uses must be listed. */
+  tags?: { name: string; description: string }[];
+  license?: { name: string; url?: string };
   /** Registries of other modules whose routes belong in the same document. */
   include?: OpenAPIRegistry[];
 }
@@ -123,6 +145,7 @@ export class ApiDocs {
     this.registry.register("Error", ErrorResponseSchema);
     for (const [name, header] of Object.entries(RATE_LIMIT_HEADERS)) this.registry.registerComponent("headers", name, header);
     this.registry.registerComponent("headers", "Retry-After", RETRY_AFTER_HEADER);
+    for (const [name, header] of Object.entries(IDEMPOTENCY_REPLAY_HEADERS)) this.registry.registerComponent("headers", name, header);
   }
 
   /** Registers a route in the document and mounts `handler` behind validation by the same schemas. */
@@ -147,15 +170,19 @@ export class ApiDocs {
 
   json(): string {
     this.cached ??= JSON.stringify(
-      new OpenApiGeneratorV3(this.registry.definitions).generateDocument({
-        openapi: OPENAPI_VERSION,
-        info: {
-          title: this.options.title,
-          version: this.options.version,
-          ...(this.options.description === undefined ? {} : { description: this.options.description }),
-        },
-        ...(this.options.servers ? { servers: this.options.servers } : {}),
-      }),
+      untypedNullable(
+        new OpenApiGeneratorV3(this.registry.definitions).generateDocument({
+          openapi: OPENAPI_VERSION,
+          info: {
+            title: this.options.title,
+            version: this.options.version,
+            ...(this.options.description === undefined ? {} : { description: this.options.description }),
+            ...(this.options.license ? { license: this.options.license } : {}),
+          },
+          ...(this.options.servers ? { servers: this.options.servers } : {}),
+          ...(this.options.tags ? { tags: this.options.tags } : {}),
+        }),
+      ),
     );
     return this.cached;
   }
@@ -168,13 +195,31 @@ export class ApiDocs {
   }
 }
 
+/**
+ * `z.unknown()` is generated as `{nullable: true}` without a `type`, which OpenAPI 3.0 does not
+ * allow (Redocly: nullable-type-sibling). A schema without `type` already admits null, so the
+ * flag is dropped there.
+ */
+function untypedNullable<T>(value: T): T {
+  if (Array.isArray(value)) {
+    for (const v of value) untypedNullable(v);
+  } else if (typeof value === "object" && value !== null) {
+    const o = value as Record<string, unknown>;
+    if (o.nullable === true && o.type === undefined) delete o.nullable;
+    for (const v of Object.values(o)) untypedNullable(v);
+  }
+  return value;
+}
+
 /** `/tasks/{id}` → `/tasks/:id`. */
 export function toExpressPath(openApiPath: string): string {
   return openApiPath.replace(/\{([A-Za-z0-9_]+)\}/g, ":$1");
 }
 
 function jsonOf(r: RouteResponse) {
-  return r.schema === undefined ? undefined : { [r.contentType ?? "application/json"]: { schema: r.schema } };
+  const type = r.contentType ?? "application/json";
+  if (r.schemaRef !== undefined) return { [type]: { schema: { $ref: `#/components/schemas/${r.schemaRef}` } } };
+  return r.schema === undefined ? undefined : { [type]: { schema: r.schema } };
 }
 
 const errorResponse = (description: string) => ({
@@ -187,9 +232,12 @@ function toRouteConfig(spec: RouteSpec<AnyObject | undefined, AnyObject | undefi
     ? Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]))
     : {};
   const responses: RouteConfig["responses"] = {};
+  const replayHeaders = spec.idempotent
+    ? Object.fromEntries(Object.keys(IDEMPOTENCY_REPLAY_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]))
+    : {};
   for (const [status, r] of Object.entries(spec.responses)) {
     const content = jsonOf(r);
-    const headers = { ...rateHeaders, ...r.headers };
+    const headers = { ...rateHeaders, ...(status.startsWith("2") ? replayHeaders : {}), ...r.headers };
     responses[status] = {
       description: r.description,
       ...(content ? { content } : {}),
@@ -213,14 +261,18 @@ function toRouteConfig(spec: RouteSpec<AnyObject | undefined, AnyObject | undefi
   if (spec.params) request.params = spec.params as unknown as z.ZodObject;
   if (spec.query) request.query = spec.query as unknown as z.ZodObject;
   if (spec.body) request.body = { required: !spec.body.isOptional(), content: { "application/json": { schema: spec.body } } };
-  if (spec.idempotent) {
-    request.headers = z.object({
-      "Idempotency-Key": z
-        .string()
-        .optional()
-        .openapi({ description: "Replays the first 2xx answer for 24 h; replays carry X-Idempotency-Cached: true." }),
-    });
-  }
+  request.headers = z.object({
+    ...(spec.idempotent
+      ? {
+          "Idempotency-Key": z
+            .string()
+            .optional()
+            .openapi({ description: "Replays the first 2xx answer for 24 h; replays carry X-Idempotency-Cached: true." }),
+        }
+      : {}),
+    ...spec.headers?.shape,
+    ...TRACE_CONTEXT_HEADERS,
+  });
   return {
     method: spec.method,
     path: spec.path,

@@ -111,16 +111,23 @@ describe("ApiDocs", () => {
     expect(submit.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/SubmitTaskRequest" });
     expect(Object.keys(submit.responses).sort()).toEqual(["201", "400", "401", "429"]);
     expect(Object.keys(submit.responses["201"].headers).sort()).toEqual(
-      ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Workflow-ID"].sort(),
+      // an idempotent route's success also names the replay headers
+      ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Workflow-ID", "X-Idempotency-Cached", "X-Idempotency-Key"].sort(),
     );
+    expect(submit.responses["201"].headers["X-Idempotency-Cached"]).toEqual({ $ref: "#/components/headers/X-Idempotency-Cached" });
     expect(submit.responses["429"].headers["Retry-After"]).toEqual({ $ref: "#/components/headers/Retry-After" });
     expect(submit.responses["401"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
-    expect(submit.parameters).toEqual([expect.objectContaining({ in: "header", name: "Idempotency-Key", required: false })]);
+    // every route declares the W3C trace context headers it reads
+    expect(submit.parameters).toEqual([
+      expect.objectContaining({ in: "header", name: "Idempotency-Key", required: false }),
+      expect.objectContaining({ in: "header", name: "traceparent", required: false }),
+      expect.objectContaining({ in: "header", name: "tracestate", required: false }),
+    ]);
 
     const events = doc.paths["/api/v1/tasks/{id}/events"].get;
     expect(events.security).toEqual([{ ApiKeyAuth: [] }, { bearerAuth: [] }]);
     expect(events.parameters.map((p: { in: string; name: string }) => `${p.in}:${p.name}`).sort()).toEqual(
-      ["path:id", "query:limit", "query:offset"].sort(),
+      ["path:id", "query:limit", "query:offset", "header:traceparent", "header:tracestate"].sort(),
     );
   });
 

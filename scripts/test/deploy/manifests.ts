@@ -129,6 +129,9 @@ export const ROUTING_TABLE: Array<{ path: string; service: string | undefined }>
   { path: "/console/tasks/3f2c", service: "console" },
   { path: "/console/assets/index-abc.js", service: "console" },
   { path: "/consolex", service: undefined },
+  { path: "/health", service: "gateway" },
+  { path: "/readiness", service: "gateway" },
+  { path: "/healthz", service: undefined },
   { path: "/providers/models", service: undefined },
   { path: "/", service: undefined },
 ];

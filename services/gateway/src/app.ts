@@ -2,6 +2,7 @@ import express, { type Express, type RequestHandler, type Router } from "express
 import type { Logger } from "@tog/core";
 import type { Metrics } from "@tog/ops";
 import { ApiDocs, createHttpApp, type AccessTokens, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
+import { registerDocsRoutes } from "./docs.routes.ts";
 import { registerHealthRoutes } from "./health.routes.ts";
 import type { ReadinessCheck } from "./readiness.ts";
 
@@ -45,12 +46,26 @@ export interface GatewayApp {
   docs: ApiDocs;
 }
 
+/** Every tag the public document's operations use, in reading order. */
+export const API_TAGS = [
+  { name: "Tasks", description: "Submit, list, inspect and cancel tasks; their event history and timeline." },
+  { name: "Approvals", description: "Human approval decisions for workflows waiting on an APPROVAL_REQUESTED." },
+  { name: "Streaming", description: "Live events of a workflow over Server-Sent Events or WebSocket, resumable by id." },
+  { name: "Sessions", description: "Conversations: lists, metadata, history, turns, title, soft delete." },
+  { name: "Auth", description: "Short-lived access tokens for the streaming routes." },
+  { name: "Health", description: "Probes and this document (no authentication)." },
+];
+
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   const docs = new ApiDocs({
     title: "Task Orchestration Gateway API",
     version: options.version,
-    description: "HTTP API of the Task Orchestration Gateway. All endpoints live under /api/v1.",
+    description:
+      "HTTP API of the Task Orchestration Gateway. Every endpoint lives under /api/v1; the probes are also served at the server root. Interactive documentation: /api/v1/docs.",
     include: options.docsInclude,
+    license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
+    servers: [{ url: "/", description: "The server that serves this document (paths include /api/v1)." }],
+    tags: API_TAGS,
   });
   const router = express.Router();
   registerHealthRoutes(router, {
@@ -60,6 +75,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     checks: options.readinessChecks,
     readinessTimeoutMs: options.readinessTimeoutMs,
   });
+  registerDocsRoutes(router);
   for (const mount of options.modules ?? []) mount({
       router,
       docs,

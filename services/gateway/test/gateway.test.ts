@@ -89,6 +89,36 @@ describe("GET /api/v1/health", () => {
   });
 });
 
+describe("probes at the server root", () => {
+  it("GET /health and GET /readiness answer like their /api/v1 forms", async () => {
+    const health = await fetch(`${base}/health`);
+    expect(health.status).toBe(200);
+    expect(((await health.json()) as { status: string }).status).toBe("healthy");
+    const ready = await fetch(`${base}/readiness`);
+    expect([200, 503]).toContain(ready.status);
+    expect(((await ready.json()) as { status: string }).status).toMatch(/^(ready|not ready)$/);
+  });
+});
+
+describe("GET /api/v1/docs", () => {
+  it("serves Swagger UI from the package itself (no CDN, no inline script)", async () => {
+    const page = await fetch(`${base}/api/v1/docs`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await page.text();
+    const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(sources.every((u) => u.startsWith("/api/v1/docs/")), sources.join(", ")).toBe(true);
+    expect(html).not.toMatch(/<script>(?!<\/script>)/);
+    for (const asset of sources) {
+      const res = await fetch(`${base}${asset}`);
+      expect(res.status, asset).toBe(200);
+      expect((await res.arrayBuffer()).byteLength, asset).toBeGreaterThan(100);
+    }
+    const init = await (await fetch(`${base}/api/v1/docs/init.js`)).text();
+    expect(init).toContain('url: "/api/v1/openapi.json"');
+  });
+});
+
 describe("GET /api/v1/readiness", () => {
   it("answers 200 when PostgreSQL, Redis and NATS answer", async () => {
     const res = await fetch(`${base}/api/v1/readiness`);

@@ -5,6 +5,7 @@ import type { Catalog } from "@tog/catalog";
 import { createHttpApp } from "@tog/edge";
 import { createHealthRouter } from "./health.routes.ts";
 import { createModelsRouter } from "./models.routes.ts";
+import { createOpenApiRouter, modelCatalogDocs } from "./openapi.ts";
 
 export interface ModelCatalogAppOptions {
   logger: Logger;
@@ -13,6 +14,9 @@ export interface ModelCatalogAppOptions {
   nodeEnv: "development" | "production" | "test";
   metrics?: Metrics | undefined;
 }
+
+/** Version of the model catalog API (its OpenAPI document). */
+export const MODEL_CATALOG_VERSION = "0.1.0";
 
 // Only GET routes: a tiny body limit is enough.
 const MAX_BODY_BYTES = 16 * 1024;
@@ -27,6 +31,7 @@ export function createModelCatalogApp(options: ModelCatalogAppOptions): Express 
     routes: (app) => {
       app.use(createHealthRouter());
       app.use(createModelsRouter({ catalog: options.catalog, configuredProviders: options.configuredProviders }));
+      app.use(createOpenApiRouter(modelCatalogDocs(MODEL_CATALOG_VERSION)));
     },
   });
 }

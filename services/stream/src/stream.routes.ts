@@ -1,6 +1,6 @@
 import type { Router } from "express";
 import { z } from "zod";
-import { EVENT_TYPES } from "@tog/events";
+import { EVENT_TYPES, eventOpenApiSchemas, STREAM_EVENT_SCHEMA } from "@tog/events";
 import type { ApiDocs } from "@tog/edge";
 import type { SseEndpoint } from "./sse/sse-endpoint.ts";
 import type { StreamContext } from "./stream-context.ts";
@@ -52,7 +52,7 @@ const WS_DESCRIPTION = [
   "",
   "Client messages (JSON text): `{\"type\":\"subscribe\",\"workflow_id\":\"…\",\"types\":[\"LLM_OUTPUT\"] (or \"A,B\"),\"last_event_id\":\"<millis>-<seq>\" or n}` (replay after that point, then live; subscribing again to the same workflow replaces the subscription), `{\"type\":\"unsubscribe\",\"workflow_id\":\"…\"}`, `{\"type\":\"ping\"}`.",
   "",
-  "Server messages: events (SSE-form JSON, each naming its `workflow_id`), `{\"type\":\"pong\"}`, `{\"type\":\"subscribed\",\"workflow_id\"}` (before its replay), `{\"type\":\"unsubscribed\",\"workflow_id\"}`, `{\"type\":\"done\",\"workflow_id\",\"last_seq\"}` after the workflow's terminal event (the subscription ends; the socket stays open), `{\"type\":\"error\",\"code\":400|404|409|502|503,\"error\":\"…\",\"workflow_id\"?}` for a malformed, unknown or refused message (never a silent drop).",
+  "Server messages (contract 4.10): events (SSE-form JSON, each naming its `workflow_id`) and `{\"type\":\"pong\"}`; subscribe and unsubscribe are not acknowledged. A subscription ends with the workflow's terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED with `data.terminal`), which is sent even when `types` leaves it out; the socket stays open. Only a message the server refuses (malformed, unknown, not owned, too many subscriptions) gets `{\"type\":\"error\",\"code\":400|404|409|502|503,\"error\":\"…\",\"workflow_id\"?}`, never a silent drop.",
   "",
   "Several workflows per connection (STREAM_WS_MAX_SUBSCRIPTIONS, 100). Server pings every STREAM_KEEPALIVE_MS; a peer that misses one is dropped. A slow client (unsent data over STREAM_MAX_BUFFER_BYTES) is closed with 1013; a restarting instance closes with 1012: resubscribe with each workflow's last seq as `last_event_id`.",
 ].join("\n");
@@ -63,6 +63,7 @@ const WS_DESCRIPTION = [
  * same code for an app used on its own.
  */
 export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamContext, sse: SseEndpoint): void {
+  for (const [name, schema] of Object.entries(eventOpenApiSchemas())) docs.registry.registerComponent("schemas", name, schema);
   docs.route(
     router,
     {
@@ -74,10 +75,20 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
       operationId: "streamSse",
       auth: "apiKeyOrBearer",
       query: SseQuerySchema,
+      headers: z.object({
+        "Last-Event-ID": z
+          .string()
+          .optional()
+          .openapi({ description: "Resume point sent on reconnect (EventSource does): same forms as `last_event_id`, and wins over it.", example: "1767225600000-42" }),
+      }),
       middleware: [ctx.auth.require({ allowBearer: true })],
       invalidMessage: (_part, error) => error.issues[0]?.message ?? "Invalid query",
       responses: {
-        200: { description: "The event stream.", contentType: "text/event-stream", schema: z.string() },
+        200: {
+          description: "The event stream. Each message's `event:` is the event type and its `data:` line is the JSON of that type's schema (`StreamEvent`, one schema per type).",
+          contentType: "text/event-stream",
+          schemaRef: STREAM_EVENT_SCHEMA,
+        },
         204: { description: "The workflow ended at or before the resume point: nothing to send." },
         404: { description: "Unknown workflow, or another user's: `Task not found`." },
         502: { description: "The event store (NATS) is unavailable." },
@@ -101,7 +112,11 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
       auth: "apiKeyOrBearer",
       query: WsQuerySchema,
       responses: {
-        101: { description: "Switching protocols: the WebSocket is open." },
+        101: {
+          description: "Switching protocols: the WebSocket is open. Server messages are `StreamEvent` objects and `{\"type\":\"pong\"}`.",
+          contentType: "application/json",
+          schemaRef: STREAM_EVENT_SCHEMA,
+        },
         426: { description: "A plain GET without the WebSocket upgrade." },
       },
     },

@@ -52,8 +52,8 @@ class WsSink implements Sink {
     return this.#conn.drained();
   }
 
-  finish(terminal: HubEvent | null, _sent: boolean): void {
-    this.#conn.finished(this.#workflowId, terminal);
+  finish(terminal: HubEvent | null, sent: boolean): void {
+    this.#conn.finished(this.#workflowId, terminal, sent);
   }
 
   overflow(): void {
@@ -142,8 +142,8 @@ export class WsConnection {
         this.#sendJson({ type: "pong" });
         return;
       case "unsubscribe":
-        if (this.#drop(message.workflowId)) this.#sendJson({ type: "unsubscribed", workflow_id: message.workflowId });
-        else this.#error(new ValidationError(`Not subscribed to ${message.workflowId}`), message.workflowId);
+        // No acknowledgement: server messages are events and pong only (contract 4.10).
+        if (!this.#drop(message.workflowId)) this.#error(new ValidationError(`Not subscribed to ${message.workflowId}`), message.workflowId);
         return;
       case "subscribe":
         void this.subscribe(message);
@@ -182,7 +182,6 @@ export class WsConnection {
         throw new UpstreamUnavailableError("Event stream unavailable", { cause: err });
       }
       if (entry.cancelled || this.#closed) return;
-      this.#sendJson({ type: "subscribed", workflow_id: workflowId });
       if (hub.terminalSeq !== null && request.resumeAfter >= hub.terminalSeq) {
         sub.end();
         return;
@@ -200,12 +199,14 @@ export class WsConnection {
     }
   }
 
-  /** The workflow's stream is over (terminal event passed): report and forget it. */
-  finished(workflowId: string, terminal: HubEvent | null): void {
-    const entry = this.#entries.get(workflowId);
-    const lastSeq = terminal?.seq ?? entry?.hub?.terminalSeq ?? entry?.sub?.delivered ?? 0;
-    if (entry) this.#drop(workflowId);
-    this.#sendJson({ type: "done", workflow_id: workflowId, last_seq: lastSeq });
+  /**
+   * The workflow's stream is over (terminal event passed): forget it. The terminal event is what
+   * tells the client, so it is sent even when the `types` filter left it out (docs/decisions.md
+   * "WebSocket server messages").
+   */
+  finished(workflowId: string, terminal: HubEvent | null, sent: boolean): void {
+    if (terminal !== null && !sent) this.sendEvent(wsFrameOf(terminal));
+    if (this.#entries.has(workflowId)) this.#drop(workflowId);
   }
 
   overflow(): void {

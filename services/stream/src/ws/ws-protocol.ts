@@ -8,11 +8,11 @@ import { normalizeWorkflowId, resumeAfterOf, type StreamRequest } from "../strea
 //   {"type":"subscribe","workflow_id":"…","types":["LLM_OUTPUT",…] | "A,B","last_event_id":"<millis>-<seq>" | n}
 //   {"type":"unsubscribe","workflow_id":"…"}
 //   {"type":"ping"}
-// Server → client:
-//   an event (6.1, SSE form, carrying its workflow_id), {"type":"pong"},
-//   {"type":"subscribed","workflow_id"}, {"type":"unsubscribed","workflow_id"},
-//   {"type":"done","workflow_id","last_seq"} after a workflow's terminal event,
-//   {"type":"error","code":400|404|409|502|503,"error":"…","workflow_id"?}.
+// Server → client (contract 4.10: events and pong; no acknowledgements):
+//   an event (6.1, SSE form, carrying its workflow_id); a subscription ends with its terminal
+//   event, sent even when the `types` filter leaves it out; {"type":"pong"};
+//   and, only for a message the server refuses, {"type":"error","code":400|404|409|502|503,
+//   "error":"…","workflow_id"?} (docs/decisions.md "WebSocket server messages").
 // Control messages use lower-case types; event types are upper-case, so they never collide.
 
 export type ClientMessage =

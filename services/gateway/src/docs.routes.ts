@@ -1,0 +1,60 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import express, { type Router } from "express";
+
+// Interactive API documentation at /api/v1/docs: Swagger UI from the swagger-ui-dist package,
+// served by the gateway itself (no CDN), reading /api/v1/openapi.json. The page has no inline
+// script, so it works under a strict Content-Security-Policy (script-src 'self').
+
+const DOCS_PATH = "/api/v1/docs";
+const ASSETS = ["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"];
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Task Orchestration Gateway API</title>
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+  <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
+  <script src="${DOCS_PATH}/swagger-ui-standalone-preset.js"></script>
+  <script src="${DOCS_PATH}/init.js"></script>
+</body>
+</html>
+`;
+
+const INIT = `window.ui = SwaggerUIBundle({
+  url: "/api/v1/openapi.json",
+  dom_id: "#swagger-ui",
+  deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+  layout: "StandaloneLayout",
+});
+`;
+
+function assetDir(): string {
+  const require = createRequire(import.meta.url);
+  return path.dirname(require.resolve("swagger-ui-dist/package.json"));
+}
+
+export function registerDocsRoutes(router: Router): void {
+  const dir = assetDir();
+  router.get([DOCS_PATH, `${DOCS_PATH}/`], (_req, res) => {
+    res.type("html").send(PAGE);
+  });
+  router.get(`${DOCS_PATH}/init.js`, (_req, res) => {
+    res.type("application/javascript").send(INIT);
+  });
+  for (const asset of ASSETS) {
+    const file = path.join(dir, asset);
+    router.get(`${DOCS_PATH}/${asset}`, (_req, res, next) => {
+      res.sendFile(file, { maxAge: "1d" }, (err) => {
+        if (err) next(err);
+      });
+    });
+  }
+}
