@@ -6,3 +6,4 @@ export * from "./logger.ts";
 export * from "./lifecycle.ts";
 export * from "./boot.ts";
 export * from "./periodic-job.ts";
+export * from "./http-json-errors.ts";
