@@ -3,6 +3,7 @@ import { baseConfigShape, envInt } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
 import { busConfigShape } from "@tog/bus";
+import { authConfigShape } from "@tog/edge";
 
 /** Settings of `npm start` (scripts/start.ts); the services it starts read their own. */
 export const startConfigShape = {
@@ -12,5 +13,6 @@ export const startConfigShape = {
   ...busConfigShape,
   PUBLIC_PORT: envInt(8080, 0, 65_535).describe("`npm start`: port of the public router in front of the services (`/api/v1/*`)."),
   PUBLIC_HOST: z.string().min(1).default("0.0.0.0").describe("`npm start`: listen address of the public router."),
+  AUTH_TOKEN_SECRET: authConfigShape.AUTH_TOKEN_SECRET,
   START_READY_TIMEOUT_MS: envInt(60_000, 1_000).describe("`npm start`: how long each service may take to become ready."),
 };

@@ -3,7 +3,7 @@ import { baseConfigShape, envInt, loadConfig, type Env } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
 import { busConfigShape } from "@tog/bus";
-import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
+import { assertAuthConfig, authConfigShape, edgeConfigShape, readLocalTokenSecret } from "@tog/edge";
 import { orchestratorClientConfigShape } from "@tog/proto";
 import { opsConfigShape } from "@tog/ops";
 
@@ -40,8 +40,8 @@ export const keysCliConfigShape = {
 
 export type KeysCliConfig = z.infer<z.ZodObject<typeof keysCliConfigShape>>;
 
+/** Without AUTH_TOKEN_SECRET the CLI signs with the installation's secret of `npm start`, if any. */
 export function loadKeysCliConfig(env: Env): KeysCliConfig {
   const config = loadConfig(keysCliConfigShape, env);
-  assertAuthConfig(config);
-  return config;
+  return { ...config, AUTH_TOKEN_SECRET: config.AUTH_TOKEN_SECRET ?? readLocalTokenSecret() };
 }

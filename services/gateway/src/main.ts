@@ -42,7 +42,7 @@ try {
     await users.ensureDefaultUser();
     logger.warn("authentication is off (GATEWAY_SKIP_AUTH=1): requests without a credential act as the default user");
   }
-  const tokens = new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS });
+  const tokens = new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS });
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
     tokens,
