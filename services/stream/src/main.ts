@@ -66,6 +66,7 @@ try {
       retryMs: config.STREAM_RETRY_MS,
       maxBufferBytes: config.STREAM_MAX_BUFFER_BYTES,
       wsMaxSubscriptions: config.STREAM_WS_MAX_SUBSCRIPTIONS,
+      wsMaxMessagesPerSecond: config.STREAM_WS_MAX_MESSAGES_PER_SECOND,
       allowedOrigins: production ? config.CORS_ALLOWED_ORIGINS : null,
     },
     maxConnections: config.STREAM_MAX_CONNECTIONS,
