@@ -96,6 +96,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...extra,
     ...(port !== undefined ? { PORT: String(port) } : {}),
     METRICS_PORT: "0",
+    // Internal ports (services, gRPC, ops) listen on loopback only: only the router is public
+    // (docs/security.md, "Who can reach which port").
+    HOST: "127.0.0.1",
+    METRICS_HOST: "127.0.0.1",
   });
 
   const started: { definition: ServiceDefinition; service: RunningService }[] = [];

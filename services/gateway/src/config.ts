@@ -4,7 +4,7 @@ import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
 import { busConfigShape } from "@tog/bus";
 import { assertAuthConfig, authConfigShape, edgeConfigShape, readLocalTokenSecret } from "@tog/edge";
-import { orchestratorClientConfigShape } from "@tog/proto";
+import { orchestratorClientConfigShape, orchestratorClientTlsConfigShape } from "@tog/proto";
 import { opsConfigShape } from "@tog/ops";
 
 export const gatewayConfigShape = {
@@ -15,6 +15,7 @@ export const gatewayConfigShape = {
   ...edgeConfigShape,
   ...authConfigShape,
   ...orchestratorClientConfigShape,
+  ...orchestratorClientTlsConfigShape,
   ...opsConfigShape,
   PORT: envInt(8081, 0, 65_535).describe("Gateway HTTP port."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Gateway listen address."),
