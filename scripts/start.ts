@@ -52,7 +52,9 @@ try {
     ports: "default",
     publicPort: config.PUBLIC_PORT,
     publicHost: config.PUBLIC_HOST,
-    logs: "echo",
+    // Service logs go straight to the terminal (one JSON line each, with its `service`), not
+    // through this process, which also runs the public router.
+    logs: "inherit",
     readyTimeoutMs: config.START_READY_TIMEOUT_MS,
     onRouterError: (err, info) => logger.warn({ err: err.message, ...info }, "upstream unavailable"),
   });

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { createProxyServer } from "http-proxy-3";
 import { installJsonClientErrors, rawJsonError } from "@tog/core";
+import { forward, parseTarget, type Target } from "./forward.ts";
 
 // The local stand-in for the Kubernetes Ingress: one public port, routes chosen by path
 // prefix (first match wins, matched per path segment like an Ingress `Prefix` path), round
@@ -46,6 +47,7 @@ const NOT_FOUND = JSON.stringify({ error: "Not found" });
 interface CompiledRule {
   prefix: string;
   targets: string[];
+  parsed: Target[];
   proxyTimeoutMs: number | undefined;
   next: number;
 }
@@ -56,6 +58,7 @@ function compile(routes: RouteRule[]): CompiledRule[] {
     return {
       prefix: r.prefix === "/" ? "" : r.prefix.replace(/\/+$/, ""),
       targets: [...r.targets],
+      parsed: r.targets.map(parseTarget),
       proxyTimeoutMs: r.proxyTimeoutMs,
       next: 0,
     };
@@ -68,13 +71,13 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
-function pick(rules: CompiledRule[], url: string | undefined): { rule: CompiledRule; target: string } | undefined {
+function pick(rules: CompiledRule[], url: string | undefined): { rule: CompiledRule; target: string; parsed: Target } | undefined {
   const path = pathOf(url);
   for (const rule of rules) {
     if (rule.prefix === "" || path === rule.prefix || path.startsWith(`${rule.prefix}/`)) {
-      const target = rule.targets[rule.next % rule.targets.length]!;
+      const i = rule.next % rule.targets.length;
       rule.next = (rule.next + 1) % rule.targets.length;
-      return { rule, target };
+      return { rule, target: rule.targets[i]!, parsed: rule.parsed[i]! };
     }
   }
   return undefined;
@@ -109,18 +112,10 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   // own limit (STREAM_MAX_CONNECTIONS → 503) may refuse streams (docs/security.md). LIFO reuse
   // keeps the warm sockets busy and lets the rest time out.
   const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1_024, scheduling: "lifo" });
+  // WebSocket upgrades only; plain requests take forward.ts.
   const proxy = createProxyServer({ xfwd: true, ws: true });
   const readTimeoutMs = options.readTimeoutMs ?? 30_000;
   const upgraded = new Set<Duplex>();
-
-  // Event streams: send the status line and headers at once instead of with the first event.
-  proxy.on("proxyRes", (proxyRes, _req, res) => {
-    if (String(proxyRes.headers["content-type"] ?? "").startsWith("text/event-stream")) {
-      queueMicrotask(() => {
-        if (!res.headersSent) res.flushHeaders();
-      });
-    }
-  });
   // Errors without a callback (e.g. after a WebSocket was established) must not crash the router.
   proxy.on("error", () => undefined);
 
@@ -138,10 +133,14 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         sendJson(res, 404, NOT_FOUND);
         return;
       }
-      proxy.web(req, res, { target: hit.target, agent, proxyTimeout: hit.rule.proxyTimeoutMs }, (err) => {
-        if (req.destroyed && !req.complete) return; // the client went away (or timed out): nobody to answer
-        options.onError?.(err as Error, { method: req.method, url: req.url, target: hit.target });
-        sendJson(res, 502, UNAVAILABLE);
+      forward(req, res, hit.parsed, {
+        agent,
+        timeoutMs: hit.rule.proxyTimeoutMs,
+        onError: (err) => {
+          if (req.destroyed && !req.complete) return; // the client went away (or timed out): nobody to answer
+          options.onError?.(err, { method: req.method, url: req.url, target: hit.target });
+          sendJson(res, 502, UNAVAILABLE);
+        },
       });
     },
   );

@@ -21,7 +21,7 @@ export interface StackOptions {
   replicas?: Record<string, number>;
   /** Run only these services (default: every service whose entry exists). */
   only?: string[];
-  logs?: "capture" | "echo";
+  logs?: "capture" | "echo" | "inherit";
   readyTimeoutMs?: number;
   definitions?: readonly ServiceDefinition[];
   root?: string;
