@@ -83,7 +83,12 @@ export function forward(req: http.IncomingMessage, res: http.ServerResponse, tar
     let eventStream = false;
     for (let i = 0; i < rawOut.length; i += 2) {
       const lower = rawOut[i]!.toLowerCase();
-      if (HOP_BY_HOP.has(lower)) continue;
+      if (HOP_BY_HOP.has(lower)) {
+        // The upstream refused the rest of a body (e.g. 413 on its Content-Length): close the
+        // client connection too instead of reading a body nobody will use.
+        if (lower === "connection" && !req.complete && /close/i.test(rawOut[i + 1]!)) out.push("Connection", "close");
+        continue;
+      }
       if (lower === "content-type" && rawOut[i + 1]!.startsWith("text/event-stream")) eventStream = true;
       out.push(rawOut[i]!, rawOut[i + 1]!);
     }
