@@ -7,6 +7,8 @@ import http from "node:http";
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): never forwarded in either direction. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
+/** Request headers this hop answered itself (the router's server already sent `100 Continue`). */
+const ANSWERED_HERE = "expect";
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-port"]);
 
 export interface Target {
@@ -35,6 +37,7 @@ export function forward(req: http.IncomingMessage, res: http.ServerResponse, tar
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
+    if (lower === ANSWERED_HERE) continue;
     if (HOP_BY_HOP.has(lower)) {
       // A request body's framing is kept: the upstream request re-frames it the same way.
       if (lower === "transfer-encoding") headers.push(name, raw[i + 1]!);

@@ -27,6 +27,12 @@ export interface RouterOptions {
   readTimeoutMs?: number;
   /** Idle keep-alive client connections close after this (contract: idle 60 s). */
   idleTimeoutMs?: number;
+  /**
+   * A declared Content-Length above this is answered 413 here, at once, and the connection closed:
+   * the upstream would refuse it too, but after closing on an unread body a reset can beat its
+   * answer to the router (MAX_BODY_BYTES; default 1 MiB).
+   */
+  maxBodyBytes?: number;
   /** Reports upstream failures (the client gets a 502). */
   onError?: (err: Error, info: { method: string | undefined; url: string | undefined; target: string }) => void;
 }
@@ -43,6 +49,7 @@ export interface Router {
 
 const UNAVAILABLE = JSON.stringify({ error: "Upstream unavailable" });
 const NOT_FOUND = JSON.stringify({ error: "Not found" });
+const TOO_LARGE = JSON.stringify({ error: "Request body too large" });
 
 interface CompiledRule {
   prefix: string;
@@ -115,6 +122,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   // WebSocket upgrades only; plain requests take forward.ts.
   const proxy = createProxyServer({ xfwd: true, ws: true });
   const readTimeoutMs = options.readTimeoutMs ?? 30_000;
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const upgraded = new Set<Duplex>();
   // Errors without a callback (e.g. after a WebSocket was established) must not crash the router.
   proxy.on("error", () => undefined);
@@ -131,6 +139,12 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
       const hit = pick(rules, req.url);
       if (!hit) {
         sendJson(res, 404, NOT_FOUND);
+        return;
+      }
+      const declared = req.headers["content-length"];
+      if (declared !== undefined && Number(declared) > maxBodyBytes) {
+        res.shouldKeepAlive = false;
+        sendJson(res, 413, TOO_LARGE);
         return;
       }
       forward(req, res, hit.parsed, {

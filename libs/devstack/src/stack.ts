@@ -152,6 +152,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       host: options.publicHost,
       routes: routesFor(started),
       onError: options.onRouterError,
+      ...(options.env.MAX_BODY_BYTES ? { maxBodyBytes: Number(options.env.MAX_BODY_BYTES) } : {}),
     });
   } catch (err) {
     await stopAll(2_000);
