@@ -3,6 +3,7 @@ import { baseConfigShape, envInt } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
 import { busConfigShape } from "@tog/bus";
+import { authConfigShape } from "@tog/edge";
 
 /** Settings of `npm start` (scripts/start.ts); the services it starts read their own. */
 export const startConfigShape = {
@@ -16,5 +17,6 @@ export const startConfigShape = {
     .enum(["auto", "pretty", "json"])
     .default("auto")
     .describe("`npm start`: how service logs are shown - auto: readable (pino-pretty) on a terminal, JSON lines otherwise."),
+  AUTH_TOKEN_SECRET: authConfigShape.AUTH_TOKEN_SECRET,
   START_READY_TIMEOUT_MS: envInt(60_000, 1_000).describe("`npm start`: how long each service may take to become ready."),
 };

@@ -11,6 +11,11 @@ export const e2eConfigShape = {
     .default("capture")
     .describe("e2e tests: `echo` prints every service log line prefixed with `[service]` (they are always captured)."),
   E2E_READY_TIMEOUT_MS: envInt(30_000, 1_000).describe("e2e tests: how long each service may take to become ready."),
+  E2E_FUZZ_SEED: z.coerce
+    .number()
+    .int()
+    .optional()
+    .describe("e2e fuzz suite (tests-e2e/security): replay the fast-check seed a failure printed (default: a new seed per run)."),
 };
 
 export const e2eConfig = loadConfig(e2eConfigShape);

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import path from "node:path";
 import {
   REPO_ROOT,
@@ -134,6 +135,8 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
       NATS_URL: infra.natsUrl,
       NATS_PREFIX: natsPrefix,
       SHUTDOWN_TIMEOUT_MS: "5000",
+      // Each environment has its own token secret, as each installation of `npm start` does.
+      AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
       ...options.env,
     };
     await runBusSetup({ ...env, LOG_LEVEL: "warn" });

@@ -103,18 +103,21 @@ describe("a conversation", () => {
     expect(history.tasks[0].completed_at).toEqual(expect.any(String));
   });
 
-  it("another user gets 403 (404 on the events endpoint) and cannot join the session", async () => {
-    for (const ref of [uuid, ext]) {
-      expect((await session(bob, ref)).status).toBe(403);
-      expect((await session(bob, ref, "/history")).status).toBe(403);
-      expect((await session(bob, ref, "/events")).status).toBe(404);
-      expect((await patchTitle(bob, ref, "mine now")).status).toBe(403);
-      expect((await deleteSession(bob, ref)).status).toBe(403);
-    }
+  it("another user gets 403 by UUID (404 on the events endpoint), 404 by external id (per user), and cannot join the session", async () => {
+    expect((await session(bob, uuid)).status).toBe(403);
+    expect((await session(bob, uuid, "/history")).status).toBe(403);
+    expect((await session(bob, uuid, "/events")).status).toBe(404);
+    expect((await patchTitle(bob, uuid, "mine now")).status).toBe(403);
+    expect((await deleteSession(bob, uuid)).status).toBe(403);
     expect((await session(bob, uuid)).body).toEqual({ error: "Forbidden" });
-    expect((await session(bob, ext, "/events")).body).toEqual({ error: "Session not found" });
+    // External ids are scoped per user (docs/security.md): alice's id names nothing of bob's.
+    for (const path of ["", "/history", "/events"]) expect((await session(bob, ext, path)).body).toEqual({ error: "Session not found" });
     expect((await get(bob, "/sessions")).body.sessions.map((s: Json) => s.session_id)).not.toContain(uuid);
-    expect((await submit(bob, { query: "hi", session_id: ext })).status).toBe(403);
+    expect((await submit(bob, { query: "hi", session_id: uuid })).status).toBe(403);
+    // the same external id gives bob a session of his own, not alice's
+    const own = await submit(bob, { query: "hi", session_id: ext });
+    expect(own.status).toBe(200);
+    expect((await session(bob, ext)).body.session_id).not.toBe(uuid);
     expect((await session(alice, ext)).body.task_count).toBe(2);
   });
 
@@ -199,7 +202,9 @@ describe("titles", () => {
       ["😀".repeat(61), 400, undefined],
       ["é".repeat(61), 400, undefined],
       [`\t  ${"👩\u200D💻".repeat(20)}\u200B\u0007  \n`, 200, "👩\u200D💻".repeat(20)],
-      ["Line\none\u0000\u200Btwo", 200, "Line onetwo"],
+      ["Line\none\u0007\u200Btwo", 200, "Line onetwo"],
+      // NUL is refused before any handler, like in every string (docs/security.md)
+      ["Line\none\u0000two", 400, undefined],
       ["  \u200B\u200D\n ", 400, undefined],
       ["", 400, undefined],
       [42, 400, undefined],

@@ -110,10 +110,16 @@ describe("submit, poll, history", () => {
     expect((await post(bob, `/tasks/${taskId}/cancel`)).status).toBe(403);
     expect((await get(bob, "/tasks")).body.tasks.map((t: Json) => t.task_id)).not.toContain(taskId);
     const session = `chat-${randomUUID()}`;
-    expect((await submit(alice, { query: "first", session_id: session })).status).toBe(200);
-    const stolen = await submit(bob, { query: "second", session_id: session });
+    const first = await submit(alice, { query: "first", session_id: session });
+    expect(first.status).toBe(200);
+    // a session UUID of another user is forbidden; the same external id is bob's own session
+    const aliceSessionUuid = (await get(alice, `/sessions/${session}`)).body.session_id as string;
+    const stolen = await submit(bob, { query: "second", session_id: aliceSessionUuid });
     expect(stolen.status).toBe(403);
     expect(stolen.body).toEqual({ error: "Forbidden" });
+    const own = await submit(bob, { query: "second", session_id: session });
+    expect(own.status).toBe(200);
+    expect((await get(bob, `/sessions/${session}`)).body.session_id).not.toBe(aliceSessionUuid);
   });
 
   it("submits idempotently: one task per Idempotency-Key", async () => {

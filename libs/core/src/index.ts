@@ -7,3 +7,4 @@ export * from "./lifecycle.ts";
 export * from "./boot.ts";
 export * from "./periodic-job.ts";
 export * from "./dependency.ts";
+export * from "./http-json-errors.ts";

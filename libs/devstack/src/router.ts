@@ -2,6 +2,8 @@ import http from "node:http";
 import type { Duplex } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { createProxyServer } from "http-proxy-3";
+import { installJsonClientErrors, rawJsonError } from "@tog/core";
+import { forward, parseTarget, type Target } from "./forward.ts";
 
 // The local stand-in for the Kubernetes Ingress: one public port, routes chosen by path
 // prefix (first match wins, matched per path segment like an Ingress `Prefix` path), round
@@ -21,6 +23,16 @@ export interface RouterOptions {
   port: number;
   host?: string;
   routes: RouteRule[];
+  /** Whole request (headers + body) must arrive within this; else 408 JSON (contract: read 30 s). */
+  readTimeoutMs?: number;
+  /** Idle keep-alive client connections close after this (contract: idle 60 s). */
+  idleTimeoutMs?: number;
+  /**
+   * A declared Content-Length above this is answered 413 here, at once, and the connection closed:
+   * the upstream would refuse it too, but after closing on an unread body a reset can beat its
+   * answer to the router (MAX_BODY_BYTES; default 1 MiB).
+   */
+  maxBodyBytes?: number;
   /** Reports upstream failures (the client gets a 502). */
   onError?: (err: Error, info: { method: string | undefined; url: string | undefined; target: string }) => void;
 }
@@ -37,10 +49,12 @@ export interface Router {
 
 const UNAVAILABLE = JSON.stringify({ error: "Upstream unavailable" });
 const NOT_FOUND = JSON.stringify({ error: "Not found" });
+const TOO_LARGE = JSON.stringify({ error: "Request body too large" });
 
 interface CompiledRule {
   prefix: string;
   targets: string[];
+  parsed: Target[];
   proxyTimeoutMs: number | undefined;
   next: number;
 }
@@ -51,6 +65,7 @@ function compile(routes: RouteRule[]): CompiledRule[] {
     return {
       prefix: r.prefix === "/" ? "" : r.prefix.replace(/\/+$/, ""),
       targets: [...r.targets],
+      parsed: r.targets.map(parseTarget),
       proxyTimeoutMs: r.proxyTimeoutMs,
       next: 0,
     };
@@ -63,13 +78,13 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
-function pick(rules: CompiledRule[], url: string | undefined): { rule: CompiledRule; target: string } | undefined {
+function pick(rules: CompiledRule[], url: string | undefined): { rule: CompiledRule; target: string; parsed: Target } | undefined {
   const path = pathOf(url);
   for (const rule of rules) {
     if (rule.prefix === "" || path === rule.prefix || path.startsWith(`${rule.prefix}/`)) {
-      const target = rule.targets[rule.next % rule.targets.length]!;
+      const i = rule.next % rule.targets.length;
       rule.next = (rule.next + 1) % rule.targets.length;
-      return { rule, target };
+      return { rule, target: rule.targets[i]!, parsed: rule.parsed[i]! };
     }
   }
   return undefined;
@@ -80,54 +95,71 @@ function sendJson(res: http.ServerResponse, status: number, body: string): void 
     res.destroy();
     return;
   }
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(body) });
+  if (res.socket?.writableEnded) return;
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(body),
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+  });
   res.end(body);
 }
 
-function rejectUpgrade(socket: Duplex, status: number, reason: string, body: string): void {
+function rejectUpgrade(socket: Duplex, status: number, message: string): void {
   if (!socket.writable) {
     socket.destroy();
     return;
   }
-  socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-  );
+  socket.end(rawJsonError(status, message));
 }
 
 export async function startRouter(options: RouterOptions): Promise<Router> {
   let rules = compile(options.routes);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 512 });
+  // No cap on upstream sockets: idle SSE clients each hold one, and only the stream service's
+  // own limit (STREAM_MAX_CONNECTIONS → 503) may refuse streams (docs/security.md). LIFO reuse
+  // keeps the warm sockets busy and lets the rest time out.
+  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1_024, scheduling: "lifo" });
+  // WebSocket upgrades only; plain requests take forward.ts.
   const proxy = createProxyServer({ xfwd: true, ws: true });
+  const readTimeoutMs = options.readTimeoutMs ?? 30_000;
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
   const upgraded = new Set<Duplex>();
-
-  proxy.on("proxyRes", (proxyRes, _req, res) => {
-    // An upstream that dies mid-response (crash, kill, restart) must cut the client's response
-    // too, as nginx does; otherwise a stream client waits forever instead of reconnecting.
-    proxyRes.once("close", () => {
-      if (!proxyRes.complete) res.destroy();
-    });
-    // Event streams: send the status line and headers at once instead of with the first event.
-    if (String(proxyRes.headers["content-type"] ?? "").startsWith("text/event-stream")) {
-      queueMicrotask(() => {
-        if (!res.headersSent) res.flushHeaders();
-      });
-    }
-  });
   // Errors without a callback (e.g. after a WebSocket was established) must not crash the router.
   proxy.on("error", () => undefined);
 
-  const server = http.createServer((req, res) => {
-    const hit = pick(rules, req.url);
-    if (!hit) {
-      sendJson(res, 404, NOT_FOUND);
-      return;
-    }
-    proxy.web(req, res, { target: hit.target, agent, proxyTimeout: hit.rule.proxyTimeoutMs }, (err) => {
-      options.onError?.(err as Error, { method: req.method, url: req.url, target: hit.target });
-      sendJson(res, 502, UNAVAILABLE);
-    });
-  });
+  const server = http.createServer(
+    {
+      // The contract's read timeout, enforced here as at every service: a slowloris header or a
+      // slow body gets 408 JSON after 30 s (installJsonClientErrors), not a 502 from upstream.
+      requestTimeout: readTimeoutMs,
+      headersTimeout: readTimeoutMs,
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(readTimeoutMs / 4))),
+    },
+    (req, res) => {
+      const hit = pick(rules, req.url);
+      if (!hit) {
+        sendJson(res, 404, NOT_FOUND);
+        return;
+      }
+      const declared = req.headers["content-length"];
+      if (declared !== undefined && Number(declared) > maxBodyBytes) {
+        res.shouldKeepAlive = false;
+        sendJson(res, 413, TOO_LARGE);
+        return;
+      }
+      forward(req, res, hit.parsed, {
+        agent,
+        timeoutMs: hit.rule.proxyTimeoutMs,
+        onError: (err) => {
+          if (req.destroyed && !req.complete) return; // the client went away (or timed out): nobody to answer
+          options.onError?.(err, { method: req.method, url: req.url, target: hit.target });
+          sendJson(res, 502, UNAVAILABLE);
+        },
+      });
+    },
+  );
+  server.keepAliveTimeout = options.idleTimeoutMs ?? 60_000;
+  installJsonClientErrors(server);
 
   server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
     upgraded.add(socket);
@@ -135,12 +167,12 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
     socket.on("error", () => socket.destroy());
     const hit = pick(rules, req.url);
     if (!hit) {
-      rejectUpgrade(socket, 404, "Not Found", NOT_FOUND);
+      rejectUpgrade(socket, 404, "Not found");
       return;
     }
     proxy.ws(req, socket, head, { target: hit.target }, (err) => {
       options.onError?.(err as Error, { method: req.method, url: req.url, target: hit.target });
-      rejectUpgrade(socket, 502, "Bad Gateway", UNAVAILABLE);
+      rejectUpgrade(socket, 502, "Upstream unavailable");
     });
   });
 

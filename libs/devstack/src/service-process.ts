@@ -33,8 +33,13 @@ export interface StartServiceOptions {
   /** HTTP path that answers 200 when ready. With a port but no path: ready when the port accepts TCP. */
   readyPath?: string;
   readyTimeoutMs?: number;
-  /** "echo": also print each line prefixed with `[name]`; "capture" (default): keep in memory only. */
-  logs?: "capture" | "echo";
+  /**
+   * "echo": also print each line prefixed with `[name]`; "capture" (default): keep in memory only;
+   * "inherit" (`npm start`): stdout goes straight to this process' stdout, never through it, so
+   * per-request log lines cost the supervisor (and the router in its process) nothing; stderr is
+   * still captured for start-up failures. `logs()` and `waitForLog` then see stderr only.
+   */
+  logs?: "capture" | "echo" | "inherit";
   /** With "echo": turns a JSON log line into the text printed (npm start on a terminal: pino-pretty). */
   echoFormat?: (record: Record<string, unknown>, text: string) => string;
   /** Captured lines kept (oldest dropped first). */
@@ -113,7 +118,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const child = spawn(process.execPath, ["--import", GUARD, options.entry, ...(options.args ?? [])], {
     cwd: options.cwd,
     env: childEnv(options.env),
-    stdio: ["ignore", "pipe", "pipe", "ipc"],
+    stdio: ["ignore", options.logs === "inherit" ? "inherit" : "pipe", "pipe", "ipc"],
     // Own process group: a terminal's Ctrl-C reaches only the parent, which then stops
     // children in order (router first) instead of every process racing to exit.
     detached: true,
@@ -145,13 +150,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     lines.push(line);
     // trim in batches, not one line at a time
     if (lines.length > maxLines * 1.25) lines.splice(0, lines.length - maxLines);
-    if (options.logs === "echo") {
+    if (options.logs === "echo" || (options.logs === "inherit" && stream === "stderr")) {
       const shown = line.json && options.echoFormat ? options.echoFormat(line.json, text).replace(/\n$/, "") : text;
       (stream === "stderr" ? process.stderr : process.stdout).write(`[${options.name}] ${shown}\n`);
     }
     for (const w of waiters) w(line);
   };
-  createInterface({ input: child.stdout! }).on("line", capture("stdout"));
+  if (child.stdout) createInterface({ input: child.stdout }).on("line", capture("stdout"));
   createInterface({ input: child.stderr! }).on("line", capture("stderr"));
 
   const tail = () => lines.slice(-40).map((l) => l.text).join("\n");

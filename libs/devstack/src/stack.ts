@@ -21,7 +21,7 @@ export interface StackOptions {
   replicas?: Record<string, number>;
   /** Run only these services (default: every service whose entry exists). */
   only?: string[];
-  logs?: "capture" | "echo";
+  logs?: "capture" | "echo" | "inherit";
   /** See StartServiceOptions.echoFormat. */
   echoFormat?: StartServiceOptions["echoFormat"];
   readyTimeoutMs?: number;
@@ -98,6 +98,10 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     ...extra,
     ...(port !== undefined ? { PORT: String(port) } : {}),
     METRICS_PORT: "0",
+    // Internal ports (services, gRPC, ops) listen on loopback only: only the router is public
+    // (docs/security.md, "Who can reach which port").
+    HOST: "127.0.0.1",
+    METRICS_HOST: "127.0.0.1",
   });
 
   const started: { definition: ServiceDefinition; service: RunningService }[] = [];
@@ -151,6 +155,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       host: options.publicHost,
       routes: routesFor(started),
       onError: options.onRouterError,
+      ...(options.env.MAX_BODY_BYTES ? { maxBodyBytes: Number(options.env.MAX_BODY_BYTES) } : {}),
     });
   } catch (err) {
     await stopAll(2_000);

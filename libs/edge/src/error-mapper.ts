@@ -58,6 +58,8 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (e.type === "entity.too.large") {
+      // Close instead of reading the rest of a body that will never be used.
+      res.setHeader("Connection", "close");
       res.status(413).json({ error: "Request body too large" });
       return;
     }

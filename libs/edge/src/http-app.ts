@@ -4,6 +4,8 @@ import { httpMetrics, type Metrics } from "@tog/ops";
 import { createErrorHandler } from "./error-mapper.ts";
 import { createRequestContext } from "./request-context.ts";
 import { createCors, type CorsSettings } from "./cors.ts";
+import { guardInput, rejectOversizedBody } from "./input-guard.ts";
+import { securityHeaders } from "./security-headers.ts";
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -18,7 +20,8 @@ export interface HttpAppOptions {
 
 /**
  * The one middleware stack every HTTP service uses:
- * trace context + request log → CORS → JSON body → service routes → JSON 404 → error mapper.
+ * trace context + request log → security headers → CORS → declared size → JSON body → input
+ * guard (NUL, surrogates, depth) → service routes → JSON 404 → error mapper.
  * Auth, rate limits and idempotency are per-route middleware (see index.ts).
  */
 export function createHttpApp(options: HttpAppOptions): Express {
@@ -28,8 +31,11 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set("etag", false);
   if (options.metrics) app.use(httpMetrics(options.metrics));
   app.use(createRequestContext({ logger: options.logger }));
+  app.use(securityHeaders);
   app.use(createCors(options.cors));
+  app.use(rejectOversizedBody(options.maxBodyBytes));
   app.use(express.json({ limit: options.maxBodyBytes, strict: true }));
+  app.use(guardInput);
   options.routes(app);
   app.use(notFound);
   app.use(createErrorHandler(options.logger));

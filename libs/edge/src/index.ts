@@ -14,3 +14,4 @@ export * from "./openapi.ts";
 export { edgeConfigShape } from "./config.ts";
 export { createRateLimiter, type RateLimiterOptions, type RateLimits, type RouteLimitOptions } from "./rate-limit.ts";
 export { createIdempotency, IDEMPOTENCY_KEY_MAX_LENGTH, type IdempotencyOptions } from "./idempotency.ts";
+export * from "./auth/local-secret.ts";

@@ -1,6 +1,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
+import { installJsonClientErrors } from "@tog/core";
 
 export interface ServerTimeouts {
   /** Whole request (headers + body) must arrive within this (contract: read 30 s). */
@@ -39,6 +40,8 @@ export async function startHttpServer(
     app,
   );
   server.keepAliveTimeout = t.idleTimeoutMs;
+  // Parser errors, read timeouts and unmet Expect headers get JSON bodies too.
+  installJsonClientErrors(server);
   server.on("request", (_req, res: http.ServerResponse) => {
     const timer = setTimeout(() => {
       if (!(res as StreamingFlag)[STREAMING] && !res.writableEnded) res.destroy();

@@ -1,4 +1,4 @@
-import { Client, Metadata, credentials, status, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
+import { Client, Metadata, credentials, status, type ChannelCredentials, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
 import type { MethodDefinition } from "@grpc/proto-loader";
 import { SpanKind, UpstreamUnavailableError, injectTraceContext, withSpan, type Logger } from "@tog/core";
 import { DEFAULT_ORCHESTRATOR_DEADLINE_MS } from "./config.ts";
@@ -15,6 +15,8 @@ export interface OrchestratorClientOptions {
   logger: Logger;
   /** Extra gRPC channel options (tests: reconnect back-off). */
   channelOptions?: ChannelOptions | undefined;
+  /** TLS (tls.ts clientCredentialsOf); default plaintext. */
+  credentials?: ChannelCredentials | undefined;
 }
 
 export type OrchestratorClient = TaskOrchestrator & {
@@ -38,7 +40,7 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
   const { logger } = options;
   const deadlineMs = options.deadlineMs ?? DEFAULT_ORCHESTRATOR_DEADLINE_MS;
   const service = orchestratorServiceDefinition();
-  const client = new Client(options.address, credentials.createInsecure(), { ...CHANNEL_OPTIONS, ...options.channelOptions });
+  const client = new Client(options.address, options.credentials ?? credentials.createInsecure(), { ...CHANNEL_OPTIONS, ...options.channelOptions });
 
   function call<Req, ReqOut, ResIn, ResOut>(method: MethodDefinition<Req, ResIn, ReqOut, ResOut>, request: Req): Promise<ResOut> {
     const name = method.path.slice(1);

@@ -20,6 +20,8 @@ export interface OrchestratorServerOptions {
   /** 0 = any free port (tests); the bound port is returned. */
   port: number;
   logger: Logger;
+  /** TLS (tls.ts serverCredentialsOf); default plaintext. */
+  credentials?: ServerCredentials | undefined;
 }
 
 export interface OrchestratorServer {
@@ -110,7 +112,7 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
   // IPv6 literals need brackets in a gRPC address.
   const host = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${options.port}`, ServerCredentials.createInsecure(), (err, port) => {
+    server.bindAsync(`${host}:${options.port}`, options.credentials ?? ServerCredentials.createInsecure(), (err, port) => {
       if (err) {
         reject(new Error(`Cannot listen on ${host}:${options.port}: ${err.message}`, { cause: err }));
         return;

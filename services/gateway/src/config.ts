@@ -3,8 +3,8 @@ import { baseConfigShape, envInt, loadConfig, type Env } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
 import { busConfigShape } from "@tog/bus";
-import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
-import { orchestratorClientConfigShape } from "@tog/proto";
+import { assertAuthConfig, authConfigShape, edgeConfigShape, readLocalTokenSecret } from "@tog/edge";
+import { orchestratorClientConfigShape, orchestratorClientTlsConfigShape } from "@tog/proto";
 import { opsConfigShape } from "@tog/ops";
 
 export const gatewayConfigShape = {
@@ -15,6 +15,7 @@ export const gatewayConfigShape = {
   ...edgeConfigShape,
   ...authConfigShape,
   ...orchestratorClientConfigShape,
+  ...orchestratorClientTlsConfigShape,
   ...opsConfigShape,
   PORT: envInt(8081, 0, 65_535).describe("Gateway HTTP port."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Gateway listen address."),
@@ -40,8 +41,8 @@ export const keysCliConfigShape = {
 
 export type KeysCliConfig = z.infer<z.ZodObject<typeof keysCliConfigShape>>;
 
+/** Without AUTH_TOKEN_SECRET the CLI signs with the installation's secret of `npm start`, if any. */
 export function loadKeysCliConfig(env: Env): KeysCliConfig {
   const config = loadConfig(keysCliConfigShape, env);
-  assertAuthConfig(config);
-  return config;
+  return { ...config, AUTH_TOKEN_SECRET: config.AUTH_TOKEN_SECRET ?? readLocalTokenSecret() };
 }

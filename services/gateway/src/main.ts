@@ -3,7 +3,7 @@ import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
-import { createOrchestratorClient } from "@tog/proto";
+import { clientCredentialsOf, createOrchestratorClient } from "@tog/proto";
 import { sessionOpenApiRegistry } from "@tog/session";
 import { streamOpenApiRegistry } from "@tog/stream";
 import {
@@ -47,7 +47,7 @@ try {
     await users.ensureDefaultUser();
     logger.warn("authentication is off (GATEWAY_SKIP_AUTH=1): requests without a credential act as the default user");
   }
-  const tokens = new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS });
+  const tokens = new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS });
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
     tokens,
@@ -57,7 +57,14 @@ try {
   const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
   const idempotency = createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger });
 
-  const orchestrator = createOrchestratorClient({ address: config.ORCHESTRATOR_ADDRESS, deadlineMs: config.ORCHESTRATOR_DEADLINE_MS, logger });
+  const tls = clientCredentialsOf(config);
+  const orchestrator = createOrchestratorClient({
+    address: config.ORCHESTRATOR_ADDRESS,
+    deadlineMs: config.ORCHESTRATOR_DEADLINE_MS,
+    logger,
+    credentials: tls.credentials,
+    channelOptions: tls.channelOptions,
+  });
   lifecycle.on("clients", "orchestrator", () => orchestrator.close());
 
   metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);

@@ -7,6 +7,7 @@ import { llmRouterConfigShape } from "@tog/providers";
 import { toolsConfigShape } from "@tog/tools";
 import { eventsConfigShape } from "./events/config.ts";
 import { opsConfigShape } from "@tog/ops";
+import { orchestratorServerTlsConfigShape } from "@tog/proto";
 
 /** The orchestrator process: gRPC API, event persister, retention purge. */
 export const orchestratorConfigShape = {
@@ -19,6 +20,7 @@ export const orchestratorConfigShape = {
   ...eventsConfigShape,
   PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
+  ...orchestratorServerTlsConfigShape,
   SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe("Token budget of a new session (tokens all its tasks may use together)."),
   EVENT_PERSISTER: z.enum(["on", "off"]).default("on").describe("on: this process also runs the event persister (off when it runs elsewhere)."),
 } satisfies ConfigShape;

@@ -6,7 +6,7 @@ import { createDbClient, createDbPool } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { loadCatalog, providerKeysShape } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
-import { startOrchestratorServer } from "@tog/proto";
+import { serverCredentialsOf, startOrchestratorServer } from "@tog/proto";
 import { builtinTools, createToolRegistry } from "@tog/tools";
 import { loadOrchestratorConfig } from "./config.ts";
 import { buildTimeline, createEventHistoryRepository, startEventPersister, startRetentionJob } from "./events/index.ts";
@@ -74,7 +74,13 @@ try {
   });
   lifecycle.on("drain", "retention", () => retention.stop());
 
-  const server = await startOrchestratorServer({ impl: service, host: config.HOST, port: config.PORT, logger });
+  const server = await startOrchestratorServer({
+    impl: service,
+    host: config.HOST,
+    port: config.PORT,
+    logger,
+    credentials: serverCredentialsOf(config),
+  });
   lifecycle.on("intake", "grpc", () => server.tryShutdown());
   logger.info({ port: server.port }, "orchestrator listening");
 } catch (err) {

@@ -59,7 +59,7 @@ try {
 
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
-    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
+    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });

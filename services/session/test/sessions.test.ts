@@ -177,7 +177,11 @@ describe("one session", () => {
   it("ownership and deletion: 403 for another user except the events endpoint (404); 404 once deleted; delete is idempotent", async () => {
     const ext = `owned-${randomUUID()}`;
     const id = await insertSession(app.db, alice.id, { externalId: ext });
-    for (const ref of [id, ext]) {
+    // External ids are per user (docs/security.md): alice's id names nothing of bob's.
+    for (const path of ["", "/history", "/events"]) expect((await get(bob, `/sessions/${ext}${path}`)).body).toEqual({ error: "Session not found" });
+    expect((await call(app.base, "PATCH", `/api/v1/sessions/${ext}`, { key: bob.key, json: { title: "mine" } })).status).toBe(404);
+    expect((await call(app.base, "DELETE", `/api/v1/sessions/${ext}`, { key: bob.key })).status).toBe(404);
+    for (const ref of [id]) {
       expect((await get(bob, `/sessions/${ref}`)).status).toBe(403);
       expect((await get(bob, `/sessions/${ref}`)).body).toEqual({ error: "Forbidden" });
       expect((await get(bob, `/sessions/${ref}/history`)).status).toBe(403);
@@ -203,7 +207,7 @@ describe("one session", () => {
       for (const path of ["", "/history", "/events"]) expect((await get(alice, `/sessions/${ref}${path}`)).status, `${ref}${path}`).toBe(404);
       expect((await call(app.base, "PATCH", `/api/v1/sessions/${ref}`, { key: alice.key, json: { title: "x" } })).status).toBe(404);
       expect((await call(app.base, "DELETE", `/api/v1/sessions/${ref}`, { key: alice.key })).status).toBe(204);
-      expect((await call(app.base, "DELETE", `/api/v1/sessions/${ref}`, { key: bob.key })).status).toBe(403);
+      expect((await call(app.base, "DELETE", `/api/v1/sessions/${ref}`, { key: bob.key })).status).toBe(ref === id ? 403 : 404);
     }
     const again = (await app.db.$queryRaw<{ deleted_at: Date }[]>`SELECT deleted_at FROM sessions WHERE id = ${id}::uuid`)[0]!;
     expect(again.deleted_at).toEqual(row.deleted_at);
@@ -277,9 +281,18 @@ describe("cache", () => {
     const first = await insertSession(app.db, alice.id, { externalId: ext });
     expect((await get(alice, `/sessions/${ext}`)).body.session_id).toBe(first);
     await app.db.$executeRaw`DELETE FROM sessions WHERE id = ${first}::uuid`;
-    const second = await insertSession(app.db, bob.id, { externalId: ext });
-    const res = await eventually(() => get(bob, `/sessions/${ext}`), (r) => r.status === 200, 2_000);
+    const second = await insertSession(app.db, alice.id, { externalId: ext });
+    const res = await eventually(() => get(alice, `/sessions/${ext}`), (r) => r.status === 200 && r.body.session_id === second, 2_000);
     expect(res.body.session_id).toBe(second);
+  });
+
+  it("external ids are per user: the same id names each user's own session", async () => {
+    const ext = `shared-name-${randomUUID()}`;
+    const mine = await insertSession(app.db, alice.id, { externalId: ext });
+    const theirs = await insertSession(app.db, bob.id, { externalId: ext });
+    expect(mine).not.toBe(theirs);
+    expect((await get(alice, `/sessions/${ext}`)).body.session_id).toBe(mine);
+    expect((await get(bob, `/sessions/${ext}`)).body.session_id).toBe(theirs);
   });
 });
 

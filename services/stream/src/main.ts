@@ -54,7 +54,7 @@ try {
   }
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
-    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
+    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
@@ -71,6 +71,7 @@ try {
       retryMs: config.STREAM_RETRY_MS,
       maxBufferBytes: config.STREAM_MAX_BUFFER_BYTES,
       wsMaxSubscriptions: config.STREAM_WS_MAX_SUBSCRIPTIONS,
+      wsMaxMessagesPerSecond: config.STREAM_WS_MAX_MESSAGES_PER_SECOND,
       allowedOrigins: production ? config.CORS_ALLOWED_ORIGINS : null,
     },
     maxConnections: config.STREAM_MAX_CONNECTIONS,

@@ -22,6 +22,8 @@ export interface StreamSettings {
   retryMs: number;
   maxBufferBytes: number;
   wsMaxSubscriptions: number;
+  /** Client messages (and pings) one WebSocket connection may send per second. */
+  wsMaxMessagesPerSecond: number;
   /** CORS_ALLOWED_ORIGINS in production (checked on WebSocket handshakes); null = any origin. */
   allowedOrigins: string[] | null;
 }

@@ -1,22 +1,44 @@
 import { z } from "zod";
 import { ConfigError, envBoolean, envInt } from "@tog/core";
 
-/** Publicly known, so refused in production (see `assertAuthConfig`). */
-export const DEV_AUTH_TOKEN_SECRET = "tog-development-token-secret-do-not-use-in-production";
+// Token secrets (docs/security.md, "Secrets"). There is no built-in secret: a value printed in
+// this repository (earlier defaults) must never verify a token, whatever NODE_ENV says.
+// - Authentication on (GATEWAY_SKIP_AUTH=0) without AUTH_TOKEN_SECRET: the service refuses to
+//   start. `npm start` generates one random secret per installation (.local/auth-token-secret)
+//   and hands it to every local service; the e2e harness generates one per environment.
+// - Authentication off without a secret: bearer tokens are not accepted at all (API keys are).
+// - Rotation: AUTH_TOKEN_SECRET signs and verifies; AUTH_TOKEN_SECRET_PREVIOUS only verifies,
+//   so tokens issued before a rotation keep working until they expire.
+
+/** Secrets that were published in this repository (defaults of earlier versions): refused everywhere. */
+export const PUBLISHED_TOKEN_SECRETS: readonly string[] = [
+  "tog-development-token-secret-do-not-use-in-production",
+  "compose-only-token-secret-change-me-0123456789",
+];
+
+const optionalSecret = (name: string) =>
+  z.preprocess(
+    (v) => (v === "" ? undefined : v),
+    z
+      .string()
+      .min(32, "must be at least 32 characters")
+      .refine((v) => !PUBLISHED_TOKEN_SECRETS.includes(v), `${name} is a published value (printed in this repository); set a private one`)
+      .optional(),
+  );
 
 export const authConfigShape = {
   GATEWAY_SKIP_AUTH: envBoolean(true).describe(
     "1 (development default): no credential is required and requests act as the default user " +
       "(a valid X-API-Key or bearer token that is sent is still honoured). 0: every protected route needs one.",
   ),
-  AUTH_TOKEN_SECRET: z
-    .string()
-    .min(32, "must be at least 32 characters")
-    .default(DEV_AUTH_TOKEN_SECRET)
-    .describe(
-      "HS256 secret that signs and verifies bearer access tokens (at least 32 characters). " +
-        "The built-in development value is refused when NODE_ENV=production.",
-    ),
+  AUTH_TOKEN_SECRET: optionalSecret("AUTH_TOKEN_SECRET").describe(
+    "HS256 secret that signs and verifies bearer access tokens (at least 32 characters; no default). " +
+      "Required when GATEWAY_SKIP_AUTH=0 (the service refuses to start without it); without it bearer tokens are refused. " +
+      "Values published in this repository are refused. `npm start` generates one per installation in .local/auth-token-secret.",
+  ),
+  AUTH_TOKEN_SECRET_PREVIOUS: optionalSecret("AUTH_TOKEN_SECRET_PREVIOUS").describe(
+    "Rotation: the previous secret, still accepted to verify tokens (never to sign) until they expire.",
+  ),
   AUTH_TOKEN_TTL_SECONDS: envInt(3600, 60, 30 * 86_400).describe("Lifetime of access tokens issued by `npm run keys -- token`."),
   AUTH_KEY_CACHE_MS: envInt(5_000, 0, 60_000).describe(
     "How long a successful API-key lookup is reused in process memory (0 = always ask PostgreSQL). " +
@@ -25,8 +47,11 @@ export const authConfigShape = {
 };
 
 /** Cross-variable rules a per-variable shape cannot express; call after `loadConfig`. */
-export function assertAuthConfig(config: { NODE_ENV: string; AUTH_TOKEN_SECRET: string }): void {
-  if (config.NODE_ENV === "production" && config.AUTH_TOKEN_SECRET === DEV_AUTH_TOKEN_SECRET) {
-    throw new ConfigError("AUTH_TOKEN_SECRET must be set to a private value when NODE_ENV=production");
+export function assertAuthConfig(config: { GATEWAY_SKIP_AUTH: boolean; AUTH_TOKEN_SECRET?: string | undefined }): void {
+  if (!config.GATEWAY_SKIP_AUTH && config.AUTH_TOKEN_SECRET === undefined) {
+    throw new ConfigError(
+      "AUTH_TOKEN_SECRET must be set (a private random value of at least 32 characters, e.g. `openssl rand -hex 32`) " +
+        "when authentication is on (GATEWAY_SKIP_AUTH=0); `npm start` generates one per installation",
+    );
   }
 }

@@ -157,6 +157,9 @@ async function token(deps: Deps, args: string[]): Promise<void> {
   const user = await resolveUser(deps, values.user, false);
   const ttl = values.ttl ? parseDuration(values.ttl) : deps.config.AUTH_TOKEN_TTL_SECONDS;
   if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl may be at most ${MAX_TOKEN_TTL_SECONDS} seconds (30 days)`);
+  if (deps.config.AUTH_TOKEN_SECRET === undefined) {
+    throw new UsageError("token needs AUTH_TOKEN_SECRET (the services' secret); none is set and `npm start` has not created .local/auth-token-secret");
+  }
   const tokens = new AccessTokens({ secret: deps.config.AUTH_TOKEN_SECRET, ttlSeconds: deps.config.AUTH_TOKEN_TTL_SECONDS });
   const issued = await tokens.issue(user.id, ttl);
   if (values.json) {

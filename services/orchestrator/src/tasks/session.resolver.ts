@@ -36,8 +36,8 @@ export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: str
       await sql.query<SessionRow>(
         isUuid
           ? "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE id = $1::uuid FOR UPDATE"
-          : "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE external_id = $1 FOR UPDATE",
-        [ref],
+          : "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE user_id = $2::uuid AND external_id = $1 FOR UPDATE",
+        isUuid ? [ref] : [ref, userId],
       )
     ).rows[0];
   let row = await find();
@@ -59,10 +59,10 @@ export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: str
   return { id: row.id, ref, created };
 }
 
-/** The internal id of a session reference for list filters; null when there is none (or it was deleted). */
-export async function findSessionId(sql: Sql, ref: string): Promise<string | null> {
+/** The internal id of a session reference for list filters; null when there is none (or it was deleted). External ids are per user. */
+export async function findSessionId(sql: Sql, ref: string, userId: string): Promise<string | null> {
   const rows = UUID_RE.test(ref)
     ? await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE id = $1::uuid AND deleted_at IS NULL", [ref])
-    : await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE external_id = $1 AND deleted_at IS NULL", [ref]);
+    : await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE user_id = $2::uuid AND external_id = $1 AND deleted_at IS NULL", [ref, userId]);
   return rows.rows[0]?.id ?? null;
 }

@@ -125,7 +125,7 @@ export class TaskService implements TaskOrchestrator {
   async listTasks(query: ListTasksQuery): Promise<ListTasksResult> {
     let sessionId: string | undefined;
     if (query.sessionId !== undefined) {
-      const found = await findSessionId(this.#pool, query.sessionId);
+      const found = await findSessionId(this.#pool, query.sessionId, query.userId);
       if (found === null) return { tasks: [], totalCount: 0 };
       sessionId = found;
     }

@@ -237,10 +237,14 @@ describe("queued tasks (no worker running yet)", () => {
     expect(ran).not.toContain(taskId);
   });
 
-  it("refuses another user's session and reads of another user's task", async () => {
-    const { sessionRef, taskId } = await h.service.submitTask(submitCommand(h.userId, "mine", { sessionId: "my-chat" }));
+  it("refuses another user's session and reads of another user's task; external ids are per user", async () => {
+    const { sessionRef, sessionId: mine, taskId } = await h.service.submitTask(submitCommand(h.userId, "mine", { sessionId: "my-chat" }));
     expect(sessionRef).toBe("my-chat");
-    await expect(h.service.submitTask(submitCommand(h.otherUserId, "theirs", { sessionId: "my-chat" }))).rejects.toBeInstanceOf(ForbiddenError);
+    // The same external id of another user is that user's own session (docs/security.md) …
+    const theirs = await h.service.submitTask(submitCommand(h.otherUserId, "theirs", { sessionId: "my-chat" }));
+    expect(theirs.sessionId).not.toBe(mine);
+    // … while a session UUID of another user stays forbidden.
+    await expect(h.service.submitTask(submitCommand(h.otherUserId, "theirs", { sessionId: mine }))).rejects.toBeInstanceOf(ForbiddenError);
     await expect(h.service.getTask(h.otherUserId, taskId)).rejects.toBeInstanceOf(NotFoundError);
     const again = await h.service.submitTask(submitCommand(h.userId, "again", { sessionId: "my-chat" }));
     expect(again.sessionId).toBe((await h.service.getTask(h.userId, taskId)).sessionId);

@@ -39,7 +39,7 @@ const GEN_EXTRA_SECONDS = 60;
 const PAUSE_MS = 1_000;
 
 const genKey = (id: string) => `sess:${id}:gen`;
-const refKey = (externalId: string) => `sess:ref:${externalId}`;
+const refKey = (userId: string, externalId: string) => `sess:ref:${userId}:${externalId}`;
 const viewKey = (id: string, view: SessionView) => (typeof view === "string" ? `sess:${id}:${view}` : `sess:${id}:turns`);
 
 export class SessionCache {
@@ -152,20 +152,20 @@ export class SessionCache {
   }
 
   /** The UUID last seen for an external id (the caller verifies it against the session). */
-  async refOf(externalId: string): Promise<string | undefined> {
+  async refOf(userId: string, externalId: string): Promise<string | undefined> {
     if (!this.enabled || this.#dirty || !this.#available) return undefined;
     try {
-      return (await this.#timed(this.#redis.get(refKey(externalId)))) ?? undefined;
+      return (await this.#timed(this.#redis.get(refKey(userId, externalId)))) ?? undefined;
     } catch (err) {
       this.#warn(err);
       return undefined;
     }
   }
 
-  async rememberRef(externalId: string, sessionId: string): Promise<void> {
+  async rememberRef(userId: string, externalId: string, sessionId: string): Promise<void> {
     if (!this.enabled || !this.#available) return;
     try {
-      await this.#timed(this.#redis.set(refKey(externalId), sessionId, "EX", this.#ttl));
+      await this.#timed(this.#redis.set(refKey(userId, externalId), sessionId, "EX", this.#ttl));
     } catch (err) {
       this.#warn(err);
     }

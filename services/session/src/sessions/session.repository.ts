@@ -110,8 +110,9 @@ export class SessionRepository {
     return rows[0] ? toSession(rows[0]) : null;
   }
 
-  async findByExternalId(externalId: string): Promise<SessionRecord | null> {
-    const rows = await this.#db.$queryRaw<SessionRow[]>`SELECT ${SESSION_COLUMNS} FROM sessions WHERE external_id = ${externalId}`;
+  /** External ids are per user (docs/security.md): the same id of another user is another session. */
+  async findByExternalId(userId: string, externalId: string): Promise<SessionRecord | null> {
+    const rows = await this.#db.$queryRaw<SessionRow[]>`SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND external_id = ${externalId}`;
     return rows[0] ? toSession(rows[0]) : null;
   }
 

@@ -95,7 +95,7 @@ export class SessionService {
 
   /** Soft delete; idempotent for the owner. */
   async remove(userId: string, ref: string): Promise<void> {
-    const session = await this.#find(ref, { fresh: true });
+    const session = await this.#find(userId, ref, { fresh: true });
     if (!session) throw new NotFoundError(SESSION_NOT_FOUND);
     if (session.userId !== userId) throw new ForbiddenError();
     if (session.deletedAt === null) await this.#repo.softDelete(session.id, userId);
@@ -104,28 +104,28 @@ export class SessionService {
 
   /** Owned and not deleted; another user's session is 403, or 404 where the contract hides it. */
   async #readable(userId: string, ref: string, foreign: "forbidden" | "not-found"): Promise<SessionRecord> {
-    const session = await this.#find(ref);
+    const session = await this.#find(userId, ref);
     if (!session || session.deletedAt !== null) throw new NotFoundError(SESSION_NOT_FOUND);
     if (session.userId !== userId) throw foreign === "forbidden" ? new ForbiddenError() : new NotFoundError(SESSION_NOT_FOUND);
     return session;
   }
 
-  /** The session a path segment names: a UUID, else an external id. */
-  async #find(ref: string, options: { fresh?: boolean } = {}): Promise<SessionRecord | null> {
+  /** The session a path segment names: a UUID, else an external id of this user (external ids are per user). */
+  async #find(userId: string, ref: string, options: { fresh?: boolean } = {}): Promise<SessionRecord | null> {
     if (UUID_RE.test(ref)) {
       const id = ref.toLowerCase();
       return options.fresh ? this.#repo.findById(id) : this.#cached(id, "meta", () => this.#repo.findById(id), (s) => s !== null);
     }
     if (!options.fresh) {
-      const known = await this.#cache.refOf(ref);
+      const known = await this.#cache.refOf(userId, ref);
       if (known !== undefined) {
         const session = await this.#cached(known, "meta", () => this.#repo.findById(known), (s) => s !== null);
         // Purged and recreated under the same external id: the mapping is stale.
-        if (session?.externalId === ref) return session;
+        if (session?.externalId === ref && session.userId === userId) return session;
       }
     }
-    const session = await this.#repo.findByExternalId(ref);
-    if (session) await this.#cache.rememberRef(ref, session.id);
+    const session = await this.#repo.findByExternalId(userId, ref);
+    if (session) await this.#cache.rememberRef(userId, ref, session.id);
     return session;
   }
 

@@ -19,6 +19,10 @@ import { parseClientMessage, workflowIdOf } from "./ws-protocol.ts";
 export const CLOSE_SLOW_CONSUMER = 1013;
 /** Close code on server shutdown (1012 "service restart"). */
 export const CLOSE_RESTART = 1012;
+/** Close code for a client that keeps sending far over its message rate (1008 "policy violation"). */
+export const CLOSE_POLICY = 1008;
+/** A client sending more than this many times its per-second rate within one second is closed. */
+const FLOOD_FACTOR = 4;
 
 interface Entry {
   request: StreamRequest;
@@ -79,6 +83,10 @@ export class WsConnection {
   /** Set by the server: frees the connection's slot. */
   onClose: (() => void) | undefined;
   #closed = false;
+  /** Client messages (and pings) counted in the current one-second window. */
+  #windowStart = 0;
+  #windowCount = 0;
+  #windowWarned = false;
 
   constructor(options: WsConnectionOptions) {
     this.ws = options.ws;
@@ -88,6 +96,13 @@ export class WsConnection {
     this.ws.on("message", (data, isBinary) => this.#onMessage(data as Buffer | Buffer[] | ArrayBuffer, isBinary));
     this.ws.on("pong", () => {
       this.alive = true;
+    });
+    // autoPong is off (ws-server.ts): a pong, like every other frame, counts against the buffer bound.
+    this.ws.on("ping", (data: Buffer) => {
+      if (!this.#allowMessage()) return;
+      if (this.#closed || this.ws.readyState !== this.ws.OPEN) return;
+      this.ws.pong(data);
+      this.#checkBuffer();
     });
     this.ws.on("close", () => this.#release());
     this.ws.on("error", (err) => {
@@ -104,6 +119,45 @@ export class WsConnection {
   sendEvent(frame: Buffer): void {
     if (this.#closed || this.ws.readyState !== this.ws.OPEN) return;
     writeBatched(this.#socket, frame);
+  }
+
+  /**
+   * Every outbound frame counts against STREAM_MAX_BUFFER_BYTES: events through their
+   * Subscription (live: the same bound; replay: paced by drain), and pongs, acknowledgements and
+   * errors here. A peer that stops reading is closed with 1013 once its unsent bytes pass the
+   * bound, so memory per connection stays bounded (docs/security.md).
+   */
+  #checkBuffer(): void {
+    if (this.#socket.writableLength > this.#ctx.settings.maxBufferBytes) this.overflow();
+  }
+
+  /**
+   * Client messages are rate limited per connection (STREAM_WS_MAX_MESSAGES_PER_SECOND, fixed
+   * one-second window): over the rate a message is dropped (one 429 error per window says so);
+   * FLOOD_FACTOR times over it the connection is closed with 1008.
+   */
+  #allowMessage(): boolean {
+    const limit = this.#ctx.settings.wsMaxMessagesPerSecond;
+    const now = Date.now();
+    if (now - this.#windowStart >= 1_000) {
+      this.#windowStart = now;
+      this.#windowCount = 0;
+      this.#windowWarned = false;
+    }
+    this.#windowCount++;
+    if (this.#windowCount <= limit) return true;
+    if (this.#windowCount > limit * FLOOD_FACTOR) {
+      if (!this.#closed) {
+        this.#ctx.logger.info({ limit }, "websocket client flooding: closing");
+        this.close(CLOSE_POLICY, "Too many messages");
+      }
+      return false;
+    }
+    if (!this.#windowWarned) {
+      this.#windowWarned = true;
+      this.#sendJson({ type: "error", code: 429, error: "Rate limit exceeded" });
+    }
+    return false;
   }
 
   get subscriptionCount(): number {
@@ -125,6 +179,7 @@ export class WsConnection {
   }
 
   #onMessage(data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean): void {
+    if (!this.#allowMessage()) return;
     if (isBinary) {
       this.#error(new ValidationError("Invalid message: binary messages are not supported; send JSON text"));
       return;
@@ -269,6 +324,7 @@ export class WsConnection {
   #sendJson(message: Record<string, unknown>): void {
     if (this.#closed || this.ws.readyState !== this.ws.OPEN) return;
     this.ws.send(JSON.stringify(message));
+    this.#checkBuffer();
   }
 
   #error(err: unknown, workflowId?: string): void {

@@ -1,7 +1,7 @@
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
-import { ForbiddenError, isAppError, NotFoundError, OverloadedError } from "@tog/core";
+import { ForbiddenError, isAppError, NotFoundError, OverloadedError, rawJsonError, ValidationError } from "@tog/core";
 import { statusOf, type Principal } from "@tog/edge";
 import { assertOwner } from "../ownership.ts";
 import type { StreamContext } from "../stream-context.ts";
@@ -16,15 +16,8 @@ import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
 
 export const WS_PATH = "/api/v1/stream/ws";
 
-const REASONS: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-};
+/** Sec-WebSocket-Key: 16 bytes, base64 (RFC 6455 4.1), as `ws` checks it. */
+const KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
 
 export interface WebSocketEndpoint {
   readonly connections: number;
@@ -33,7 +26,12 @@ export interface WebSocketEndpoint {
 }
 
 export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext): WebSocketEndpoint {
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024, clientTracking: false });
+  // autoPong off: pongs to client pings count against the connection's buffer bound (WsConnection).
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024, clientTracking: false, autoPong: false });
+  // Handshakes `ws` refuses itself (e.g. a malformed Sec-WebSocket-Protocol) get JSON too.
+  wss.on("wsClientError", (err: Error & { code?: string }, socket: Duplex) => {
+    refuse(socket, new ValidationError(`Invalid WebSocket handshake: ${err.message}`));
+  });
   const pings = new Ticker<WsConnection>(ctx.settings.keepAliveMs, (conn) => conn.heartbeat());
   let closing = false;
 
@@ -52,6 +50,7 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
     let initial: StreamRequest | undefined;
     try {
       if (closing) throw new OverloadedError("Service restarting");
+      checkHandshake(req);
       checkOrigin(req, ctx.settings.allowedOrigins);
       principal = await ctx.auth.authenticate({ headers: req.headers, url: req.url ?? "/" } as never, { allowBearer: true });
       const query = Object.fromEntries(groupQuery(url.searchParams));
@@ -71,7 +70,13 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
       ctx.budget.give();
       return;
     }
+    let upgraded = false;
+    // A handshake `ws` refuses after this point never reaches the callback: free the slot then.
+    socket.once("close", () => {
+      if (!upgraded) ctx.budget.give();
+    });
     wss.handleUpgrade(req, socket, head, (ws) => {
+      upgraded = true;
       const conn = new WsConnection({ ctx, ws, socket, principal });
       conn.onClose = () => {
         pings.delete(conn);
@@ -86,15 +91,11 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
     const known = isAppError(err) ? err : undefined;
     if (!known) ctx.logger.error({ err }, "websocket handshake failed");
     const status = known ? statusOf(known) : 500;
-    const body = JSON.stringify({ error: known ? known.message : "Internal server error" });
     if (!socket.writable) {
       socket.destroy();
       return;
     }
-    socket.end(
-      `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
+    socket.end(rawJsonError(status, known ? known.message : "Internal server error"));
   }
 
   return {
@@ -107,6 +108,16 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
       for (const conn of pings.items()) conn.close(CLOSE_RESTART, "Service restart: resubscribe with last_event_id");
     },
   };
+}
+
+/** What `ws` would refuse with an HTML body, refused here first with JSON (before auth and the slot). */
+function checkHandshake(req: http.IncomingMessage): void {
+  if (req.method !== "GET") throw new ValidationError("Invalid WebSocket handshake: method must be GET");
+  if (String(req.headers.upgrade ?? "").toLowerCase() !== "websocket") throw new ValidationError("Invalid WebSocket handshake: Upgrade must be websocket");
+  const key = req.headers["sec-websocket-key"];
+  if (key === undefined || !KEY_RE.test(key)) throw new ValidationError("Invalid WebSocket handshake: missing or invalid Sec-WebSocket-Key");
+  const version = req.headers["sec-websocket-version"];
+  if (version !== "13" && version !== "8") throw new ValidationError("Invalid WebSocket handshake: Sec-WebSocket-Version must be 13");
 }
 
 /**

@@ -1,0 +1,88 @@
+import http from "node:http";
+import net from "node:net";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort, startRouter, startService, type Router, type RunningService } from "../src/index.ts";
+
+// Issue 11 defect 5: the public router caps nothing (idle streams beyond the old 512-socket cap
+// do not block anyone), enforces the contract's read timeout with 408 JSON, and every error it
+// answers itself is JSON.
+
+const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");
+let up: RunningService;
+let router: Router;
+
+beforeAll(async () => {
+  const port = await freePort();
+  up = await startService({ name: "up", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), UPSTREAM_NAME: "up" } });
+  router = await startRouter({ port: 0, host: "127.0.0.1", readTimeoutMs: 600, routes: [{ prefix: "/", targets: [up.url] }] });
+});
+afterAll(async () => {
+  await router?.close(100);
+  await up?.stop();
+});
+
+function raw(bytes: string, keepOpenMs = 0): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(router.port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("close", () => resolve(Buffer.concat(chunks).toString("latin1")));
+    socket.on("error", () => undefined);
+    socket.write(bytes);
+    if (keepOpenMs > 0) setTimeout(() => socket.destroy(), keepOpenMs).unref();
+  });
+}
+const statusOf = (answer: string) => Number(answer.split(" ")[1]);
+const bodyOf = (answer: string) => JSON.parse(answer.split("\r\n\r\n")[1] ?? "null") as unknown;
+
+describe("public router limits", () => {
+  it("700 idle event streams through one upstream do not block another request", async () => {
+    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+    const open: http.ClientRequest[] = [];
+    try {
+      await Promise.all(
+        Array.from({ length: 700 }, () =>
+          new Promise<void>((resolve, reject) => {
+            const req = http.get(`${router.url}/x/sse-idle`, { agent }, (res) => {
+              expect(res.statusCode).toBe(200);
+              resolve();
+            });
+            req.on("error", reject);
+            open.push(req);
+          }),
+        ),
+      );
+      const res = await fetch(`${router.url}/api/v1/x`, { signal: AbortSignal.timeout(5_000) });
+      expect(res.status).toBe(200);
+    } finally {
+      for (const r of open) r.destroy();
+      agent.destroy();
+    }
+  }, 60_000);
+
+  it("a slowloris header gets 408 JSON at the read timeout", async () => {
+    const started = Date.now();
+    const answer = await raw("GET /api/v1/x HTTP/1.1\r\nHost: x\r\nX-Slow: a", 5_000);
+    expect(statusOf(answer)).toBe(408);
+    expect(bodyOf(answer)).toEqual({ error: "Request timeout" });
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+
+  it("a slow body gets 408 JSON at the read timeout, not a 502", async () => {
+    const answer = await raw("POST /api/v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{", 5_000);
+    expect(statusOf(answer)).toBe(408);
+    expect(bodyOf(answer)).toEqual({ error: "Request timeout" });
+  });
+
+  it("malformed requests, oversized headers and unknown routes are JSON", async () => {
+    for (const [request, status] of [
+      ["FOO / HTTP/1.1\r\nHost: x\r\n\r\n", 400],
+      [`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431],
+    ] as const) {
+      const answer = await raw(request);
+      expect(statusOf(answer)).toBe(status);
+      expect(bodyOf(answer)).toEqual({ error: expect.any(String) });
+    }
+  });
+});

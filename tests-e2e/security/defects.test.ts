@@ -1,0 +1,256 @@
+// Issue 11, end to end: each defect of the black-box probe, against the running system (every
+// service its own process, the public router in front, authentication on).
+import { readFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import type { Bus } from "@tog/bus";
+import { AccessTokens, PUBLISHED_TOKEN_SECRETS } from "@tog/edge";
+import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+import { createTask, EventPublisher, openEnvBus, SseClient, sseUrl, WsClient, wsUrl, type Json } from "../stream/support.ts";
+
+let env: E2eEnvironment;
+let bus: Bus;
+let alice: { key: string; userId: string };
+let bob: { key: string; userId: string };
+
+beforeAll(async () => {
+  env = await startE2eEnvironment({
+    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000", MAX_BODY_BYTES: "65536" },
+    only: ["gateway", "orchestrator", "stream", "session"],
+    services: { stream: { STREAM_MAX_BUFFER_BYTES: "16384", STREAM_WS_MAX_MESSAGES_PER_SECOND: "100000" } },
+  });
+  bus = await openEnvBus(env);
+  const a = await env.createApiKey({ user: "alice@example.com", createUser: true });
+  const b = await env.createApiKey({ user: "bob@example.com", createUser: true });
+  alice = { key: a.key, userId: a.user_id };
+  bob = { key: b.key, userId: b.user_id };
+}, 120_000);
+afterAll(async () => {
+  await bus?.close();
+  await env?.close();
+});
+
+const json = { "Content-Type": "application/json" };
+const as = (who: { key: string }) => ({ "X-API-Key": who.key });
+
+describe("1. forged bearer tokens", () => {
+  it.each(PUBLISHED_TOKEN_SECRETS)("a token signed with the published secret %s opens nothing", async (secret) => {
+    const forged = (await new AccessTokens({ secret, ttlSeconds: 600 }).issue(alice.userId)).token;
+    const auth = { Authorization: `Bearer ${forged}` };
+    const workflowId = await createTask(env.baseUrl, alice.key);
+    expect((await request(`${env.baseUrl}/tasks`, { headers: auth })).status).toBe(401);
+    expect((await request(`${env.baseUrl}/tasks/${workflowId}`, { headers: auth })).status).toBe(401);
+    expect((await request(`${env.baseUrl}/sessions`, { headers: auth })).status).toBe(401);
+    const submit = await request(`${env.baseUrl}/tasks/stream`, { method: "POST", headers: { ...json, ...auth }, body: JSON.stringify({ query: "x" }) });
+    expect(submit.status).toBe(401);
+    const sse = await fetch(sseUrl(env.baseUrl, { workflow_id: workflowId }), { headers: auth });
+    expect(sse.status).toBe(401);
+    await sse.body?.cancel();
+    const ws = new WsClient(wsUrl(env.baseUrl), auth);
+    await ws.opened.catch(() => undefined);
+    await ws.closed;
+    expect(ws.refusedStatus).toBe(401);
+  });
+
+  // Bearer tokens are accepted where the contract allows them: POST /tasks/stream and the streams.
+  const submitWithToken = (baseUrl: string, token: string) =>
+    request(`${baseUrl}/tasks/stream`, { method: "POST", headers: { ...json, Authorization: `Bearer ${token}` }, body: JSON.stringify({ query: "with a token" }) });
+
+  it("a token from the environment's own secret works (auth on keeps working)", async () => {
+    const token = JSON.parse((await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!).token as string;
+    expect((await submitWithToken(env.baseUrl, token)).status).toBe(201);
+  });
+
+  it("a service given a published secret refuses to start, naming the problem", async () => {
+    await expect(env.startVariant("gateway", { AUTH_TOKEN_SECRET: PUBLISHED_TOKEN_SECRETS[0]! })).rejects.toThrow(/published value/);
+    await expect(env.startVariant("stream", { AUTH_TOKEN_SECRET: "" })).rejects.toThrow(/AUTH_TOKEN_SECRET must be set/);
+  }, 60_000);
+
+  it("rotation: a gateway with a new secret still accepts tokens of the previous one", async () => {
+    const token = JSON.parse((await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!).token as string;
+    const rotated = await env.startVariant("gateway", { AUTH_TOKEN_SECRET: "r".repeat(64), AUTH_TOKEN_SECRET_PREVIOUS: env.env.AUTH_TOKEN_SECRET! });
+    expect((await submitWithToken(rotated.baseUrl, token)).status).toBe(201);
+  }, 60_000);
+});
+
+/** Resident set size of a process, in bytes. */
+function rssOf(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))!;
+  return Number(line.replace(/\D+/g, "")) * 1024;
+}
+
+describe("2. WebSocket flood with a paused reader", () => {
+  it("pings from a client that never reads: memory stays bounded and the connection is closed", async () => {
+    const stream = env.service("stream");
+    const before = rssOf(stream.pid);
+    const ws = new WebSocket(wsUrl(env.baseUrl), { headers: as(alice) });
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    const socket = (ws as unknown as { _socket: net.Socket })._socket;
+    socket.pause(); // the reader stops reading: replies pile up on the server
+    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+    let sent = 0;
+    let open = true;
+    void closed.then(() => (open = false));
+    // Up to 400,000 JSON pings and ping frames with 125-byte payloads (~25 MB of replies, more
+    // than the kernel's socket buffers hold), each asking for a reply.
+    const payload = Buffer.alloc(125, 0x61);
+    while (open && sent < 400_000) {
+      for (let i = 0; i < 1_000 && open; i++, sent++) {
+        if (i % 10 === 0) ws.send('{"type":"ping"}');
+        else ws.ping(payload);
+      }
+      await new Promise((r) => setImmediate(r));
+      if (socket.writableLength > 8 * 1024 * 1024) await new Promise((r) => setTimeout(r, 10));
+    }
+    socket.resume();
+    await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error("server never closed the flooding connection")), 20_000))]);
+    const after = rssOf(stream.pid);
+    expect(after - before).toBeLessThan(64 * 1024 * 1024);
+    // the service still serves others
+    const other = new WsClient(wsUrl(env.baseUrl), as(bob));
+    await other.opened;
+    other.send({ type: "ping" });
+    await other.waitForMessage((m: Json) => m.type === "pong");
+    other.close();
+  }, 60_000);
+});
+
+describe("3. client mistakes that reached PostgreSQL", () => {
+  const cases: [string, string, string, unknown][] = [
+    ["NUL in query", "POST", "/tasks", { query: "a\u0000b" }],
+    ["NUL in session_id", "POST", "/tasks", { query: "q", session_id: "s\u0000" }],
+    ["NUL in a context key", "POST", "/tasks", { query: "q", context: { "k\u0000": 1 } }],
+    ["NUL in a context value", "POST", "/tasks", { query: "q", context: { role: "x\u0000" } }],
+    ["lone surrogate in context", "POST", "/tasks", { query: "q", context: { a: "\ud800" } }],
+    ["NUL in an approval field", "POST", "/approvals/decision", { approval_id: "a\u0000", workflow_id: "w", approved: true }],
+  ];
+  it.each(cases)("%s → 400 JSON, nothing written", async (_name, method, path, body) => {
+    const before = (await request<{ total_count: number }>(`${env.baseUrl}/tasks`, { headers: as(bob) })).body.total_count;
+    const res = await request(`${env.baseUrl}${path}`, { method, headers: { ...json, ...as(bob) }, body: JSON.stringify(body) });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: expect.stringMatching(/^Invalid request/) });
+    expect((await request<{ total_count: number }>(`${env.baseUrl}/tasks`, { headers: as(bob) })).body.total_count).toBe(before);
+  });
+
+  it("5,000 levels of nesting in context → 400, not a stack overflow", async () => {
+    const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
+    const res = await request(`${env.baseUrl}/tasks`, { method: "POST", headers: { ...json, ...as(bob), "Idempotency-Key": "deep-1" }, body: `{"query":"q","context":{"x":${deep}}}` });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ error: expect.stringMatching(/nested too deeply/) });
+  });
+
+  it("NUL in a cancel reason, a query parameter and a path parameter → 400", async () => {
+    const id = await createTask(env.baseUrl, bob.key);
+    const cancel = await request(`${env.baseUrl}/tasks/${id}/cancel`, { method: "POST", headers: { ...json, ...as(bob) }, body: JSON.stringify({ reason: "r\u0000" }) });
+    expect(cancel.status).toBe(400);
+    for (const url of [`${env.baseUrl}/tasks?status=%00`, `${env.baseUrl}/sessions/a%00b`, `${env.baseUrl}/tasks/a%00b`]) {
+      const res = await request(url, { headers: as(bob) });
+      expect(res.status, url).toBe(400);
+      expect(res.body).toEqual({ error: expect.any(String) });
+    }
+  });
+});
+
+function raw(port: number, bytes: string): Promise<{ status: number; headers: string; body: string }> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    const chunks: Buffer[] = [];
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      const text = Buffer.concat(chunks).toString("latin1");
+      const [head = "", body = ""] = text.split("\r\n\r\n");
+      resolve({ status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body });
+    });
+    socket.write(bytes);
+    setTimeout(() => socket.destroy(), 5_000).unref();
+  });
+}
+
+describe("4. errors that were not JSON", () => {
+  const ALL = ["gateway", "stream", "session"];
+  const requests: [string, string, number, string[]][] = [
+    ["unknown method", "BREW /api/v1/health HTTP/1.1\r\nHost: x\r\n\r\n", 400, ALL],
+    ["malformed request line", "GET /api/v1/health HTP/1.1\r\n\r\n", 400, ALL],
+    ["malformed header", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nNo Colon\r\n\r\n", 400, ALL],
+    ["oversized headers", `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(20_000)}\r\n\r\n`, 431, ALL],
+    ["Expect other than 100-continue", "POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}", 417, ALL],
+    [
+      "WebSocket upgrade without Sec-WebSocket-Key",
+      `GET /api/v1/stream/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      400,
+      ["stream"],
+    ],
+  ];
+  it.each(requests)("%s → JSON at the public port and at each service", async (_name, bytes, status, services) => {
+    const ports = [env.stack.router.port, ...services.map((s) => env.service(s).port!)];
+    for (const port of ports) {
+      const res = await raw(port, bytes);
+      expect(res.status, `port ${port}`).toBe(status);
+      expect(res.headers).toContain("content-type: application/json");
+      expect(JSON.parse(res.body)).toEqual({ error: expect.any(String) });
+    }
+  });
+});
+
+describe("5. the public port", () => {
+  it("1,000 idle SSE clients of one user do not block another user's stream", async () => {
+    const idleWorkflow = await createTask(env.baseUrl, alice.key);
+    const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+    const idle: http.ClientRequest[] = [];
+    try {
+      for (let batch = 0; batch < 10; batch++) {
+        await Promise.all(
+          Array.from({ length: 100 }, () =>
+            new Promise<void>((resolve, reject) => {
+              const req = http.get(sseUrl(env.baseUrl, { workflow_id: idleWorkflow }), { agent, headers: as(alice) }, (res) => {
+                if (res.statusCode === 200) resolve();
+                else reject(new Error(`idle SSE got ${res.statusCode}`));
+              });
+              req.on("error", reject);
+              idle.push(req);
+            }),
+          ),
+        );
+      }
+      const publisher = new EventPublisher(bus, await createTask(env.baseUrl, bob.key));
+      const live = new SseClient(sseUrl(env.baseUrl, { workflow_id: publisher.workflowId }), as(bob));
+      await live.waitFor((c) => c.status === 200, 15_000, "bob's stream to open");
+      await publisher.emit(3, { last: true });
+      await live.waitFor((c) => c.frames.some((f) => f.event === "WORKFLOW_COMPLETED"), 15_000, "bob's events");
+      live.close();
+    } finally {
+      for (const r of idle) r.destroy();
+      agent.destroy();
+    }
+  }, 120_000);
+});
+
+describe("6. a declared Content-Length over MAX_BODY_BYTES", () => {
+  it("is answered 413 at once, through the public port and at the gateway", async () => {
+    for (const port of [env.stack.router.port, env.service("gateway").port!]) {
+      const started = Date.now();
+      const res = await raw(port, `POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nX-API-Key: ${bob.key}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"query":`);
+      expect(res.status).toBe(413);
+      expect(JSON.parse(res.body)).toEqual({ error: "Request body too large" });
+      expect(Date.now() - started).toBeLessThan(3_000);
+    }
+  });
+});
+
+describe("headers", () => {
+  it("nosniff and no-store on data, errors, the SSE response and through the router", async () => {
+    const id = await createTask(env.baseUrl, bob.key);
+    for (const url of [`${env.baseUrl}/tasks`, `${env.baseUrl}/tasks/${id}`, `${env.baseUrl}/sessions`, `${env.baseUrl}/nope`]) {
+      const res = await fetch(url, { headers: as(bob) });
+      expect(res.headers.get("x-content-type-options"), url).toBe("nosniff");
+      expect(res.headers.get("cache-control"), url).toBe("no-store");
+      await res.body?.cancel();
+    }
+  });
+});

@@ -1,0 +1,80 @@
+// Fuzz suite, part 3 of 3 (issue 11): both stream transports through the public port with
+// authentication on. 1,500 generated SSE requests (the answer is judged by its status and
+// headers, then cut) and 1,500 generated WebSocket client messages (each must be answered with a
+// known message type, errors with a 4xx code, and never close the connection with an error).
+import fc from "fast-check";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { e2eConfig, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+import { createTask, WsClient, wsUrl, type Json } from "../stream/support.ts";
+import { expectHealthy, extremeNumber, fuzz, headersOf, idSegment, nastyString, nastyValue, queryOf, type FuzzRequest } from "./fuzz-support.ts";
+
+let env: E2eEnvironment;
+let key: string;
+const tasks: string[] = [];
+
+beforeAll(async () => {
+  env = await startE2eEnvironment({
+    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000" },
+    only: ["gateway", "orchestrator", "stream"],
+  });
+  key = (await env.createApiKey({ user: "fuzz@example.com", createUser: true })).key;
+  for (let i = 0; i < 2; i++) tasks.push(await createTask(env.baseUrl, key));
+}, 120_000);
+afterAll(async () => {
+  await env?.close();
+});
+
+it("1,500 generated SSE requests: no 5xx, JSON errors with contract statuses", async () => {
+  const id = idSegment(tasks);
+  const sse: fc.Arbitrary<FuzzRequest> = fc
+    .tuple(
+      fc.oneof(
+        fc.tuple(id, queryOf(["types", "last_event_id", "workflow_id", "api_key"])).map(([w, q]) => `/stream/sse?workflow_id=${w}${q.replace("?", "&")}`),
+        queryOf(["workflow_id", "types", "last_event_id"]).map((q) => `/stream/sse${q}`),
+        fc.constantFrom("/stream/sse?workflow_id=a&workflow_id=b", "/stream/ws", "/stream/", "/stream/sse/x"),
+      ),
+      headersOf(key),
+      fc.constantFrom("GET", "GET", "GET", "POST", "DELETE", "OPTIONS"),
+    )
+    .map(([path, headers, method]) => ({ method, path, headers }));
+  expect(await fuzz(env.baseUrl, sse, 75, 20)).toBe(1_500);
+}, 600_000);
+
+it("1,500 generated WebSocket messages: each answered or ignored by the rules, never a server error", async () => {
+  const workflow = fc.oneof(fc.constantFrom(...tasks), fc.uuid(), nastyString);
+  const message = fc.oneof(
+    fc.record({ type: fc.constantFrom("subscribe", "unsubscribe", "ping", "SUBSCRIBE", "nope"), workflow_id: workflow, types: fc.oneof(fc.array(nastyString, { maxLength: 3 }), nastyString), last_event_id: fc.oneof(nastyString, extremeNumber) }, { requiredKeys: ["type"] }).map((m) => JSON.stringify(m)),
+    nastyValue.map((v) => JSON.stringify(v) ?? "null"),
+    fc.constantFrom("", "{", "[]", "null", '{"type":"ping"}', '{"type":"subscribe"}', "\u0000", `{"type":"subscribe","workflow_id":${"[".repeat(3_000)}${"]".repeat(3_000)}}`),
+  );
+  let sent = 0;
+  await fc.assert(
+    fc.asyncProperty(fc.array(message, { minLength: 50, maxLength: 50 }), async (batch) => {
+      const client = new WsClient(wsUrl(env.baseUrl), { "X-API-Key": key });
+      await client.opened;
+      for (const m of batch) client.send(m.length > 60_000 ? m.slice(0, 60_000) : m);
+      sent += batch.length;
+      client.send({ type: "ping" });
+      await client.waitForMessage((m: Json) => m.type === "pong", 15_000);
+      for (const m of client.messages as Json[]) {
+        expect(["pong", "subscribed", "unsubscribed", "done", "error"].includes(m.type as string) || typeof m.seq === "number", JSON.stringify(m)).toBe(true);
+        if (m.type === "error") expect(m.code as number, JSON.stringify(m)).toBeLessThan(500);
+      }
+      client.close();
+      const closed = await client.closed;
+      expect(closed.code === 1000 || closed.code === 1005, `close ${closed.code} ${closed.reason}`).toBe(true);
+    }),
+    {
+      numRuns: 30,
+      endOnFailure: true,
+      ...(e2eConfig.E2E_FUZZ_SEED !== undefined ? { seed: e2eConfig.E2E_FUZZ_SEED } : {}),
+      reporter: (out) => {
+        if (!out.failed) return;
+        const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
+        throw new Error(`fuzz failure; replay with E2E_FUZZ_SEED=${out.seed} (path ${out.counterexamplePath ?? "?"}): ${cause.slice(0, 2_000)}`);
+      },
+    },
+  );
+  expect(sent).toBe(1_500);
+  await expectHealthy(env);
+}, 600_000);
