@@ -116,14 +116,13 @@ async function submit(job: LoadJob): Promise<{ ok: boolean; t0: number; ms: numb
 }
 
 async function runMax(job: LoadJob): Promise<LoadResult> {
-  emit({ mark: "start" });
-  const result = await autocannon({
+  const options = (seconds: number): autocannon.Options => ({
     url: job.url,
     method: job.method ?? "GET",
     headers: job.headers,
     body: job.body,
     connections: job.connections ?? 64,
-    duration: job.seconds,
+    duration: seconds,
     // A fresh Idempotency-Key per request; the request keeps its method and body.
     requests: job.idempotency
       ? [
@@ -135,6 +134,10 @@ async function runMax(job: LoadJob): Promise<LoadResult> {
         ]
       : undefined,
   });
+  // Warm-up (connections, JIT, pools, caches) outside the measured window.
+  if ((job.warmupSeconds ?? 0) > 0) await autocannon(options(job.warmupSeconds!));
+  emit({ mark: "start" });
+  const result = await autocannon(options(job.seconds));
   emit({ mark: "end" });
   return {
     requests: result.requests.total,
@@ -209,7 +212,10 @@ async function runTasks(job: LoadJob, completions: Completions): Promise<LoadRes
     }
   };
   const users = Array.from({ length: inflight }, user);
-  await sleep(Math.max(0, warmupEnd - performance.now()));
+  // Warm-up: at least warmupSeconds, and until the pipeline is full (as many completions as
+  // tasks in flight), so the window sees the steady state, not the first tasks' cold path.
+  const warmupLimit = performance.now() + (job.drainSeconds ?? 60) * 1_000;
+  while (performance.now() < warmupEnd || (completions.at.size < inflight && performance.now() < warmupLimit)) await sleep(100);
   emit({ mark: "start" });
   completions.windowOpen = true;
   const t0 = performance.now();

@@ -1,7 +1,8 @@
 -- Optional: run by the task bench right after it seeds the history (bench/tasks/lib/seed.ts), in
 -- the same transaction, when this file holds any statement. Put here whatever the schema keeps
 -- per user or per session that the copied rows do not maintain by themselves (counter tables kept
--- by application code, …). Available settings:
+-- by application code or by triggers: the seeding runs with session_replication_role = replica, so
+-- no trigger fired for the copied rows). Available settings:
 --   current_setting('bench.seed_user_id')::uuid         the seeded user
 --   current_setting('bench.seed_big_session_id')::uuid  the session with the 1,000 turns
 -- Example (a per-user counter table):
