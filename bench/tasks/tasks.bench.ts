@@ -1,160 +1,707 @@
-// Issue 3 design targets, measured against the whole system on this machine (every service as its
-// own process behind the router, PostgreSQL/NATS/Redis local), with a baseline in the same run:
-//   A. baseline: an express route doing one PostgreSQL INSERT
-//   B. POST /api/v1/tasks with auth and an Idempotency-Key: throughput and latency
-//   C. a simple task on the offline provider, submit → WORKFLOW_COMPLETED, at a fixed rate
-//   D. completed tasks per second, sustained, at saturation
-// Run: npm run bench:tasks  (BENCH_SECONDS, BENCH_RATE, BENCH_WORKERS to change the load)
-import { randomUUID } from "node:crypto";
-import type { AddressInfo } from "node:net";
-import autocannon from "autocannon";
-import express from "express";
-import pg from "pg";
-import { connectBus } from "@tog/bus";
-import { createLogger, envInt, loadConfig } from "@tog/core";
-import { startE2eEnvironment } from "@tog/tests-e2e";
-import { createTestDatabase } from "@tog/testkit";
+// The task bench: every target of issue 10 ("What to reach") measured side by side in one run,
+// against a PostgreSQL configured like production (the bench's own instance, autovacuum on) or,
+// with BENCH_PG=machine, the machine's shared one. docs/performance.md ("How the task bench
+// measures") says what each row means. Prints one markdown table of targets (plus CPU and
+// PostgreSQL cost tables) and writes it, with the raw figures as JSON, to bench/results/.
+//
+// Phases (BENCH_PHASES, in this order):
+//   baseline    bare express process: POST /items (one INSERT), POST /api/v1/auth/token (no stack)
+//   submit      the system without workers: POST /tasks through the public port, max then half rate
+//   port        GET /health through the router vs straight at the gateway; the gateway's token
+//               route vs the bare one
+//   completion  the system with workers: completed tasks/s at saturation, then latency at half
+//               that rate; CPU per process and PostgreSQL rows per task
+//   history     fresh user vs a user seeded (SQL, in bulk) with 100,000 tasks in 100,000 sessions
+//               and a 1,000-turn session: PostgreSQL commits, tuples read and latency per endpoint
+//
+// Run: npm run bench:tasks   (BENCH_SECONDS=3 for a smoke run; BENCH_PG=machine for the shared instance)
+import { execFileSync } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { z } from "zod";
+import { envInt, envList, loadConfig } from "@tog/core";
+import { startService, type RunningService } from "@tog/devstack";
+import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
+import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
+import { PgStats, diffDb, tableCounters, type DbCounters, type TableCounters } from "./lib/pg-stats.ts";
+import { cpuDelta, pidListeningOn, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
+import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
+import { seedHistory, type SeedResult } from "./lib/seed.ts";
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PHASES = ["baseline", "submit", "port", "completion", "history"] as const;
 
 const config = loadConfig({
-  BENCH_SECONDS: envInt(10, 1).describe("Duration of each load phase."),
-  BENCH_RATE: envInt(200, 1).describe("Submissions per second in the latency phase (C)."),
-  BENCH_CONNECTIONS: envInt(64, 1).describe("Concurrent HTTP connections in the throughput phases."),
+  BENCH_SECONDS: envInt(10, 1).describe("Length of each measured load window (s)."),
+  BENCH_WARMUP_SECONDS: envInt(2, 0).describe("Warm-up before each saturation window (s)."),
+  BENCH_CONNECTIONS: envInt(64, 1).describe("Connections of the closed-loop HTTP phases."),
+  BENCH_INFLIGHT: envInt(128, 1).describe("Tasks in flight in the completion saturation phase."),
   BENCH_WORKERS: envInt(2, 1).describe("Worker processes."),
+  BENCH_PG: z.enum(["private", "machine"]).default("private").describe("private: the bench's own PostgreSQL (autovacuum on); machine: TEST_DATABASE_ADMIN_URL's."),
+  BENCH_PG_BIN: z.string().optional().describe("Directory of initdb/pg_ctl (default: newest /usr/lib/postgresql/<v>/bin)."),
+  BENCH_PHASES: envList([...PHASES]).describe("Phases to run: baseline,submit,port,completion,history."),
+  BENCH_QUIET_MS: envInt(11_000, 0).describe("Quiet wait before each PostgreSQL statistics read (PG 15 flushes idle backends' counters after ~10 s)."),
+  BENCH_HISTORY_REPS: envInt(30, 1).describe("Requests per endpoint and user in the history phase (GET /tasks allows 100/min per key)."),
+  BENCH_HISTORY_TASKS: envInt(5, 1).describe("Tasks per submit+run measurement in the history phase."),
+  BENCH_SEED_SESSIONS: envInt(100_000, 1).describe("Earlier tasks (one session each) of the seeded user."),
+  BENCH_SEED_TURNS: envInt(1_000, 1).describe("Turns of the seeded user's long session."),
+  BENCH_RESULTS_DIR: z.string().default(path.join(HERE, "..", "results")).describe("Where the results are written."),
 });
-const logger = createLogger({ service: "bench", level: "warn" });
+const phases = new Set(config.BENCH_PHASES);
+for (const p of phases) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase ${p} (known: ${PHASES.join(", ")})`);
 
-const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-const fmt = (n: number) => (Number.isFinite(n) ? n.toFixed(n < 10 ? 2 : 0) : "-");
-const rows: string[][] = [];
-const report = (name: string, rate: string, p50: number, p99: number, note = "") => rows.push([name, rate, fmt(p50), fmt(p99), note]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
+const quiet = () => sleep(config.BENCH_QUIET_MS);
+const portOf = (url: string) => Number(new URL(url).port);
 
-async function baseline(): Promise<void> {
-  const database = await createTestDatabase({ migrated: false });
-  const pool = new pg.Pool({ connectionString: database.url, max: 16 });
-  pool.on("error", () => undefined);
-  await pool.query("CREATE TABLE items (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
-  const app = express();
-  app.use(express.json());
-  app.post("/items", async (req, res) => {
-    const id = randomUUID();
-    await pool.query("INSERT INTO items (id, body) VALUES ($1, $2)", [id, req.body]);
-    res.json({ id });
+/** Everything started is stopped in reverse order, also on Ctrl-C. */
+const cleanups: { name: string; run: () => Promise<unknown> }[] = [];
+async function cleanup(): Promise<void> {
+  while (cleanups.length > 0) {
+    const c = cleanups.pop()!;
+    try {
+      await c.run();
+    } catch (err) {
+      log(`cleanup ${c.name} failed: ${(err as Error).message}`);
+    }
+  }
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    log(`${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
   });
-  const server = app.listen(0, "127.0.0.1");
-  await new Promise((r) => server.once("listening", r));
-  const port = (server.address() as AddressInfo).port;
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}/items`,
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ query: "hello" }),
-    connections: config.BENCH_CONNECTIONS,
-    duration: config.BENCH_SECONDS,
-  });
-  report("A. baseline: express + 1 PG insert", `${fmt(result.requests.average)}/s`, result.latency.p50, result.latency.p99, `${result.non2xx} non-2xx`);
-  server.close();
-  await pool.end();
-  await database.drop();
 }
 
-async function system(): Promise<void> {
+// ---------------------------------------------------------------------------------------------
+// Measurements, filled in by the phases.
+const m: {
+  baselineInsert?: LoadResult;
+  bareToken?: LoadResult;
+  submitMax?: LoadResult;
+  submitHalf?: LoadResult;
+  healthRouter?: LoadResult;
+  healthDirect?: LoadResult;
+  gatewayToken?: LoadResult;
+  completionMax?: LoadResult;
+  completionHalf?: LoadResult;
+  cpuSubmit?: Record<string, number>;
+  cpuCompletion?: Record<string, number>;
+  pgCompletion?: { tasks: number; db: DbCounters; tables: TableCounters };
+  seed?: SeedResult & { sessions: number; turns: number };
+  history?: HistoryRow[];
+  historyNoise?: DbCounters;
+  totalCount?: { api: number; sql: number };
+  submitCreated?: { accepted: number; tasks: number };
+  historyRateLimited?: number;
+} = {};
+
+interface HistoryRow {
+  name: string;
+  fresh: Cost;
+  seeded: Cost;
+}
+interface Cost {
+  commits: number;
+  tuples: number;
+  p50: number;
+  samples: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// PostgreSQL: the bench's own, or the machine's. The test kit reads TEST_DATABASE_ADMIN_URL when
+// first imported, so it (and the e2e harness, which imports it) is imported only after this.
+let privatePg: PrivatePostgres | undefined;
+if (config.BENCH_PG === "private") {
+  log("starting the bench's own PostgreSQL (autovacuum on)");
+  privatePg = await startPrivatePostgres({ binDir: postgresBinDir(config.BENCH_PG_BIN), maxConnections: 300 });
+  cleanups.push({ name: "private PostgreSQL", run: () => privatePg!.stop() });
+  process.env.TEST_DATABASE_ADMIN_URL = privatePg.adminUrl;
+}
+const { startE2eEnvironment } = await import("@tog/tests-e2e");
+const testkit = await import("@tog/testkit");
+type Env = Awaited<ReturnType<typeof startE2eEnvironment>>;
+const adminUrl = testkit.testInfraConfig.TEST_DATABASE_ADMIN_URL;
+const pgPid = privatePg ? await privatePg.pid() : pidListeningOn(portOf(adminUrl));
+const natsPid = pidListeningOn(portOf(testkit.testInfraConfig.TEST_NATS_URL.replace(/^nats:/, "http:")));
+const redisPid = pidListeningOn(portOf(testkit.testInfraConfig.TEST_REDIS_URL.replace(/^redis:/, "http:")));
+const settingsClient = await PgStats.open(adminUrl, "postgres");
+const pgSettings = await settingsClient.settings();
+await settingsClient.close();
+log(`PostgreSQL ${pgSettings.version} (${config.BENCH_PG}, autovacuum ${pgSettings.autovacuum}), postmaster pid ${pgPid}, nats pid ${natsPid}, redis pid ${redisPid}`);
+
+/** The processes whose CPU is reported: the environment's services, the router (this process), NATS, Redis, PostgreSQL. */
+function sampledOf(env: Env): Sampled[] {
+  const out: Sampled[] = env.stack.services.map((s) => ({ name: s.name.replace(/[#*].*$/, ""), pid: s.pid }));
+  out.push({ name: "router (bench process)", pid: process.pid });
+  if (natsPid) out.push({ name: "NATS", pid: natsPid });
+  if (redisPid) out.push({ name: "Redis", pid: redisPid });
+  if (pgPid) out.push({ name: "PostgreSQL", pid: pgPid, tree: true });
+  return out;
+}
+
+const SYSTEM_ENV = {
+  GATEWAY_SKIP_AUTH: "0",
+  RATE_LIMIT_RPM: "100000000",
+  RATE_LIMIT_BURST: "10000000",
+  LOG_LEVEL: "warn",
+  DATABASE_POOL_MAX: "16",
+};
+
+async function startSystem(workers: number): Promise<Env> {
   const env = await startE2eEnvironment({
-    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000000", RATE_LIMIT_BURST: "10000000", LOG_LEVEL: "warn", DATABASE_POOL_MAX: "16" },
-    services: {
-      worker: { WORKER_CONCURRENCY: "128", ...(process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}/worker` } : {}) },
-      gateway: process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}/gateway` } : {},
-      orchestrator: process.env.BENCH_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_PROFILE}/orchestrator` } : {},
-    },
-    replicas: { worker: config.BENCH_WORKERS },
+    env: SYSTEM_ENV,
+    services: { worker: { WORKER_CONCURRENCY: "128" } },
+    replicas: { worker: workers },
   });
+  cleanups.push({ name: "environment", run: () => env.close() });
+  return env;
+}
+
+async function closeSystem(env: Env): Promise<void> {
+  const i = cleanups.findIndex((c) => c.name === "environment");
+  if (i >= 0) cleanups.splice(i, 1);
+  await env.close();
+}
+
+const SIMPLE_TASK = JSON.stringify({ query: "Say hello", mode: "simple" });
+const json = { "content-type": "application/json" };
+
+async function cpuAround(targets: Sampled[], job: LoadJob): Promise<{ result: LoadResult; cpu: Map<string, number> }> {
+  let before: CpuSnapshot = new Map();
+  let after: CpuSnapshot = new Map();
+  const result = await runLoad(job, {
+    onStart: () => {
+      before = snapshotCpu(targets);
+    },
+    onEnd: () => {
+      after = snapshotCpu(targets);
+    },
+  });
+  return { result, cpu: cpuDelta(before, after) };
+}
+
+const perTask = (cpu: Map<string, number>, n: number) => Object.fromEntries([...cpu].map(([k, v]) => [k, v / Math.max(1, n)]));
+
+// ---------------------------------------------------------------------------------------------
+async function baselinePhase(): Promise<void> {
+  log("baseline: bare express process");
+  const database = await testkit.createTestDatabase({ migrated: false });
+  cleanups.push({ name: "baseline database", run: () => database.drop() });
+  const { freePort } = await import("@tog/devstack");
+  const port = await freePort();
+  const server: RunningService = await startService({
+    name: "baseline",
+    entry: path.join(HERE, "baseline-server.ts"),
+    env: { PORT: String(port), DATABASE_URL: database.url, DATABASE_POOL_MAX: SYSTEM_ENV.DATABASE_POOL_MAX },
+    port,
+    readyPath: "/api/v1/health",
+  });
+  cleanups.push({ name: "baseline server", run: () => server.stop(2_000) });
+  m.baselineInsert = await runLoad({
+    mode: "max",
+    url: `${server.url}/items`,
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ query: "hello" }),
+    connections: config.BENCH_CONNECTIONS,
+    seconds: config.BENCH_SECONDS,
+    warmupSeconds: config.BENCH_WARMUP_SECONDS,
+  });
+  log(`  express + INSERT: ${fmt(m.baselineInsert.rps)}/s`);
+  m.bareToken = await runLoad({
+    mode: "max",
+    url: `${server.url}/api/v1/auth/token`,
+    method: "POST",
+    headers: json,
+    body: "{}",
+    connections: config.BENCH_CONNECTIONS,
+    seconds: config.BENCH_SECONDS,
+    warmupSeconds: config.BENCH_WARMUP_SECONDS,
+  });
+  log(`  bare express token route: ${fmt(m.bareToken.rps)}/s`);
+  await server.stop(2_000);
+  await database.drop();
+  cleanups.splice(-2, 2);
+}
+
+async function submitAndPortPhases(): Promise<void> {
+  log("submit/port: the system without workers (tasks only queue up)");
+  const env = await startSystem(0);
   try {
     const { key } = await env.createApiKey({ name: "bench" });
-    // The gateway itself: in production an Ingress (nginx) is in front, not the dev router.
-    const api = `${env.service("gateway").url}/api/v1`;
-    const bus = await connectBus({ url: env.env.NATS_URL!, name: "bench", prefix: env.natsPrefix, logger });
-    const submittedAt = new Map<string, number>();
-    const latencies: number[] = [];
-    let completed = 0;
-    const sub = bus.nc.subscribe(`${env.natsPrefix}.events.*`, {
-      callback: (_err, msg) => {
-        const event = msg.json<{ workflow_id: string; type: string }>();
-        if (event.type !== "WORKFLOW_COMPLETED") return;
-        completed++;
-        const t0 = submittedAt.get(event.workflow_id);
-        if (t0 !== undefined) latencies.push(performance.now() - t0);
-      },
-    });
-    const headers = { "content-type": "application/json", "x-api-key": key };
-    const body = JSON.stringify({ query: "Say hello", mode: "simple" });
-
-    // B: submissions with an Idempotency-Key each, as fast as they go.
-    const b = await autocannon({
-      url: `${api}/tasks`,
-      method: "POST",
-      headers,
-      body,
-      connections: config.BENCH_CONNECTIONS,
-      duration: config.BENCH_SECONDS,
-      requests: [{ setupRequest: (req) => ({ ...req, headers: { ...headers, "idempotency-key": randomUUID() } }) }],
-    });
-    report("B. POST /tasks (auth + Idempotency-Key)", `${fmt(b.requests.average)}/s`, b.latency.p50, b.latency.p99, `${b.non2xx} non-2xx`);
-
-    // Let the backlog drain before measuring latency.
-    const drainEnd = Date.now() + 120_000;
-    let last = -1;
-    while (Date.now() < drainEnd) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      if (completed === last) break;
-      last = completed;
+    const headers = { ...json, "x-api-key": key };
+    const tasksUrl = `${env.baseUrl}/tasks`;
+    if (phases.has("submit")) {
+      const { result, cpu } = await cpuAround(sampledOf(env), {
+        mode: "max",
+        url: tasksUrl,
+        method: "POST",
+        headers,
+        body: SIMPLE_TASK,
+        idempotency: true,
+        connections: config.BENCH_CONNECTIONS,
+        seconds: config.BENCH_SECONDS,
+        warmupSeconds: config.BENCH_WARMUP_SECONDS,
+      });
+      m.submitMax = result;
+      m.cpuSubmit = perTask(cpu, result.requests - result.non2xx - result.errors);
+      log(`  POST /tasks max: ${fmt(result.rps)}/s p99 ${fmt(result.p99)} ms (${result.non2xx} non-2xx, ${result.errors} errors)`);
+      const rate = Math.max(1, Math.round(result.rps / 2));
+      m.submitHalf = await runLoad({ mode: "rate", url: tasksUrl, method: "POST", headers, body: SIMPLE_TASK, idempotency: true, rate, seconds: config.BENCH_SECONDS });
+      log(`  POST /tasks @ ${rate}/s: p50 ${fmt(m.submitHalf.p50)} ms p99 ${fmt(m.submitHalf.p99)} ms`);
+      // Every accepted request must have created its own task (a fresh Idempotency-Key each).
+      const pg = await import("pg");
+      const c = new pg.default.Client({ connectionString: env.database.url });
+      c.on("error", () => undefined);
+      await c.connect();
+      const { rows } = await c.query<{ n: string }>("SELECT count(*) AS n FROM tasks");
+      await c.end();
+      const accepted = [m.submitMax, m.submitHalf].reduce((a, r) => a + r.requests - r.non2xx - r.errors, 0);
+      m.submitCreated = { accepted, tasks: Number(rows[0]!.n) };
+      log(`  ${m.submitCreated.tasks} tasks created (warm-up included) for ${accepted} accepted requests in the windows`);
     }
-
-    // C: fixed rate, submit → WORKFLOW_COMPLETED.
-    latencies.length = 0;
-    const interval = 1_000 / config.BENCH_RATE;
-    const end = performance.now() + config.BENCH_SECONDS * 1_000;
-    const pending: Promise<unknown>[] = [];
-    let next = performance.now();
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      pending.push(
-        fetch(`${api}/tasks`, { method: "POST", headers, body })
-          .then((r) => r.json() as Promise<{ task_id: string }>)
-          .then((r) => submittedAt.set(r.task_id, t0)),
-      );
-      next += interval;
-      const wait = next - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    if (phases.has("port")) {
+      const health = (url: string) => runLoad({ mode: "max", url, method: "GET", connections: config.BENCH_CONNECTIONS, seconds: config.BENCH_SECONDS, warmupSeconds: config.BENCH_WARMUP_SECONDS });
+      m.healthRouter = await health(`${env.baseUrl}/health`);
+      m.healthDirect = await health(`${env.service("gateway").url}/api/v1/health`);
+      log(`  GET /health router ${fmt(m.healthRouter.rps)}/s, direct ${fmt(m.healthDirect.rps)}/s`);
+      m.gatewayToken = await runLoad({
+        mode: "max",
+        url: `${env.service("gateway").url}/api/v1/auth/token`,
+        method: "POST",
+        headers,
+        body: "{}",
+        connections: config.BENCH_CONNECTIONS,
+        seconds: config.BENCH_SECONDS,
+        warmupSeconds: config.BENCH_WARMUP_SECONDS,
+      });
+      log(`  gateway token route ${fmt(m.gatewayToken.rps)}/s (${m.gatewayToken.non2xx} non-2xx)`);
     }
-    await Promise.all(pending);
-    const expected = pending.length;
-    const waitEnd = Date.now() + 60_000;
-    while (latencies.length < expected && Date.now() < waitEnd) await new Promise((r) => setTimeout(r, 100));
-    const sorted = [...latencies].sort((x, y) => x - y);
-    report(
-      `C. simple task submit → WORKFLOW_COMPLETED @ ${config.BENCH_RATE}/s`,
-      `${fmt(expected / config.BENCH_SECONDS)}/s`,
-      pct(sorted, 50),
-      pct(sorted, 99),
-      `${latencies.length}/${expected} completed`,
-    );
-
-    // D: saturation: submit as fast as possible, count completions over the window.
-    const startCompleted = completed;
-    const t0 = performance.now();
-    const d = await autocannon({ url: `${api}/tasks`, method: "POST", headers, body, connections: config.BENCH_CONNECTIONS, duration: config.BENCH_SECONDS });
-    const secs = (performance.now() - t0) / 1_000;
-    report("D. completed tasks/s at saturation", `${fmt((completed - startCompleted) / secs)}/s`, NaN, NaN, `${fmt(d.requests.average)}/s submitted`);
-    sub.unsubscribe();
-    await bus.close();
   } finally {
-    await env.close().catch(() => undefined);
+    await closeSystem(env);
   }
 }
 
-await baseline();
-await system();
-const header = ["measurement", "rate", "p50 ms", "p99 ms", "note"];
-const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(" | ")} |`;
-console.log([line(header), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n"));
-process.exit(0);
+async function completionPhase(env: Env): Promise<void> {
+  log("completion: the system with workers");
+  const { key } = await env.createApiKey({ name: "bench" });
+  const headers = { ...json, "x-api-key": key };
+  const nats = { url: env.env.NATS_URL!, prefix: env.natsPrefix };
+  const stats = await PgStats.open(adminUrl, env.database.name);
+  try {
+    await quiet();
+    const db0 = await stats.db();
+    const tables0 = await tableCounters(env.database.url);
+    const { result, cpu } = await cpuAround(sampledOf(env), {
+      mode: "tasks",
+      url: `${env.baseUrl}/tasks`,
+      method: "POST",
+      headers,
+      body: SIMPLE_TASK,
+      inflight: config.BENCH_INFLIGHT,
+      warmupSeconds: config.BENCH_WARMUP_SECONDS,
+      seconds: config.BENCH_SECONDS,
+      drainSeconds: 60,
+      nats,
+    });
+    m.completionMax = result;
+    const completedInWindow = Math.round((result.completion?.perSecond ?? 0) * config.BENCH_SECONDS);
+    m.cpuCompletion = perTask(cpu, completedInWindow);
+    log(`  completed ${fmt(result.completion?.perSecond)}/s at saturation (${config.BENCH_INFLIGHT} in flight; ${result.requests} submitted in the window, ${result.non2xx} non-2xx, ${result.errors} errors)`);
+    await quiet();
+    const db1 = await stats.db();
+    const tables1 = await tableCounters(env.database.url);
+    const tasks = result.completion?.total ?? 0;
+    const tables: TableCounters = {};
+    for (const [t, v] of Object.entries(tables1)) {
+      const a = tables0[t];
+      if (!a) continue;
+      const d = { ins: v.ins - a.ins, upd: v.upd - a.upd, hot: v.hot - a.hot, del: v.del - a.del, seqRead: v.seqRead - a.seqRead, idxFetch: v.idxFetch - a.idxFetch };
+      if (Object.values(d).some((x) => x !== 0)) tables[t] = d;
+    }
+    m.pgCompletion = { tasks, db: diffDb(db0, db1), tables };
+
+    const rate = Math.max(1, Math.round((result.completion?.perSecond ?? 2) / 2));
+    m.completionHalf = await runLoad({ mode: "rate", url: `${env.baseUrl}/tasks`, method: "POST", headers, body: SIMPLE_TASK, rate, seconds: config.BENCH_SECONDS, drainSeconds: 60, nats });
+    log(`  @ ${rate}/s: submit → WORKFLOW_COMPLETED p50 ${fmt(m.completionHalf.completion?.p50)} ms p99 ${fmt(m.completionHalf.completion?.p99)} ms`);
+  } finally {
+    await stats.close();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+async function historyPhase(env: Env): Promise<void> {
+  log("history: fresh user vs seeded user");
+  const { connect } = await import("@nats-io/transport-node");
+  const nc = await connect({ servers: env.env.NATS_URL!, name: "bench-history" });
+  const completed = new Map<string, () => void>();
+  const done = new Set<string>();
+  nc.subscribe(`${env.natsPrefix}.events.*`, {
+    callback: (_err, msg) => {
+      const e = msg.json<{ workflow_id?: string; type?: string }>();
+      if (e.type !== "WORKFLOW_COMPLETED" || !e.workflow_id) return;
+      done.add(e.workflow_id);
+      completed.get(e.workflow_id)?.();
+    },
+  });
+  const stats = await PgStats.open(adminUrl, env.database.name);
+  try {
+    const fresh = await env.createApiKey({ user: "bench-fresh", name: "bench", createUser: true });
+    const seeded = await env.createApiKey({ user: "bench-seeded", name: "bench", createUser: true });
+    // A second key per user for the latency pass, so the two passes do not share GET /tasks'
+    // per-key limit (100/min).
+    const freshLatencyKey = (await env.createApiKey({ user: "bench-fresh", name: "bench-latency" })).key;
+    const seededLatencyKey = (await env.createApiKey({ user: "bench-seeded", name: "bench-latency" })).key;
+    let rateLimited = 0;
+    const call = async (key: string, method: string, p: string, body?: unknown) => {
+      const t0 = performance.now();
+      let res: Response;
+      let text: string;
+      for (let attempt = 1; ; attempt++) {
+        res = await fetch(`${env.baseUrl}${p}`, {
+          method,
+          headers: { ...json, "x-api-key": key },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        text = await res.text();
+        // GET /tasks has its own per-key limit (100/min, contract): wait out `retry_after` rather than fail.
+        if (res.status !== 429 || attempt > 5) break;
+        rateLimited++;
+        let after = 5;
+        try {
+          after = Number((JSON.parse(text) as { retry_after?: number }).retry_after ?? 5);
+        } catch {
+          // not the spec's body: the default wait
+        }
+        await sleep(1_000 * Math.max(1, Math.min(60, after)));
+      }
+      const ms = performance.now() - t0;
+      if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
+      return { ms, body: JSON.parse(text) as Record<string, unknown>, sessionId: res.headers.get("x-session-id") ?? undefined };
+    };
+    /** Submits a simple task and waits for its WORKFLOW_COMPLETED; resolves with the ids and the latency. */
+    const runTask = async (key: string, sessionId?: string) => {
+      const t0 = performance.now();
+      const { body, sessionId: session } = await call(key, "POST", "/tasks", { query: "Say hello", mode: "simple", ...(sessionId ? { session_id: sessionId } : {}) });
+      const id = body.task_id as string;
+      if (!done.has(id)) {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`task ${id} did not complete in 60 s`)), 60_000);
+          completed.set(id, () => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+        completed.delete(id);
+      }
+      if (!session) throw new Error("POST /tasks answered without X-Session-ID");
+      return { id, sessionId: session, ms: performance.now() - t0 };
+    };
+
+    const freshTask = await runTask(fresh.key);
+    const seededTemplate = await runTask(seeded.key);
+    log(`  seeding ${config.BENCH_SEED_SESSIONS} tasks in as many sessions and a ${config.BENCH_SEED_TURNS}-turn session`);
+    const seed = await seedHistory({
+      databaseUrl: env.database.url,
+      templateTaskId: seededTemplate.id,
+      templateSessionId: seededTemplate.sessionId,
+      userId: seeded.user_id,
+      sessions: config.BENCH_SEED_SESSIONS,
+      turns: config.BENCH_SEED_TURNS,
+      analyze: true,
+    });
+    m.seed = { ...seed, sessions: config.BENCH_SEED_SESSIONS, turns: config.BENCH_SEED_TURNS };
+    log(`  seeded in ${fmt(seed.ms / 1000)} s: ${JSON.stringify(seed.rows)}${seed.fixups ? " + seed-fixups.sql" : ""}`);
+
+    const who = {
+      fresh: { key: fresh.key, session: freshTask.sessionId, task: freshTask.id },
+      seeded: { key: seeded.key, session: seed.bigSessionId, task: seed.bigSessionLastTaskId },
+    };
+    type Who = (typeof who)["fresh"];
+    const endpoints: { name: string; path: (w: Who) => string }[] = [
+      { name: "GET /tasks?limit=5", path: () => "/tasks?limit=5" },
+      { name: "GET /tasks?limit=5&status=COMPLETED", path: () => "/tasks?limit=5&status=COMPLETED" },
+      { name: "GET /tasks?limit=5&session_id=S", path: (w) => `/tasks?limit=5&session_id=${w.session}` },
+      { name: "GET /tasks/{id}", path: (w) => `/tasks/${w.task}` },
+      { name: "GET /tasks/{id}/events", path: (w) => `/tasks/${w.task}/events` },
+      { name: "GET /tasks/{id}/timeline", path: (w) => `/tasks/${w.task}/timeline` },
+      { name: "GET /sessions", path: () => "/sessions" },
+      { name: "GET /sessions/{S}", path: (w) => `/sessions/${w.session}` },
+      { name: "GET /sessions/{S}/history", path: (w) => `/sessions/${w.session}/history` },
+      { name: "GET /sessions/{S}/events", path: (w) => `/sessions/${w.session}/events` },
+    ];
+    // Warm every path once per user (connections, caches, plans) before anything is counted.
+    for (const e of endpoints) for (const w of [who.fresh, who.seeded]) await call(w.key, "GET", e.path(w));
+
+    // Background work of the services (periodic jobs): measured over an idle stretch of two quiet
+    // periods as a rate, and that rate times each window's length subtracted from the window.
+    await quiet();
+    let last = await stats.db();
+    let lastAt = performance.now();
+    await quiet();
+    await quiet();
+    let now = await stats.db();
+    const idleMs = performance.now() - lastAt;
+    const noise = diffDb(last, now);
+    m.historyNoise = { commits: (noise.commits * 10_000) / idleMs, tuples: (noise.tuples * 10_000) / idleMs };
+    last = now;
+    lastAt = performance.now();
+    const windowCost = async (n: number, work: () => Promise<number[]>): Promise<Cost> => {
+      const times = await work();
+      await quiet();
+      now = await stats.db();
+      const share = (performance.now() - lastAt) / idleMs;
+      const d = diffDb(last, now);
+      last = now;
+      lastAt = performance.now();
+      const sorted = times.sort((a, b) => a - b);
+      return {
+        commits: (d.commits - noise.commits * share) / n,
+        tuples: (d.tuples - noise.tuples * share) / n,
+        p50: sorted[Math.floor(sorted.length / 2)] ?? NaN,
+        samples: n,
+      };
+    };
+    const reps = config.BENCH_HISTORY_REPS;
+    const rows: HistoryRow[] = [];
+    for (const e of endpoints) {
+      const measure = (w: Who) =>
+        windowCost(reps, async () => {
+          const t: number[] = [];
+          for (let i = 0; i < reps; i++) t.push((await call(w.key, "GET", e.path(w))).ms);
+          return t;
+        });
+      const f = await measure(who.fresh);
+      const s = await measure(who.seeded);
+      rows.push({ name: e.name, fresh: f, seeded: s });
+      log(`  ${e.name}: tuples ${fmt(f.tuples)} → ${fmt(s.tuples)}, commits ${fmt(f.commits)} → ${fmt(s.commits)}, p50 ${fmt(f.p50)} → ${fmt(s.p50)} ms`);
+    }
+    const n = config.BENCH_HISTORY_TASKS;
+    const submitRun = (key: string, session?: string) =>
+      windowCost(n, async () => {
+        const t: number[] = [];
+        for (let i = 0; i < n; i++) t.push((await runTask(key, session)).ms);
+        return t;
+      });
+    for (const [name, f, s] of [
+      ["submit+run simple task, new session", () => submitRun(who.fresh.key), () => submitRun(who.seeded.key)],
+      ["submit+run simple task, in session S", () => submitRun(who.fresh.key, who.fresh.session), () => submitRun(who.seeded.key, who.seeded.session)],
+    ] as const) {
+      const fc = await f();
+      const sc = await s();
+      rows.push({ name, fresh: fc, seeded: sc });
+      log(`  ${name}: tuples ${fmt(fc.tuples)} → ${fmt(sc.tuples)}, commits ${fmt(fc.commits)} → ${fmt(sc.commits)}, p50 ${fmt(fc.p50)} → ${fmt(sc.p50)} ms`);
+    }
+    // Latency, separately: fresh and seeded requests alternate, so both see the same machine
+    // (other load comes and goes between counter windows). After every counter window, so these
+    // requests count nowhere.
+    const median = (t: number[]) => t.sort((a, b) => a - b)[Math.floor(t.length / 2)] ?? NaN;
+    const alternate = async (times: number, f: () => Promise<number>, g: () => Promise<number>) => {
+      const a: number[] = [];
+      const b: number[] = [];
+      for (let i = 0; i < times; i++) {
+        a.push(await f());
+        b.push(await g());
+      }
+      return [median(a), median(b)] as const;
+    };
+    for (const [i, e] of endpoints.entries()) {
+      const [f, s] = await alternate(
+        reps,
+        async () => (await call(freshLatencyKey, "GET", e.path(who.fresh))).ms,
+        async () => (await call(seededLatencyKey, "GET", e.path(who.seeded))).ms,
+      );
+      rows[i]!.fresh.p50 = f;
+      rows[i]!.seeded.p50 = s;
+    }
+    const [nf, ns] = await alternate(n, async () => (await runTask(who.fresh.key)).ms, async () => (await runTask(who.seeded.key)).ms);
+    const [sf, ss] = await alternate(n, async () => (await runTask(who.fresh.key, who.fresh.session)).ms, async () => (await runTask(who.seeded.key, who.seeded.session)).ms);
+    rows[endpoints.length]!.fresh.p50 = nf;
+    rows[endpoints.length]!.seeded.p50 = ns;
+    rows[endpoints.length + 1]!.fresh.p50 = sf;
+    rows[endpoints.length + 1]!.seeded.p50 = ss;
+    for (const r of rows) log(`  ${r.name}: p50 ${fmt(r.fresh.p50)} → ${fmt(r.seeded.p50)} ms (alternating)`);
+    m.history = rows;
+    m.historyRateLimited = rateLimited;
+    if (rateLimited > 0) log(`  ${rateLimited} requests were rate-limited (429) and retried after Retry-After`);
+
+    // total_count must stay exact: the API's figure against a count in SQL (after the windows).
+    const listed = await call(seeded.key, "GET", "/tasks?limit=1");
+    const pg = await import("pg");
+    const c = new pg.default.Client({ connectionString: env.database.url });
+    c.on("error", () => undefined);
+    await c.connect();
+    const sql = await c.query<{ n: string }>("SELECT count(*) AS n FROM tasks WHERE user_id = $1", [seeded.user_id]);
+    await c.end();
+    m.totalCount = { api: Number(listed.body.total_count), sql: Number(sql.rows[0]!.n) };
+  } finally {
+    await stats.close();
+    await nc.drain().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+const startedAt = new Date();
+let failed: unknown;
+try {
+  if (phases.has("baseline")) await baselinePhase();
+  if (phases.has("submit") || phases.has("port")) await submitAndPortPhases();
+  if (phases.has("completion") || phases.has("history")) {
+    log(`starting the system with ${config.BENCH_WORKERS} worker(s)`);
+    const env = await startSystem(config.BENCH_WORKERS);
+    try {
+      if (phases.has("completion")) await completionPhase(env);
+      if (phases.has("history")) await historyPhase(env);
+    } catch (err) {
+      // Name any service that died, with its last output, so a failed run says why.
+      for (const s of env.stack.services.filter((x) => !x.isRunning)) {
+        log(`service ${s.name} exited; last output:\n${s.output().slice(-15).map((l) => l.text).join("\n")}`);
+      }
+      throw err;
+    } finally {
+      await closeSystem(env);
+    }
+  }
+} catch (err) {
+  failed = err;
+  log(`bench failed: ${(err as Error).stack ?? err}`);
+} finally {
+  await cleanup();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Report.
+const base = m.baselineInsert?.rps ?? NaN;
+const rows: TargetRow[] = [];
+const ms = (n: number | undefined) => `${fmt(n)} ms`;
+const perS = (n: number | undefined) => `${fmt(n)}/s`;
+const within = (v: number | undefined, limit: number) => (v === undefined || !Number.isFinite(v) ? undefined : v <= limit);
+const atLeast = (v: number, limit: number) => (Number.isFinite(v) ? v >= limit : undefined);
+
+if (m.submitMax) {
+  const r = ratioOf(m.submitMax.rps, base);
+  rows.push({ id: "1a", name: "POST /tasks accepted/s (public port, auth, Idempotency-Key, workers paused)", measured: `${perS(m.submitMax.rps)} (p99 ${ms(m.submitMax.p99)}, ${m.submitMax.non2xx + m.submitMax.errors} failed, ${m.submitCreated?.tasks ?? "?"} tasks created incl. warm-up for ${m.submitCreated?.accepted ?? "?"} accepted)`, baseline: `${perS(base)} express + INSERT`, ratio: fmt(r), target: "≥ 0.3×", pass: m.submitCreated && m.submitCreated.tasks < m.submitCreated.accepted ? false : atLeast(r, 0.3) });
+}
+if (m.submitHalf) {
+  rows.push({ id: "1b", name: `POST /tasks p99 at half that rate (${fmt(m.submitHalf.rps, 0)}/s)`, measured: `p99 ${ms(m.submitHalf.p99)} (p50 ${ms(m.submitHalf.p50)}, ${m.submitHalf.non2xx + m.submitHalf.errors} failed)`, baseline: "-", ratio: "-", target: "≤ 50 ms", pass: within(m.submitHalf.p99, 50) && m.submitHalf.non2xx + m.submitHalf.errors === 0 });
+}
+if (m.completionMax) {
+  const c = m.completionMax.completion;
+  const r = ratioOf(c?.perSecond ?? NaN, base);
+  rows.push({ id: "2a", name: `simple tasks completed/s at saturation (${config.BENCH_INFLIGHT} in flight)`, measured: perS(c?.perSecond), baseline: `${perS(base)} express + INSERT`, ratio: fmt(r), target: "≥ 0.1×", pass: atLeast(r, 0.1) });
+}
+if (m.completionHalf) {
+  const c = m.completionHalf.completion;
+  const all = c !== undefined && c.count === c.expected && c.expected > 0;
+  const rate = `${fmt(m.completionHalf.rps, 0)}/s`;
+  rows.push({ id: "2b", name: `submit → WORKFLOW_COMPLETED p50 at half saturation (${rate})`, measured: `${ms(c?.p50)} (${c?.count}/${c?.expected} completed)`, baseline: "-", ratio: "-", target: "≤ 30 ms", pass: all ? within(c?.p50, 30) : false });
+  rows.push({ id: "2c", name: `submit → WORKFLOW_COMPLETED p99 at half saturation (${rate})`, measured: ms(c?.p99), baseline: "-", ratio: "-", target: "≤ 150 ms", pass: all ? within(c?.p99, 150) : false });
+}
+const TUPLES_PER_TASK_LIMIT = 5_000;
+const HISTORY_SLACK = { tuples: 20, commits: 0.25, ms: 2 };
+if (m.history) {
+  const label = `seeded user: ${fmt(config.BENCH_SEED_SESSIONS, 0)} tasks/sessions, S = ${fmt(config.BENCH_SEED_TURNS, 0)}-turn session`;
+  m.history.forEach((h, i) => {
+    const rt = ratioOf(Math.max(h.seeded.tuples, 1), Math.max(h.fresh.tuples, 1));
+    const rc = ratioOf(Math.max(h.seeded.commits, 0.01), Math.max(h.fresh.commits, 0.01));
+    const rl = ratioOf(h.seeded.p50, h.fresh.p50);
+    // ≤ 1.2×, or within a small absolute slack where the figures are too small for a ratio to
+    // mean anything (a commit in 20 requests, a few index entries, scheduling jitter).
+    const ok = (seededV: number, freshV: number, slack: number) => seededV <= 1.2 * freshV || seededV - freshV <= slack;
+    const pass = [rt, rc, rl].every((x) => Number.isFinite(x))
+      ? ok(h.seeded.tuples, h.fresh.tuples, HISTORY_SLACK.tuples) && ok(h.seeded.commits, h.fresh.commits, HISTORY_SLACK.commits) && ok(h.seeded.p50, h.fresh.p50, HISTORY_SLACK.ms)
+      : undefined;
+    const c = (x: Cost) => `${fmt(x.tuples, 0)} tuples, ${fmt(x.commits, 1)} commits, ${ms(x.p50)}`;
+    rows.push({
+      id: `3${String.fromCharCode(97 + i)}`,
+      name: `${h.name} (${i === 0 ? label : "seeded vs fresh"})`,
+      measured: c(h.seeded),
+      baseline: c(h.fresh),
+      ratio: `${fmt(rt)} / ${fmt(rc)} / ${fmt(rl)}`,
+      target: "each ≤ 1.2×",
+      pass,
+    });
+  });
+  const worst = Math.max(...m.history.filter((h) => h.name.startsWith("submit+run")).map((h) => h.seeded.tuples));
+  rows.push({ id: "3t", name: "submit+run of a simple task, tuples read per task (seeded user, worst)", measured: fmt(worst, 0), baseline: "-", ratio: "-", target: `≤ ${fmt(TUPLES_PER_TASK_LIMIT, 0)}`, pass: within(worst, TUPLES_PER_TASK_LIMIT) });
+}
+if (m.totalCount) {
+  rows.push({ id: "3n", name: "GET /tasks total_count of the seeded user is exact", measured: fmt(m.totalCount.api, 0), baseline: `${fmt(m.totalCount.sql, 0)} (SQL count)`, ratio: "-", target: "equal", pass: m.totalCount.api === m.totalCount.sql });
+}
+if (m.healthRouter && m.healthDirect) {
+  const r = ratioOf(m.healthRouter.rps, m.healthDirect.rps);
+  rows.push({ id: "4a", name: "GET /api/v1/health through the router vs straight at the gateway", measured: `${perS(m.healthRouter.rps)} (p99 ${ms(m.healthRouter.p99)})`, baseline: `${perS(m.healthDirect.rps)} (p99 ${ms(m.healthDirect.p99)})`, ratio: fmt(r), target: "≥ 0.7×", pass: atLeast(r, 0.7) });
+}
+if (m.gatewayToken && m.bareToken) {
+  const r = ratioOf(m.gatewayToken.rps, m.bareToken.rps);
+  rows.push({ id: "4b", name: "gateway stack: POST /auth/token (API key auth, rate limit, logging, tracing) vs the same handler in bare express", measured: `${perS(m.gatewayToken.rps)} (${m.gatewayToken.non2xx + m.gatewayToken.errors} failed)`, baseline: perS(m.bareToken.rps), ratio: fmt(r), target: "≥ 0.5×", pass: m.gatewayToken.non2xx + m.gatewayToken.errors === 0 ? atLeast(r, 0.5) : false });
+}
+
+const cpuNames = [...new Set([...Object.keys(m.cpuSubmit ?? {}), ...Object.keys(m.cpuCompletion ?? {})])];
+const order = ["gateway", "orchestrator", "worker", "stream", "session", "model-catalog", "router (bench process)", "NATS", "Redis", "PostgreSQL"];
+cpuNames.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
+const sum = (o: Record<string, number> | undefined) => (o ? Object.values(o).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0) : NaN);
+const cpuTable = markdownTable(
+  ["process", "CPU ms per accepted submit (workers paused)", "CPU ms per completed task (saturation)"],
+  [...cpuNames.map((n) => [n, fmt(m.cpuSubmit?.[n]), fmt(m.cpuCompletion?.[n])]), ["all of the above", fmt(sum(m.cpuSubmit)), fmt(sum(m.cpuCompletion))]],
+);
+const pgc = m.pgCompletion;
+const pgTable = pgc
+  ? markdownTable(
+      ["per completed task", "commits", "tuples read", "rows inserted", "rows updated (HOT)", "rows deleted"],
+      [
+        ["whole database", fmt(pgc.db.commits / pgc.tasks, 1), fmt(pgc.db.tuples / pgc.tasks, 0), "", "", ""],
+        ...Object.entries(pgc.tables)
+          .sort()
+          .map(([t, d]) => [t, "", fmt((d.seqRead + d.idxFetch) / pgc.tasks, 1), fmt(d.ins / pgc.tasks, 2), `${fmt(d.upd / pgc.tasks, 2)} (${fmt(d.hot / pgc.tasks, 2)})`, fmt(d.del / pgc.tasks, 2)]),
+      ],
+    )
+  : "";
+
+let commit = "unknown";
+try {
+  commit = execFileSync("git", ["rev-parse", "--short", "HEAD"], { cwd: HERE, encoding: "utf8" }).trim();
+} catch {
+  // not a git checkout
+}
+const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`;
+const title = `Task bench ${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit}`;
+const setup = [
+  `PostgreSQL ${pgSettings.version}, ${config.BENCH_PG === "private" ? "the bench's own instance" : "the machine's shared instance"}, autovacuum ${pgSettings.autovacuum}; Node ${process.version}; ${machine}.`,
+  `BENCH_SECONDS=${config.BENCH_SECONDS}, BENCH_CONNECTIONS=${config.BENCH_CONNECTIONS}, BENCH_INFLIGHT=${config.BENCH_INFLIGHT}, BENCH_WORKERS=${config.BENCH_WORKERS}, phases ${[...phases].join(",")}.`,
+  m.seed ? `Seeded in ${fmt(m.seed.ms / 1000, 1)} s: ${Object.entries(m.seed.rows).map(([t, n]) => `${t} ${fmt(n, 0)}`).join(", ")}${m.seed.fixups ? " (+ seed-fixups.sql)" : ""}.` : "",
+  m.historyNoise
+    ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
+    : "",
+  failed ? `**The run failed: ${(failed as Error).message}** (rows missing).` : "",
+]
+  .filter(Boolean)
+  .join("\n");
+const markdown = [
+  `## ${title}`,
+  "",
+  setup,
+  "",
+  targetsTable(rows),
+  "",
+  cpuNames.length ? `### CPU per task\n\n${cpuTable}\n` : "",
+  pgTable ? `### PostgreSQL per completed task (saturation window, ${fmt(pgc!.tasks, 0)} tasks)\n\n${pgTable}\n` : "",
+]
+  .filter((s) => s !== "")
+  .join("\n");
+console.log(markdown);
+const file = writeResults(config.BENCH_RESULTS_DIR, `tasks-${startedAt.toISOString().slice(0, 19).replace(/[:T]/g, "-")}-${config.BENCH_PG}`, markdown, {
+  title,
+  startedAt: startedAt.toISOString(),
+  commit,
+  machine,
+  postgres: { ...pgSettings, kind: config.BENCH_PG },
+  config,
+  targets: rows,
+  measurements: m,
+});
+log(`results: ${path.relative(process.cwd(), file)} (+ .json)`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,39 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import type { LoadJob, LoadResult } from "../load-client.ts";
+
+export type { LoadJob, LoadResult };
+
+const CLIENT = fileURLToPath(new URL("../load-client.ts", import.meta.url));
+
+/**
+ * Runs one load job in its own process. `onStart`/`onEnd` run when the client opens and closes its
+ * measured window, so callers can snapshot CPU and PostgreSQL counters around exactly that window.
+ */
+export async function runLoad(
+  job: LoadJob,
+  hooks: { onStart?: () => void | Promise<void>; onEnd?: () => void | Promise<void> } = {},
+): Promise<LoadResult> {
+  const child = spawn(process.execPath, [CLIENT, JSON.stringify(job)], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+  let result: LoadResult | undefined;
+  const pendingHooks: Promise<void>[] = [];
+  const lines = createInterface({ input: child.stdout });
+  lines.on("line", (line) => {
+    let msg: { mark?: string; result?: LoadResult };
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (msg.mark === "start" && hooks.onStart) pendingHooks.push(Promise.resolve(hooks.onStart()));
+    if (msg.mark === "end" && hooks.onEnd) pendingHooks.push(Promise.resolve(hooks.onEnd()));
+    if (msg.result) result = msg.result;
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  await Promise.all(pendingHooks);
+  if (!result) throw new Error(`load client (${job.mode} ${job.url}) exited ${code} without a result: ${stderr.slice(-2000)}`);
+  return result;
+}

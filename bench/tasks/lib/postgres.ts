@@ -1,0 +1,89 @@
+import { execFile } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { freePort } from "@tog/devstack";
+
+const run = promisify(execFile);
+
+// The bench's own PostgreSQL, configured like production (autovacuum on, fsync on, defaults
+// otherwise), so its figures do not depend on the shared development instance (autovacuum off,
+// other engineers' load). Started from the distribution's binaries; PostgreSQL refuses to run as
+// root, so as root it runs as the `postgres` user (runuser).
+
+export interface PrivatePostgres {
+  /** postgresql://postgres@127.0.0.1:<port>/postgres */
+  adminUrl: string;
+  dataDir: string;
+  /** The postmaster's pid. */
+  pid(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** The directory of initdb/pg_ctl: BENCH_PG_BIN, else the newest /usr/lib/postgresql/<v>/bin. */
+export function postgresBinDir(explicit?: string): string {
+  if (explicit) return explicit;
+  const root = "/usr/lib/postgresql";
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(path.join(root, v, "bin", "initdb")))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (versions.length === 0) throw new Error("no PostgreSQL binaries under /usr/lib/postgresql (set BENCH_PG_BIN, or BENCH_PG=machine)");
+  return path.join(root, versions[0]!, "bin");
+}
+
+export async function startPrivatePostgres(options: { binDir: string; maxConnections: number }): Promise<PrivatePostgres> {
+  const isRoot = process.getuid?.() === 0;
+  const asUser = async (cmd: string, args: string[]) => {
+    const file = path.join(options.binDir, cmd);
+    return isRoot ? run("runuser", ["-u", "postgres", "--", file, ...args]) : run(file, args);
+  };
+  const base = mkdtempSync(path.join(os.tmpdir(), "tog-bench-pg-"));
+  const dataDir = path.join(base, "data");
+  if (isRoot) {
+    const { stdout } = await run("id", ["-u", "postgres"]);
+    const { stdout: gid } = await run("id", ["-g", "postgres"]);
+    chownSync(base, Number(stdout.trim()), Number(gid.trim()));
+  }
+  chmodSync(base, 0o700);
+  const port = await freePort();
+  try {
+    await asUser("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync"]);
+    // Production-like: autovacuum on (the default, stated so it is visible); everything else
+    // stays at the distribution's defaults except what a local bench needs.
+    writeFileSync(
+      path.join(dataDir, "postgresql.auto.conf"),
+      [
+        `port = ${port}`,
+        `listen_addresses = '127.0.0.1'`,
+        `unix_socket_directories = '${base}'`,
+        `max_connections = ${options.maxConnections}`,
+        `autovacuum = on`,
+        `logging_collector = off`,
+        "",
+      ].join("\n"),
+    );
+    if (isRoot) await run("chown", ["postgres:", path.join(dataDir, "postgresql.auto.conf")]);
+    await asUser("pg_ctl", ["-D", dataDir, "-l", path.join(base, "postgres.log"), "-w", "-t", "60", "start"]);
+  } catch (err) {
+    rmSync(base, { recursive: true, force: true });
+    throw err;
+  }
+  let stopped = false;
+  return {
+    adminUrl: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    dataDir,
+    async pid() {
+      const { readFileSync } = await import("node:fs");
+      return Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await asUser("pg_ctl", ["-D", dataDir, "-m", "fast", "-w", "-t", "60", "stop"]).catch(() => undefined);
+      rmSync(base, { recursive: true, force: true });
+    },
+  };
+}
