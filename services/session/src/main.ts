@@ -39,7 +39,7 @@ try {
     const feed = startChangeFeed({
       bus,
       logger,
-      onChange: (sessionId) => void cache.invalidate(sessionId),
+      onChange: (sessionIds) => void cache.invalidate(...sessionIds),
       onUp: () => cache.feedUp(),
       onDown: () => cache.feedDown(),
     });

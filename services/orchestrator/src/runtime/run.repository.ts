@@ -1,4 +1,5 @@
 import type { Db, DbPool } from "@tog/db";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
 import type { TaskSpec } from "./workflow-context.ts";
@@ -121,8 +122,14 @@ export class RunRepository {
     // arrives. Only when it is not claimable do we wait for the submit transaction's lock to tell
     // "not committed yet" from "missing", "terminal" or "leased".
     // The fast path is group-committed with the other claims of this process (group-commit.ts).
-    const fast = await this.#claims.submit({ taskId, owner, leaseMs, timeoutSeconds });
-    if (fast) return { outcome: "claimed", task: claimedTask(fast) };
+    // The run is published inside the submit transaction, so it often arrives a moment before
+    // that transaction commits: try again a few times, holding no connection, before waiting
+    // on the submit's lock (a connection held per waiting run drained the pool under load).
+    for (const pauseMs of CLAIM_RETRY_PAUSES_MS) {
+      if (pauseMs > 0) await sleep(pauseMs);
+      const fast = await this.#claims.submit({ taskId, owner, leaseMs, timeoutSeconds });
+      if (fast) return { outcome: "claimed", task: claimedTask(fast) };
+    }
     return this.#transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
       const rows = await tx.query<TaskRow>(CLAIM_SQL, [taskId, owner, leaseMs, timeoutSeconds]);
@@ -257,6 +264,9 @@ export class RunRepository {
   }
 
 }
+
+/** Pauses before each fast claim attempt: about 50 ms in all before the locking path. */
+const CLAIM_RETRY_PAUSES_MS = [0, 2, 4, 8, 16, 20];
 
 interface FinishRequest {
   workflowId: string;

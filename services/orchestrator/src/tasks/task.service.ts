@@ -106,7 +106,8 @@ export class TaskService implements TaskOrchestrator {
         }
       },
     );
-    publishSessionChanged(this.#bus, result.session.id);
+    // A session this submit created cannot be cached anywhere yet: no hint needed.
+    if (!result.session.created) publishSessionChanged(this.#bus, result.session.id);
     this.#options.onSubmitted?.();
     this.#logger.info({ workflowId: taskId, sessionId: result.session.id }, "task submitted");
     return {

@@ -11,7 +11,8 @@ import type { Logger } from "@tog/core";
 export interface ChangeFeedOptions {
   bus: Bus;
   logger: Logger;
-  onChange: (sessionId: string) => void;
+  /** The sessions changed since the last call (each once). */
+  onChange: (sessionIds: string[]) => void;
   /** Called once listening (again): changes may have been missed while it was not. */
   onUp: () => Promise<void> | void;
   /** The connection dropped: changes are not seen until `onUp`. */
@@ -29,11 +30,21 @@ const decoder = new TextDecoder();
 export function startChangeFeed(options: ChangeFeedOptions): ChangeFeed {
   const { bus } = options;
   const logger = options.logger.child({ component: "session-change-feed" });
+  // Hints that arrive within one tick of the event loop are handed over once per session (a
+  // task's hints come in bursts, and one cache invalidation per session serves them all).
+  let pending = new Set<string>();
+  const flush = () => {
+    const ids = pending;
+    pending = new Set();
+    options.onChange([...ids]);
+  };
   const sub = bus.nc.subscribe(systemSubjects(bus.prefix).sessionChanges, {
     callback: (err, msg) => {
       if (err) return;
       const id = decoder.decode(msg.data);
-      if (id !== "") options.onChange(id);
+      if (id === "") return;
+      if (pending.size === 0) setImmediate(flush);
+      pending.add(id);
     },
   });
   let stopped = false;

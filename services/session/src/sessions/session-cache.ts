@@ -122,17 +122,17 @@ export class SessionCache {
   }
 
   /** Every cached view of the session is stale from now on. */
-  async invalidate(sessionId: string): Promise<void> {
-    if (!this.enabled) return;
+  async invalidate(...sessionIds: string[]): Promise<void> {
+    if (!this.enabled || sessionIds.length === 0) return;
     try {
-      await this.#timed(
-        this.#redis
-          .multi()
-          .incr(genKey(sessionId))
+      // One transaction for every session given (the change feed hands over bursts).
+      const tx = this.#redis.multi();
+      for (const sessionId of sessionIds) {
+        tx.incr(genKey(sessionId))
           .expire(genKey(sessionId), this.#ttl + GEN_EXTRA_SECONDS)
-          .del(viewKey(sessionId, "meta"), viewKey(sessionId, "history"), viewKey(sessionId, { turns: "" }))
-          .exec(),
-      );
+          .del(viewKey(sessionId, "meta"), viewKey(sessionId, "history"), viewKey(sessionId, { turns: "" }));
+      }
+      await this.#timed(tx.exec());
     } catch (err) {
       this.#dirty = true;
       this.#warn(err);

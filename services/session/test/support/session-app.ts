@@ -42,7 +42,7 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
   const feed: ChangeFeed = startChangeFeed({
     bus,
     logger,
-    onChange: (id) => void cache.invalidate(id),
+    onChange: (ids) => void cache.invalidate(...ids),
     onUp: () => cache.feedUp(),
     onDown: () => cache.feedDown(),
   });

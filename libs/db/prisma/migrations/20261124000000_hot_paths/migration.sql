@@ -95,10 +95,12 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER "tasks_count" AFTER INSERT OR DELETE OR UPDATE OF "status" ON "tasks"
-  FOR EACH ROW EXECUTE FUNCTION "tog_count_tasks"();
-CREATE TRIGGER "sessions_count" AFTER INSERT OR DELETE OR UPDATE OF "deleted_at" ON "sessions"
-  FOR EACH ROW EXECUTE FUNCTION "tog_count_sessions"();
+-- Deferred to commit: a counter row is locked only while its transaction commits, never while
+-- it waits for something else (the submit transaction waits for the run's publish).
+CREATE CONSTRAINT TRIGGER "tasks_count" AFTER INSERT OR DELETE OR UPDATE OF "status" ON "tasks"
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "tog_count_tasks"();
+CREATE CONSTRAINT TRIGGER "sessions_count" AFTER INSERT OR DELETE OR UPDATE OF "deleted_at" ON "sessions"
+  DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION "tog_count_sessions"();
 
 -- Counts of the rows that exist already (shard 0).
 INSERT INTO "user_counters" ("user_id", "shard", "tasks_queued", "tasks_running", "tasks_completed", "tasks_failed", "tasks_cancelled", "tasks_timeout")
