@@ -1,7 +1,7 @@
 import type { Router } from "express";
 import { z } from "zod";
 import { EVENT_TYPES, eventOpenApiSchemas, STREAM_EVENT_SCHEMA } from "@tog/events";
-import type { ApiDocs } from "@tog/edge";
+import { ErrorResponseSchema, RATE_LIMIT_HEADERS, type ApiDocs } from "@tog/edge";
 import type { SseEndpoint } from "./sse/sse-endpoint.ts";
 import type { HeaderList } from "./sse/sse-stream.ts";
 import type { StreamContext } from "./stream-context.ts";
@@ -126,15 +126,21 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
       tags: ["Streaming"],
       operationId: "streamWs",
       auth: "apiKeyOrBearer",
-      rateLimited: true,
       query: WsQuerySchema,
       responses: {
         101: {
           description: "Switching protocols: the WebSocket is open. Server messages are `StreamEvent` objects and `{\"type\":\"pong\"}`.",
           contentType: "application/json",
           schemaRef: STREAM_EVENT_SCHEMA,
+          headers: RATE_LIMIT_HEADERS,
         },
-        426: { description: "A plain GET without the WebSocket upgrade (answered before authentication: not counted, no rate-limit headers)." },
+        // Documented by hand, not with `rateLimited`: the plain GET (426) is answered before authentication and not counted.
+        429: {
+          description: "Too many stream opens (RATE_LIMIT_STREAM_RPM / RATE_LIMIT_STREAM_BURST): the handshake is refused with `Rate limit exceeded` and `retry_after`.",
+          schema: ErrorResponseSchema,
+          headers: { ...RATE_LIMIT_HEADERS, "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } } },
+        },
+        426: { description: "A plain GET without the WebSocket upgrade." },
       },
     },
     (_req, res) => {
