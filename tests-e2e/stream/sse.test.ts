@@ -132,7 +132,7 @@ describe("around the streams", () => {
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(["/api/v1/stream/sse", "/api/v1/stream/ws"]));
     expect(doc.body.paths["/api/v1/stream/sse"].get.description).toContain("204");
     expect((await request<Json>(`${env.baseUrl}/stream/health`)).body).toMatchObject({ status: "healthy" });
-    expect((await request<Json>(`${env.baseUrl}/stream/readiness`)).body).toEqual({ status: "ready", checks: { postgres: "ok", nats: "ok" } });
+    expect((await request<Json>(`${env.baseUrl}/stream/readiness`)).body).toEqual({ status: "ready", checks: { postgres: "ok", nats: "ok", redis: "ok" } });
     const preflight = await fetch(`${env.baseUrl}/stream/sse?workflow_id=x`, {
       method: "OPTIONS",
       headers: { Origin: "http://app.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key,last-event-id" },
