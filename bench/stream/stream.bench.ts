@@ -309,6 +309,12 @@ async function startServer(kind: Kind, infra: Infra, nodeOptions: string[] = [])
       DATABASE_POOL_MAX: "4",
       LOG_LEVEL: "warn",
       STREAM_MAX_CONNECTIONS: "100000",
+      // Every bench client opens as the default user: the stream-open limit must not refuse them,
+      // but each open still pays its rate-limit count (Redis), as in production.
+      REDIS_URL: testInfraConfig.TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: `${infra.bus.prefix}:`,
+      RATE_LIMIT_STREAM_RPM: "100000000",
+      RATE_LIMIT_STREAM_BURST: "100000000",
     },
     port,
     readyPath: "/health",

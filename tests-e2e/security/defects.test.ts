@@ -19,7 +19,10 @@ beforeAll(async () => {
   env = await startE2eEnvironment({
     env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000", MAX_BODY_BYTES: "65536" },
     only: ["gateway", "orchestrator", "stream", "session"],
-    services: { stream: { STREAM_MAX_BUFFER_BYTES: "16384", STREAM_WS_MAX_MESSAGES_PER_SECOND: "100000" } },
+    // 1,000 SSE opens of one user within a second or two (5.): above the default stream-open burst.
+    services: {
+      stream: { STREAM_MAX_BUFFER_BYTES: "16384", STREAM_WS_MAX_MESSAGES_PER_SECOND: "100000", RATE_LIMIT_STREAM_RPM: "1000000", RATE_LIMIT_STREAM_BURST: "100000" },
+    },
   });
   bus = await openEnvBus(env);
   const a = await env.createApiKey({ user: "alice@example.com", createUser: true });

@@ -16,6 +16,8 @@ beforeAll(async () => {
   env = await startE2eEnvironment({
     env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000" },
     only: ["gateway", "orchestrator", "stream"],
+    // Thousands of stream opens of one key: the stream-open limit must not be what answers.
+    services: { stream: { RATE_LIMIT_STREAM_RPM: "1000000", RATE_LIMIT_STREAM_BURST: "100000" } },
   });
   key = (await env.createApiKey({ user: "fuzz@example.com", createUser: true })).key;
   for (let i = 0; i < 2; i++) tasks.push(await createTask(env.baseUrl, key));

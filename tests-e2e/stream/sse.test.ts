@@ -1,6 +1,7 @@
 // GET /api/v1/stream/sse end to end: the stream service as its own processes (two instances
 // behind the router), real NATS and PostgreSQL, the gateway and orchestrator for task rows and
 // the permanent log. The test publishes each workflow's events itself, as a worker would.
+import { randomUUID } from "node:crypto";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventSource } from "eventsource";
@@ -131,7 +132,7 @@ describe("around the streams", () => {
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(["/api/v1/stream/sse", "/api/v1/stream/ws"]));
     expect(doc.body.paths["/api/v1/stream/sse"].get.description).toContain("204");
     expect((await request<Json>(`${env.baseUrl}/stream/health`)).body).toMatchObject({ status: "healthy" });
-    expect((await request<Json>(`${env.baseUrl}/stream/readiness`)).body).toEqual({ status: "ready", checks: { postgres: "ok", nats: "ok" } });
+    expect((await request<Json>(`${env.baseUrl}/stream/readiness`)).body).toEqual({ status: "ready", checks: { postgres: "ok", nats: "ok", redis: "ok" } });
     const preflight = await fetch(`${env.baseUrl}/stream/sse?workflow_id=x`, {
       method: "OPTIONS",
       headers: { Origin: "http://app.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key,last-event-id" },
@@ -321,5 +322,79 @@ describe("slow consumers", () => {
     const resumed = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { ...alice(), "Last-Event-ID": lastSeen });
     expect(await resumed.done).toBe("ended");
     expect(resumed.seqs).toEqual(range(Number(lastSeen) + 1, wf.seq));
+  });
+});
+
+describe("rate limit of stream opens (docs/security.md)", () => {
+  /** A caller of its own, so its counters start at zero. */
+  const freshCaller = async () => ({ "X-API-Key": (await env.createApiKey({ user: "alice@example.com" })).key });
+
+  const expectReset = (headers: Headers) => {
+    const reset = Number(headers.get("x-ratelimit-reset"));
+    expect(Number.isInteger(reset)).toBe(true);
+    expect(reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000));
+    expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 60);
+  };
+
+  it("puts X-RateLimit-* of the streams' own bucket on the SSE response and counts each open, 204 included", async () => {
+    const caller = await freshCaller();
+    const wf = await newWorkflow();
+    await wf.emit(3, { last: true });
+    for (let i = 1; i <= 2; i++) {
+      const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), caller);
+      expect(await client.done).toBe("ended");
+      expect(client.status).toBe(200);
+      // RATE_LIMIT_STREAM_RPM's default, not this environment's RATE_LIMIT_RPM (100000): a bucket of its own.
+      expect(client.headers!.get("x-ratelimit-limit")).toBe("6000");
+      expect(client.headers!.get("x-ratelimit-remaining")).toBe(String(6000 - i));
+      expectReset(client.headers!);
+    }
+    const atEnd = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { headers: { ...caller, "Last-Event-ID": wf.published.at(-1)!.stream_id } });
+    expect(atEnd.status).toBe(204);
+    expect(atEnd.headers.get("x-ratelimit-limit")).toBe("6000");
+    expect(atEnd.headers.get("x-ratelimit-remaining")).toBe("5997");
+    // A refusal after authentication carries them too; one before it (401) does not.
+    const notFound = await fetch(sseUrl(env.baseUrl, { workflow_id: randomUUID() }), { headers: caller });
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.get("x-ratelimit-remaining")).toBe("5996");
+    const anonymous = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }));
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get("x-ratelimit-limit")).toBeNull();
+  });
+
+  it("answers 429 JSON with Retry-After once the bucket is spent; open streams and other endpoints are unaffected", async () => {
+    const tiny = await env.startVariant("stream", { RATE_LIMIT_STREAM_RPM: "3" });
+    const caller = await freshCaller();
+    const wf = await newWorkflow();
+    await wf.emit(2);
+    const open: SseClient[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const client = new SseClient(sseUrl(tiny.baseUrl, { workflow_id: wf.workflowId }), caller);
+      await client.waitFor((c) => c.seqs.length === 2, 10_000, "the replay");
+      expect(client.headers!.get("x-ratelimit-limit")).toBe("3");
+      expect(client.headers!.get("x-ratelimit-remaining")).toBe(String(3 - i));
+      open.push(client);
+    }
+    const res = await fetch(sseUrl(tiny.baseUrl, { workflow_id: wf.workflowId }), { headers: caller });
+    expect(res.status).toBe(429);
+    expect(res.headers.get("content-type")).toMatch(/^application\/json/);
+    const body = (await res.json()) as Json;
+    expect(Object.keys(body).sort()).toEqual(["error", "retry_after"]);
+    expect(body.error).toBe("Rate limit exceeded");
+    expect(body.retry_after).toBeGreaterThanOrEqual(1);
+    expect(body.retry_after).toBeLessThanOrEqual(60);
+    expect(res.headers.get("retry-after")).toBe(String(body.retry_after));
+    expect(res.headers.get("x-ratelimit-limit")).toBe("3");
+    expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
+    expect(Math.abs(Number(res.headers.get("x-ratelimit-reset")) - (Math.ceil(Date.now() / 1000) + (body.retry_after as number)))).toBeLessThanOrEqual(1);
+    // Events on the open streams are never counted; the task API's own limit is untouched.
+    await wf.emit(5, { last: true });
+    for (const client of open) {
+      expect(await client.done).toBe("ended");
+      expect(client.seqs).toEqual(range(1, 7));
+    }
+    const list = await fetch(`${env.baseUrl}/tasks`, { headers: caller });
+    expect(list.status).toBe(200);
+    expect(list.headers.get("x-ratelimit-limit")).toBe("100");
   });
 });

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type http from "node:http";
 import WebSocket from "ws";
 import { connectBus, publish, systemSubjects, type Bus } from "@tog/bus";
 import { createLogger } from "@tog/core";
@@ -138,17 +139,22 @@ export class WsClient {
   readonly messages: Json[] = [];
   readonly opened: Promise<void>;
   readonly closed: Promise<{ code: number; reason: string }>;
-  /** Status of a refused handshake. */
+  /** Headers of the 101 that opened the connection. */
+  upgradeHeaders: http.IncomingHttpHeaders | undefined;
+  /** Status and headers of a refused handshake. */
   refusedStatus: number | undefined;
+  refusedHeaders: http.IncomingHttpHeaders | undefined;
   refusedBody = "";
 
   constructor(url: string, headers: Record<string, string> = {}) {
     this.ws = new WebSocket(url, { headers });
     this.ws.on("message", (data) => this.messages.push(JSON.parse(data.toString()) as Json));
+    this.ws.once("upgrade", (res) => (this.upgradeHeaders = res.headers));
     this.opened = new Promise((resolve, reject) => {
       this.ws.once("open", () => resolve());
       this.ws.once("unexpected-response", (_req, res) => {
         this.refusedStatus = res.statusCode;
+        this.refusedHeaders = res.headers;
         res.on("data", (c: Buffer) => (this.refusedBody += c.toString()));
         res.on("end", () => {
           // With this listener, aborting is ours to do (ws then emits error and close).

@@ -197,3 +197,68 @@ describe("server pings", () => {
     live.close();
   });
 });
+
+describe("rate limit of handshakes (docs/security.md)", () => {
+  /** A caller of its own, so its counters start at zero. */
+  const freshCaller = async () => ({ "X-API-Key": (await env.createApiKey({ user: "alice@example.com" })).key });
+
+  it("puts X-RateLimit-* of the streams' own bucket on the 101 and on refusals after authentication", async () => {
+    const caller = await freshCaller();
+    for (let i = 1; i <= 2; i++) {
+      const c = await connect({}, caller);
+      const headers = c.upgradeHeaders!;
+      // RATE_LIMIT_STREAM_RPM's default, not this environment's RATE_LIMIT_RPM (100000).
+      expect(headers["x-ratelimit-limit"]).toBe("6000");
+      expect(headers["x-ratelimit-remaining"]).toBe(String(6000 - i));
+      const reset = Number(headers["x-ratelimit-reset"]);
+      expect(Number.isInteger(reset)).toBe(true);
+      expect(reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000));
+      expect(reset).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + 60);
+      c.close();
+    }
+    const notOwned = new WsClient(wsUrl(env.baseUrl, { workflow_id: await createTask(env.baseUrl, bobKey) }), caller);
+    await notOwned.opened.catch(() => undefined);
+    await notOwned.closed;
+    expect(notOwned.refusedStatus).toBe(404);
+    expect(notOwned.refusedHeaders!["x-ratelimit-remaining"]).toBe("5997");
+    const anonymous = new WsClient(wsUrl(env.baseUrl), {});
+    await anonymous.opened.catch(() => undefined);
+    await anonymous.closed;
+    expect(anonymous.refusedStatus).toBe(401);
+    expect(anonymous.refusedHeaders!["x-ratelimit-limit"]).toBeUndefined();
+  });
+
+  it("refuses the handshake with 429 JSON and Retry-After once the bucket is spent; open sockets keep working", async () => {
+    const tiny = await env.startVariant("stream", { RATE_LIMIT_STREAM_RPM: "3" });
+    const caller = await freshCaller();
+    const open: WsClient[] = [];
+    for (let i = 1; i <= 3; i++) {
+      const c = new WsClient(wsUrl(tiny.baseUrl), caller);
+      await c.opened;
+      expect(c.upgradeHeaders!["x-ratelimit-limit"]).toBe("3");
+      expect(c.upgradeHeaders!["x-ratelimit-remaining"]).toBe(String(3 - i));
+      open.push(c);
+    }
+    const over = new WsClient(wsUrl(tiny.baseUrl), caller);
+    await over.opened.catch(() => undefined);
+    await over.closed;
+    expect(over.refusedStatus).toBe(429);
+    const headers = over.refusedHeaders!;
+    expect(headers["content-type"]).toMatch(/^application\/json/);
+    const body = JSON.parse(over.refusedBody) as Json;
+    expect(Object.keys(body).sort()).toEqual(["error", "retry_after"]);
+    expect(body.error).toBe("Rate limit exceeded");
+    expect(body.retry_after).toBeGreaterThanOrEqual(1);
+    expect(body.retry_after).toBeLessThanOrEqual(60);
+    expect(headers["retry-after"]).toBe(String(body.retry_after));
+    expect(headers["x-ratelimit-limit"]).toBe("3");
+    expect(headers["x-ratelimit-remaining"]).toBe("0");
+    expect(Math.abs(Number(headers["x-ratelimit-reset"]) - (Math.ceil(Date.now() / 1000) + (body.retry_after as number)))).toBeLessThanOrEqual(1);
+    // Messages and events on open sockets are not counted.
+    const wf = await newWorkflow();
+    open[0]!.send({ type: "subscribe", workflow_id: wf.workflowId });
+    await wf.emit(4, { last: true });
+    await open[0]!.waitFor((c) => c.events(wf.workflowId).length === 4, 10_000, "the events");
+    for (const c of open) c.close();
+  });
+});

@@ -22,9 +22,12 @@ const REASONS: Record<number, string> = {
   503: "Service Unavailable",
 };
 
-/** A complete HTTP/1.1 response with a JSON error body that closes the connection, as raw bytes. */
-export function rawJsonError(status: number, message: string, headers: Record<string, string> = {}): string {
-  const body = JSON.stringify({ error: message });
+/**
+ * A complete HTTP/1.1 response with a JSON error body that closes the connection, as raw bytes.
+ * `details` are added to the body after `error` (e.g. a 429's `retry_after`).
+ */
+export function rawJsonError(status: number, message: string, headers: Record<string, string> = {}, details: Record<string, unknown> = {}): string {
+  const body = JSON.stringify({ error: message, ...details });
   let head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\nContent-Type: application/json; charset=utf-8\r\n`;
   head += "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n";
   for (const [k, v] of Object.entries(headers)) head += `${k}: ${v}\r\n`;

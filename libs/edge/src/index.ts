@@ -12,6 +12,6 @@ export * from "./auth/auth.middleware.ts";
 export * from "./auth/auth.config.ts";
 export * from "./openapi.ts";
 export { edgeConfigShape } from "./config.ts";
-export { createRateLimiter, type RateLimiterOptions, type RateLimits, type RouteLimitOptions } from "./rate-limit.ts";
+export { createRateLimiter, rateLimitHeaders, type RateDecision, type RateLimiterOptions, type RateLimits, type RouteLimitOptions } from "./rate-limit.ts";
 export { createIdempotency, IDEMPOTENCY_KEY_MAX_LENGTH, type IdempotencyOptions } from "./idempotency.ts";
 export * from "./auth/local-secret.ts";

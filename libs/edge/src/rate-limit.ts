@@ -1,7 +1,8 @@
-import type { RequestHandler, Request } from "express";
+import type { RequestHandler } from "express";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts } from "rate-limiter-flexible";
 import { RateLimitedError, type Logger } from "@tog/core";
 import type { Redis } from "@tog/redis";
+import type { Principal } from "./principal.ts";
 
 // Per-caller rate limits kept in Redis, so every gateway instance counts the same requests.
 //
@@ -19,6 +20,9 @@ import type { Redis } from "@tog/redis";
 //   limits then hold per instance instead of across instances, requests keep flowing, and a
 //   warning is logged (at most every 30 s). While the client first connects, commands wait in
 //   ioredis' offline queue (bounded by the same timeout) rather than skipping Redis.
+// - Outside express (the stream service answers its stream opens on node:http) `forRoute` gives
+//   the same decision as a value; a limiter with its own `keyPrefix` has its own counters, burst
+//   included (the stream service's `rl:stream`, docs/security.md "Rate limits").
 
 export interface RateLimiterOptions {
   redis: Redis;
@@ -46,6 +50,33 @@ export interface RouteLimitOptions {
 export interface RateLimits {
   /** Middleware for a route; mount it after authentication (it reads `req.principal`). */
   middleware(route?: RouteLimitOptions): RequestHandler;
+  /**
+   * The same decision for a request answered outside express (the stream service's SSE and
+   * WebSocket handshakes): counts one request of `principal` and says what to answer. Resolves
+   * undefined when neither Redis nor the fallback could decide (let the request through).
+   */
+  forRoute(route?: RouteLimitOptions): (principal: Principal) => Promise<RateDecision | undefined>;
+}
+
+/** One counted request: the X-RateLimit-* values, and `retryAfter` when it is refused. */
+export interface RateDecision {
+  /** X-RateLimit-Limit: the route's per-minute limit. */
+  limit: number;
+  /** X-RateLimit-Remaining (0 when refused). */
+  remaining: number;
+  /** X-RateLimit-Reset: Unix seconds. */
+  reset: number;
+  /** Set only when refused: seconds to wait (Retry-After, the 429 body's retry_after; >= 1). */
+  retryAfter?: number;
+}
+
+/** The contract's rate-limit headers (section 5) of a decision, in order. */
+export function rateLimitHeaders(decision: RateDecision): [string, string][] {
+  return [
+    ["X-RateLimit-Limit", String(decision.limit)],
+    ["X-RateLimit-Remaining", String(decision.remaining)],
+    ["X-RateLimit-Reset", String(decision.reset)],
+  ];
 }
 
 const WARN_EVERY_MS = 30_000;
@@ -71,32 +102,32 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimits {
   const burst = makeLimiter(options.burst, 1, `${prefix}:s`);
   const minuteLimiters = new Map<string, Limiter>();
 
+  const forRoute = (route: RouteLimitOptions = {}) => {
+    const rpm = route.rpm ?? options.rpm;
+    const bucket = route.rpm === undefined ? "default" : (route.bucket ?? `rpm${rpm}`);
+    const id = `${bucket}/${rpm}`;
+    let minute = minuteLimiters.get(id);
+    if (!minute) {
+      minute = makeLimiter(rpm, 60, `${prefix}:m:${bucket}`);
+      minuteLimiters.set(id, minute);
+    }
+    const decideFor = minute;
+    return (principal: Principal) => decide(decideFor, burst, rpm, callerKey(principal), options.logger);
+  };
+
   return {
+    forRoute,
     middleware(route = {}) {
-      const rpm = route.rpm ?? options.rpm;
-      const bucket = route.rpm === undefined ? "default" : (route.bucket ?? `rpm${rpm}`);
-      const id = `${bucket}/${rpm}`;
-      let minute = minuteLimiters.get(id);
-      if (!minute) {
-        minute = makeLimiter(rpm, 60, `${prefix}:m:${bucket}`);
-        minuteLimiters.set(id, minute);
-      }
-      return limitMiddleware(minute, burst, rpm, options.logger);
+      return limitMiddleware(forRoute(route), options.logger);
     },
   };
 }
 
-function limitMiddleware(
-  minute: Limiter,
-  burst: Limiter,
-  rpm: number,
-  logger: Logger | undefined,
-): RequestHandler {
-  const limitHeader = String(rpm);
+function limitMiddleware(decide: (principal: Principal) => Promise<RateDecision | undefined>, logger: Logger | undefined): RequestHandler {
   let warnedNoPrincipal = false;
   return (req, res, next) => {
-    const key = callerKey(req);
-    if (key === undefined) {
+    const principal = req.principal;
+    if (principal === undefined) {
       if (!warnedNoPrincipal) {
         warnedNoPrincipal = true;
         logger?.warn({ path: req.path }, "rate limiter mounted on a route without req.principal; not limiting");
@@ -104,37 +135,39 @@ function limitMiddleware(
       next();
       return;
     }
-    void Promise.allSettled([minute.consume(key), burst.consume(key)]).then(([m, b]) => {
-      const minuteRes = settledRes(m);
-      const burstRes = settledRes(b);
-      if (minuteRes === undefined || burstRes === undefined) {
-        // Not a limit decision but a failure of both Redis and the fallback: let it through.
-        logger?.error({ err: m.status === "rejected" ? m.reason : b.status === "rejected" ? b.reason : undefined }, "rate limiter failed");
+    void decide(principal).then((d) => {
+      // Not a limit decision but a failure of both Redis and the fallback: let it through.
+      if (d === undefined) {
         next();
         return;
       }
-      res.setHeader("X-RateLimit-Limit", limitHeader);
-      const limited = m.status === "rejected" || b.status === "rejected";
-      if (!limited) {
-        res.setHeader("X-RateLimit-Remaining", String(minuteRes.remainingPoints));
-        res.setHeader("X-RateLimit-Reset", String(resetAt(minuteRes.msBeforeNext)));
-        next();
-        return;
-      }
-      let waitMs = 0;
-      if (m.status === "rejected") waitMs = Math.max(waitMs, minuteRes.msBeforeNext);
-      if (b.status === "rejected") waitMs = Math.max(waitMs, burstRes.msBeforeNext);
-      const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
-      res.setHeader("X-RateLimit-Remaining", "0");
-      res.setHeader("X-RateLimit-Reset", String(Math.ceil(Date.now() / 1000) + retryAfter));
-      next(new RateLimitedError(retryAfter));
+      res.setHeader("X-RateLimit-Limit", String(d.limit));
+      res.setHeader("X-RateLimit-Remaining", String(d.remaining));
+      res.setHeader("X-RateLimit-Reset", String(d.reset));
+      next(d.retryAfter === undefined ? undefined : new RateLimitedError(d.retryAfter));
     });
   };
 }
 
-function callerKey(req: Request): string | undefined {
-  const p = req.principal;
-  if (!p) return undefined;
+/** Counts one request of `key` in both windows. */
+async function decide(minute: Limiter, burst: Limiter, rpm: number, key: string, logger: Logger | undefined): Promise<RateDecision | undefined> {
+  const [m, b] = await Promise.allSettled([minute.consume(key), burst.consume(key)]);
+  const minuteRes = settledRes(m);
+  const burstRes = settledRes(b);
+  if (minuteRes === undefined || burstRes === undefined) {
+    logger?.error({ err: m.status === "rejected" ? m.reason : b.status === "rejected" ? b.reason : undefined }, "rate limiter failed");
+    return undefined;
+  }
+  const limited = m.status === "rejected" || b.status === "rejected";
+  if (!limited) return { limit: rpm, remaining: minuteRes.remainingPoints, reset: resetAt(minuteRes.msBeforeNext) };
+  let waitMs = 0;
+  if (m.status === "rejected") waitMs = Math.max(waitMs, minuteRes.msBeforeNext);
+  if (b.status === "rejected") waitMs = Math.max(waitMs, burstRes.msBeforeNext);
+  const retryAfter = Math.max(1, Math.ceil(waitMs / 1000));
+  return { limit: rpm, remaining: 0, reset: Math.ceil(Date.now() / 1000) + retryAfter, retryAfter };
+}
+
+function callerKey(p: Principal): string {
   return p.apiKeyId !== undefined ? `k:${p.apiKeyId}` : `u:${p.userId}`;
 }
 

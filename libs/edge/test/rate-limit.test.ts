@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis, type Redis } from "@tog/redis";
 import { testInfraConfig, uniqueId } from "@tog/testkit";
-import { createRateLimiter, type RateLimiterOptions } from "../src/index.ts";
+import { createRateLimiter, rateLimitHeaders, type RateLimiterOptions } from "../src/index.ts";
 import { captureLogs, dropPrefix, sleep, startTestApp, testPrincipal, testRedis, type TestApp } from "./edge-harness.ts";
 
 const prefix = `${uniqueId("edge_rl")}:`;
@@ -170,6 +170,32 @@ describe("rate limiting", () => {
     expect(third.headers.get("retry-after")).toMatch(/^\d+$/);
     const warnings = lines.filter((l) => l.level === "warn" && String(l.msg).includes("Redis unavailable"));
     expect(warnings).toHaveLength(1);
+  });
+
+  it("decides outside express too (forRoute), in the counters of its own key prefix", async () => {
+    const redis = testRedis(prefix);
+    clients.push(redis);
+    const streams = createRateLimiter({ redis, rpm: 2, burst: 100, keyPrefix: "rl:stream" });
+    const open = streams.forRoute();
+    const principal = { userId: uniqueId("user"), via: "anonymous" as const };
+    const first = await open(principal);
+    expect(first).toMatchObject({ limit: 2, remaining: 1 });
+    expect(first!.retryAfter).toBeUndefined();
+    expect(first!.reset).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) + 59);
+    expect(rateLimitHeaders(first!)).toEqual([
+      ["X-RateLimit-Limit", "2"],
+      ["X-RateLimit-Remaining", "1"],
+      ["X-RateLimit-Reset", String(first!.reset)],
+    ]);
+    expect(await open(principal)).toMatchObject({ remaining: 0 });
+    const refused = await open(principal);
+    expect(refused).toMatchObject({ limit: 2, remaining: 0 });
+    expect(refused!.retryAfter).toBeGreaterThanOrEqual(58);
+    expect(Math.abs(refused!.reset - (Math.ceil(Date.now() / 1000) + refused!.retryAfter!))).toBeLessThanOrEqual(1);
+    expect((await raw.keys(`*${principal.userId}*`)).sort()).toEqual([`${prefix}rl:stream:m:default:u:${principal.userId}`, `${prefix}rl:stream:s:u:${principal.userId}`]);
+    // Another limiter's (the gateway's) counters are apart.
+    const api = createRateLimiter({ redis, rpm: 2, burst: 100 }).forRoute();
+    expect(await api(principal)).toMatchObject({ remaining: 1 });
   });
 
   it("does not limit or add headers on a route without a principal", async () => {

@@ -68,7 +68,7 @@ const EXPECTED: Record<string, Expected> = {
     servicePort: "http",
     autoscaled: true,
     internal: false,
-    secrets: ["DATABASE_URL", "AUTH_TOKEN_SECRET"],
+    secrets: ["DATABASE_URL", "REDIS_URL", "AUTH_TOKEN_SECRET"],
   },
   session: {
     shape: sessionConfigShape,

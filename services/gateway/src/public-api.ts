@@ -17,7 +17,7 @@ import { GATEWAY_VERSION } from "./version.ts";
 export function publicApiDocument(): Record<string, unknown> {
   const pass: RequestHandler = (_req, _res, next) => next();
   const auth = { skipAuth: true, require: () => pass, authenticate: () => Promise.reject(new Error("not serving")) } as unknown as Auth;
-  const limits: RateLimits = { middleware: () => pass };
+  const limits: RateLimits = { middleware: () => pass, forRoute: () => () => Promise.resolve(undefined) };
   const { docs } = createGatewayApp({
     logger: createLogger({ service: "openapi", level: "silent" }),
     version: GATEWAY_VERSION,

@@ -13,7 +13,7 @@ export function sessionOpenApiRegistry(): ApiDocs["registry"] {
     throw new Error("documentation only");
   };
   const auth: Auth = { skipAuth: false, require: () => (_req, _res, next) => next(), authenticate: never };
-  const limits: RateLimits = { middleware: () => (_req, _res, next) => next() };
+  const limits: RateLimits = { middleware: () => (_req, _res, next) => next(), forRoute: () => () => Promise.resolve(undefined) };
   registerSessionRoutes({ router: express.Router(), docs, auth, limits, service: never, retentionDays: 30 });
   return docs.registry;
 }

@@ -18,6 +18,8 @@ export interface StreamAppOptions {
   auth: Auth;
   owners: TaskOwners;
   registry: HubRegistry;
+  /** Counts stream opens: `createRateLimiter(...).forRoute()` of the streams' own limiter (main.ts). */
+  rateLimit: StreamContext["rateLimit"];
   settings: StreamSettings;
   onSlowClose?: StreamContext["onSlowClose"];
   maxConnections: number;
@@ -42,7 +44,16 @@ export interface StreamApp {
 export function createStreamApp(options: StreamAppOptions): StreamApp {
   const { logger, registry } = options;
   const budget = new ConnectionBudget(options.maxConnections);
-  const ctx: StreamContext = { auth: options.auth, owners: options.owners, registry, budget, logger, settings: options.settings, onSlowClose: options.onSlowClose };
+  const ctx: StreamContext = {
+    auth: options.auth,
+    owners: options.owners,
+    registry,
+    budget,
+    rateLimit: options.rateLimit,
+    logger,
+    settings: options.settings,
+    onSlowClose: options.onSlowClose,
+  };
   const keepAlive = new Ticker<SseSink>(options.settings.keepAliveMs, (sink) => sink.keepAlive());
   let ws: WebSocketEndpoint | undefined;
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { baseConfigShape, envInt, loadConfig, type Env } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { busConfigShape } from "@tog/bus";
+import { redisConfigShape } from "@tog/redis";
 import { opsConfigShape } from "@tog/ops";
 import { assertAuthConfig, authConfigShape, edgeConfigShape } from "@tog/edge";
 
@@ -9,6 +10,7 @@ export const streamConfigShape = {
   ...baseConfigShape,
   ...opsConfigShape,
   ...dbConfigShape,
+  ...redisConfigShape,
   NATS_URL: busConfigShape.NATS_URL,
   NATS_PREFIX: busConfigShape.NATS_PREFIX,
   ...authConfigShape,
@@ -34,6 +36,11 @@ export const streamConfigShape = {
   STREAM_HEAD_CHECK_MS: envInt(10_000, 100, 600_000).describe(
     "A streamed workflow without a live event for this long is compared with the real-time cache, so an event lost by core NATS (e.g. during a reconnect) is still delivered.",
   ),
+  RATE_LIMIT_STREAM_RPM: envInt(6_000, 1).describe(
+    "Stream opens (SSE requests and WebSocket handshakes) allowed per minute per API key (per user when auth is off), counted " +
+      "in their own bucket apart from RATE_LIMIT_RPM; more → 429 with Retry-After. High on purpose: resumes must not fail, only a runaway reconnect loop is stopped.",
+  ),
+  RATE_LIMIT_STREAM_BURST: envInt(500, 1).describe("Stream opens allowed per second per API key (the streams' own burst limit, apart from RATE_LIMIT_BURST)."),
   STREAM_MAX_CONNECTIONS: envInt(50_000, 1).describe("SSE + WebSocket connections one instance accepts; more → 503."),
   STREAM_WS_MAX_SUBSCRIPTIONS: envInt(100, 1, 10_000).describe("Workflows one WebSocket connection may subscribe to at once."),
   STREAM_WS_MAX_MESSAGES_PER_SECOND: envInt(100, 1, 100_000).describe(

@@ -19,7 +19,7 @@ const ReadinessSchema = z
   .object({
     status: z.enum(["ready", "not ready"]),
     error: z.string().optional(),
-    checks: z.record(z.string(), z.string()).openapi({ example: { postgres: "ok", nats: "ok" } }),
+    checks: z.record(z.string(), z.string()).openapi({ example: { postgres: "ok", nats: "ok", redis: "ok" } }),
   })
   .openapi("StreamReadiness");
 
@@ -50,7 +50,7 @@ export function registerHealthRoutes(
       {
         method: "get",
         path,
-        summary: "Readiness probe of the stream service (PostgreSQL, NATS)",
+        summary: "Readiness probe of the stream service (PostgreSQL, NATS, Redis)",
         tags: ["Health"],
         auth: "none",
         responses: {

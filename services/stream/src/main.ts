@@ -1,10 +1,11 @@
 // Stream fan-out: SSE and WebSocket streams of workflow events, scaled on its own.
-import { bootService, startFailureFields, startFailureMessage } from "@tog/core";
+import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { createEventHistoryRepository } from "@tog/event-log";
-import { AccessTokens, ApiKeyRepository, createAuth, startHttpServer } from "@tog/edge";
+import { createRedis, pingRedis } from "@tog/redis";
+import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
 import { createStreamApp } from "./app.ts";
 import { loadStreamConfig } from "./config.ts";
 import { HubRegistry } from "./hub/hub-registry.ts";
@@ -22,9 +23,15 @@ const delivered = metrics.counter("tog_stream_events_delivered_total", "Live eve
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
+// Redis holds the stream-open rate-limit counters only (shared by every instance).
+const redis = createRedis({ url: config.REDIS_URL, keyPrefix: config.REDIS_KEY_PREFIX, connectionName: SERVICE });
+// ioredis reconnects by itself; one short line per failure, no stack.
+redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactUrl(config.REDIS_URL) }, "redis error"));
+lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
   await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
   );
@@ -58,6 +65,15 @@ try {
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
+  // Stream opens count in their own counters (`rl:stream:…`, own burst), apart from the other
+  // endpoints' RATE_LIMIT_RPM: docs/security.md "Rate limits". Redis down: per-instance fallback.
+  const streamLimits = createRateLimiter({
+    redis,
+    rpm: config.RATE_LIMIT_STREAM_RPM,
+    burst: config.RATE_LIMIT_STREAM_BURST,
+    keyPrefix: "rl:stream",
+    logger,
+  });
   const production = config.NODE_ENV === "production";
   const streams = createStreamApp({
     logger,
@@ -65,6 +81,7 @@ try {
     auth,
     owners: createTaskOwners({ db }),
     registry,
+    rateLimit: streamLimits.forRoute(),
     onSlowClose: (kind) => slowCloses.inc({ kind }),
     settings: {
       keepAliveMs: config.STREAM_KEEPALIVE_MS,
@@ -79,6 +96,7 @@ try {
     readinessChecks: [
       { name: "postgres", check: () => db.$queryRaw`SELECT 1` },
       { name: "nats", check: () => bus.ping(2_000) },
+      { name: "redis", check: () => redis.ping() },
     ],
   });
 
@@ -90,6 +108,7 @@ try {
   metrics.gauge("tog_stream_hubs", "Workflows this instance holds an upstream subscription for.", [], (g) => g.set(streams.stats().hubs));
   metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
   metrics.dependency("nats", () => bus.ping(1_000));
+  metrics.dependency("redis", () => redis.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
 
   // startHttpServer hands its first argument to http.createServer; any request listener works.

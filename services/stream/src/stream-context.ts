@@ -1,5 +1,5 @@
 import type { Logger } from "@tog/core";
-import type { Auth } from "@tog/edge";
+import type { Auth, Principal, RateDecision } from "@tog/edge";
 import type { HubRegistry } from "./hub/hub-registry.ts";
 import type { JoinOptions } from "./hub/subscription.ts";
 import type { TaskOwners } from "./ownership.ts";
@@ -11,6 +11,11 @@ export interface StreamContext {
   owners: TaskOwners;
   registry: HubRegistry;
   budget: ConnectionBudget;
+  /**
+   * Counts one stream open (SSE request or WebSocket handshake) of the caller in the streams' own
+   * bucket (RATE_LIMIT_STREAM_RPM / _BURST, libs/edge createRateLimiter): see stream-rate-limit.ts.
+   */
+  rateLimit: (principal: Principal) => Promise<RateDecision | undefined>;
   logger: Logger;
   settings: StreamSettings;
   /** A client closed for being too slow (metric tog_stream_slow_consumer_closes_total; alert in deploy/observability). */

@@ -1,8 +1,9 @@
 import type { Router } from "express";
 import { z } from "zod";
 import { EVENT_TYPES, eventOpenApiSchemas, STREAM_EVENT_SCHEMA } from "@tog/events";
-import type { ApiDocs } from "@tog/edge";
+import { ErrorResponseSchema, RATE_LIMIT_HEADERS, type ApiDocs } from "@tog/edge";
 import type { SseEndpoint } from "./sse/sse-endpoint.ts";
+import type { HeaderList } from "./sse/sse-stream.ts";
 import type { StreamContext } from "./stream-context.ts";
 import { WS_PATH } from "./ws/ws-server.ts";
 
@@ -37,6 +38,9 @@ const WsQuerySchema = z.object({
   last_event_id: param("last_event_id").optional().openapi({ description: "Resume point of the initial subscription." }),
 });
 
+const RATE_LIMIT_NOTE =
+  "Rate limit: opening a stream (this request) counts per API key (per user with auth off) in the streams' own bucket, RATE_LIMIT_STREAM_RPM per minute (6000) and RATE_LIMIT_STREAM_BURST per second (500), apart from the other endpoints' RATE_LIMIT_RPM; events on an open stream never count. The response (and every refusal after authentication) carries `X-RateLimit-Limit` (the per-minute limit), `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds); over the limit → 429 `{\"error\":\"Rate limit exceeded\",\"retry_after\":n}` with `Retry-After`. The limits are high so that resumes never hit them; only a runaway reconnect loop does.";
+
 const SSE_DESCRIPTION = [
   "Server-Sent Events of one workflow (contract 4.9). Credentials by header only (`X-API-Key` or `Authorization: Bearer`); any credential in the query string → 401. Only the task's owner may stream it; an unknown workflow or another user's → 404 `Task not found`, before any stream starts.",
   "",
@@ -44,7 +48,9 @@ const SSE_DESCRIPTION = [
   "",
   "Replay then live, no gap and no duplicate at the seam: events after the resume point come from the real-time cache (JetStream), or from the permanent log (PostgreSQL) when they are older than the cache, then live. After the terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED with `terminal: true`) the response ends; a client resuming at or past the terminal event gets **204** (EventSource then stops reconnecting).",
   "",
-  "Delivery is at least once: deduplicate by `seq`. On reconnect send the last `id` seen as `Last-Event-ID` (EventSource does). A client whose unsent data exceeds STREAM_MAX_BUFFER_BYTES (1 MiB) is disconnected and resumes from its last id. Not rate-limited (reconnects must not fail a resume); at most STREAM_MAX_CONNECTIONS streams per instance (503 beyond).",
+  "Delivery is at least once: deduplicate by `seq`. On reconnect send the last `id` seen as `Last-Event-ID` (EventSource does). A client whose unsent data exceeds STREAM_MAX_BUFFER_BYTES (1 MiB) is disconnected and resumes from its last id. At most STREAM_MAX_CONNECTIONS streams per instance (503 beyond).",
+  "",
+  RATE_LIMIT_NOTE,
 ].join("\n");
 
 const WS_DESCRIPTION = [
@@ -55,6 +61,8 @@ const WS_DESCRIPTION = [
   "Server messages (contract 4.10): events (SSE-form JSON, each naming its `workflow_id`) and `{\"type\":\"pong\"}`; subscribe and unsubscribe are not acknowledged. A subscription ends with the workflow's terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED with `data.terminal`), which is sent even when `types` leaves it out; the socket stays open. Only a message the server refuses (malformed, unknown, not owned, too many subscriptions) gets `{\"type\":\"error\",\"code\":400|404|409|502|503,\"error\":\"…\",\"workflow_id\"?}`, never a silent drop.",
   "",
   "Several workflows per connection (STREAM_WS_MAX_SUBSCRIPTIONS, 100). Server pings every STREAM_KEEPALIVE_MS; a peer that misses one is dropped. A slow client (unsent data over STREAM_MAX_BUFFER_BYTES) is closed with 1013; a restarting instance closes with 1012: resubscribe with each workflow's last seq as `last_event_id`.",
+  "",
+  RATE_LIMIT_NOTE,
 ].join("\n");
 
 /**
@@ -74,6 +82,7 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
       tags: ["Streaming"],
       operationId: "streamSse",
       auth: "apiKeyOrBearer",
+      rateLimited: true,
       query: SseQuerySchema,
       headers: z.object({
         "Last-Event-ID": z
@@ -96,7 +105,14 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
       },
     },
     async (req, res) => {
-      await sse.open(req, res);
+      const headers: HeaderList = [];
+      try {
+        await sse.open(req, res, headers);
+      } catch (err) {
+        // The error handler answers; the refusal carries the rate-limit headers too.
+        for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+        throw err;
+      }
     },
   );
 
@@ -116,6 +132,13 @@ export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamC
           description: "Switching protocols: the WebSocket is open. Server messages are `StreamEvent` objects and `{\"type\":\"pong\"}`.",
           contentType: "application/json",
           schemaRef: STREAM_EVENT_SCHEMA,
+          headers: RATE_LIMIT_HEADERS,
+        },
+        // Documented by hand, not with `rateLimited`: the plain GET (426) is answered before authentication and not counted.
+        429: {
+          description: "Too many stream opens (RATE_LIMIT_STREAM_RPM / RATE_LIMIT_STREAM_BURST): the handshake is refused with `Rate limit exceeded` and `retry_after`.",
+          schema: ErrorResponseSchema,
+          headers: { ...RATE_LIMIT_HEADERS, "Retry-After": { description: "Seconds to wait before retrying.", schema: { type: "integer" } } },
         },
         426: { description: "A plain GET without the WebSocket upgrade." },
       },

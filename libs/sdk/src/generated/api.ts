@@ -16,7 +16,9 @@ export type paths = {
          *
          *     Replay then live, no gap and no duplicate at the seam: events after the resume point come from the real-time cache (JetStream), or from the permanent log (PostgreSQL) when they are older than the cache, then live. After the terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED with `terminal: true`) the response ends; a client resuming at or past the terminal event gets **204** (EventSource then stops reconnecting).
          *
-         *     Delivery is at least once: deduplicate by `seq`. On reconnect send the last `id` seen as `Last-Event-ID` (EventSource does). A client whose unsent data exceeds STREAM_MAX_BUFFER_BYTES (1 MiB) is disconnected and resumes from its last id. Not rate-limited (reconnects must not fail a resume); at most STREAM_MAX_CONNECTIONS streams per instance (503 beyond).
+         *     Delivery is at least once: deduplicate by `seq`. On reconnect send the last `id` seen as `Last-Event-ID` (EventSource does). A client whose unsent data exceeds STREAM_MAX_BUFFER_BYTES (1 MiB) is disconnected and resumes from its last id. At most STREAM_MAX_CONNECTIONS streams per instance (503 beyond).
+         *
+         *     Rate limit: opening a stream (this request) counts per API key (per user with auth off) in the streams' own bucket, RATE_LIMIT_STREAM_RPM per minute (6000) and RATE_LIMIT_STREAM_BURST per second (500), apart from the other endpoints' RATE_LIMIT_RPM; events on an open stream never count. The response (and every refusal after authentication) carries `X-RateLimit-Limit` (the per-minute limit), `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds); over the limit → 429 `{"error":"Rate limit exceeded","retry_after":n}` with `Retry-After`. The limits are high so that resumes never hit them; only a runaway reconnect loop does.
          */
         get: operations["streamSse"];
         put?: never;
@@ -43,6 +45,8 @@ export type paths = {
          *     Server messages (contract 4.10): events (SSE-form JSON, each naming its `workflow_id`) and `{"type":"pong"}`; subscribe and unsubscribe are not acknowledged. A subscription ends with the workflow's terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED with `data.terminal`), which is sent even when `types` leaves it out; the socket stays open. Only a message the server refuses (malformed, unknown, not owned, too many subscriptions) gets `{"type":"error","code":400|404|409|502|503,"error":"…","workflow_id"?}`, never a silent drop.
          *
          *     Several workflows per connection (STREAM_WS_MAX_SUBSCRIPTIONS, 100). Server pings every STREAM_KEEPALIVE_MS; a peer that misses one is dropped. A slow client (unsent data over STREAM_MAX_BUFFER_BYTES) is closed with 1013; a restarting instance closes with 1012: resubscribe with each workflow's last seq as `last_event_id`.
+         *
+         *     Rate limit: opening a stream (this request) counts per API key (per user with auth off) in the streams' own bucket, RATE_LIMIT_STREAM_RPM per minute (6000) and RATE_LIMIT_STREAM_BURST per second (500), apart from the other endpoints' RATE_LIMIT_RPM; events on an open stream never count. The response (and every refusal after authentication) carries `X-RateLimit-Limit` (the per-minute limit), `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds); over the limit → 429 `{"error":"Rate limit exceeded","retry_after":n}` with `Retry-After`. The limits are high so that resumes never hit them; only a runaway reconnect loop does.
          */
         get: operations["streamWs"];
         put?: never;
@@ -1666,6 +1670,9 @@ export interface operations {
             /** @description The event stream. Each message's `event:` is the event type and its `data:` line is the JSON of that type's schema (`StreamEvent`, one schema per type). */
             200: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1675,6 +1682,9 @@ export interface operations {
             /** @description The workflow ended at or before the resume point: nothing to send. */
             204: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1682,6 +1692,9 @@ export interface operations {
             /** @description Invalid request. */
             400: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1700,13 +1713,32 @@ export interface operations {
             /** @description Unknown workflow, or another user's: `Task not found`. */
             404: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
             };
+            /** @description Rate limit exceeded. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description The event store (NATS) is unavailable. */
             502: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1714,6 +1746,9 @@ export interface operations {
             /** @description This instance holds STREAM_MAX_CONNECTIONS streams. */
             503: {
                 headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1744,6 +1779,12 @@ export interface operations {
             /** @description Switching protocols: the WebSocket is open. Server messages are `StreamEvent` objects and `{"type":"pong"}`. */
             101: {
                 headers: {
+                    /** @description Requests allowed per window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets. */
+                    "X-RateLimit-Reset"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1774,6 +1815,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Too many stream opens (RATE_LIMIT_STREAM_RPM / RATE_LIMIT_STREAM_BURST): the handshake is refused with `Rate limit exceeded` and `retry_after`. */
+            429: {
+                headers: {
+                    /** @description Requests allowed per window. */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) when the window resets. */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Seconds to wait before retrying. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
         };
     };

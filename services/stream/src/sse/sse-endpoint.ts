@@ -3,6 +3,7 @@ import type { SpanContext } from "@opentelemetry/api";
 import { context, extractTraceContext, isAppError, SpanKind, trace, tracer, type Logger } from "@tog/core";
 import { statusOf, type CorsSettings } from "@tog/edge";
 import type { StreamContext } from "../stream-context.ts";
+import { countStreamOpen } from "../stream-rate-limit.ts";
 import { groupQuery, streamRequestFromQuery } from "../stream-request.ts";
 import type { Ticker } from "../ticker.ts";
 import { serveSse, type HeaderList, type SseSink } from "./sse-stream.ts";
@@ -20,7 +21,10 @@ export const SSE_PATH = "/api/v1/stream/sse";
 export interface SseEndpoint {
   /** Handles GET /api/v1/stream/sse; false for any other request (the caller passes it on). */
   handle(req: http.IncomingMessage, res: http.ServerResponse): boolean;
-  /** Authenticates, validates and streams; rejects with the error to answer (express route). */
+  /**
+   * Authenticates, counts the open (rate limit), validates and streams; rejects with the error to
+   * answer (express route). Appends the X-RateLimit-* headers to `extraHeaders` once counted.
+   */
   open(req: http.IncomingMessage, res: http.ServerResponse, extraHeaders?: HeaderList): Promise<void>;
 }
 
@@ -30,6 +34,8 @@ export function createSseEndpoint(ctx: StreamContext, keepAlive: Ticker<SseSink>
   async function open(req: http.IncomingMessage, res: http.ServerResponse, extraHeaders: HeaderList = []): Promise<void> {
     const url = req.url ?? "/";
     const principal = await ctx.auth.authenticate({ headers: req.headers, url } as never, { allowBearer: true });
+    // Credentials, then the rate limit, then the parameters: the gateway's order (docs/decisions.md).
+    await countStreamOpen(ctx, principal, extraHeaders);
     const q = url.indexOf("?");
     const query = Object.fromEntries(groupQuery(new URLSearchParams(q < 0 ? "" : url.slice(q + 1))));
     const request = streamRequestFromQuery(query, req.headers["last-event-id"]);
@@ -42,6 +48,7 @@ export function createSseEndpoint(ctx: StreamContext, keepAlive: Ticker<SseSink>
       if (req.method !== "GET" || pathOf(req.url) !== SSE_PATH) return false;
       const started = performance.now();
       const headers = corsHeaders(req.headers.origin, cors);
+      // `headers` collects what every answer carries: CORS, then the rate-limit headers once counted.
       // The span covers opening the stream (auth, ownership, replay), not its whole life; the
       // request's log line at close only needs its ids.
       const span = tracer().startSpan(`GET ${SSE_PATH}`, { kind: SpanKind.SERVER }, extractTraceContext(req.headers));

@@ -4,7 +4,9 @@ import { WebSocketServer } from "ws";
 import { ForbiddenError, isAppError, NotFoundError, OverloadedError, rawJsonError, ValidationError } from "@tog/core";
 import { statusOf, type Principal } from "@tog/edge";
 import { assertOwner } from "../ownership.ts";
+import type { HeaderList } from "../sse/sse-stream.ts";
 import type { StreamContext } from "../stream-context.ts";
+import { countStreamOpen } from "../stream-rate-limit.ts";
 import { groupQuery, streamRequestFromQuery, type StreamRequest } from "../stream-request.ts";
 import { Ticker } from "../ticker.ts";
 import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
@@ -12,7 +14,9 @@ import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
 // GET /api/v1/stream/ws upgrades. Everything is checked BEFORE the handshake completes, so a
 // refused client gets a plain HTTP answer with a JSON body: credentials in headers only (a
 // credential in the query string → 401), the Origin in production (CORS_ALLOWED_ORIGINS), and,
-// when `workflow_id` is in the query, its validity (400) and ownership (404).
+// when `workflow_id` is in the query, its validity (400) and ownership (404). The handshake counts
+// against the caller's stream-open limit (429) after authentication; from then on the 101 and any
+// refusal carry the X-RateLimit-* headers.
 
 export const WS_PATH = "/api/v1/stream/ws";
 
@@ -33,6 +37,15 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
     refuse(socket, new ValidationError(`Invalid WebSocket handshake: ${err.message}`));
   });
   const pings = new Ticker<WsConnection>(ctx.settings.keepAliveMs, (conn) => conn.heartbeat());
+  // The rate-limit headers of a handshake being completed, added to its 101 by ws's `headers`
+  // event (emitted by handleUpgrade just before it writes the response).
+  const upgradeHeaders = new WeakMap<http.IncomingMessage, HeaderList>();
+  wss.on("headers", (lines: string[], req: http.IncomingMessage) => {
+    const extra = upgradeHeaders.get(req);
+    if (extra === undefined) return;
+    upgradeHeaders.delete(req);
+    for (let i = 0; i + 1 < extra.length; i += 2) lines.push(`${extra[i]}: ${extra[i + 1]}`);
+  });
   let closing = false;
 
   server.on("upgrade", (req: http.IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -48,11 +61,13 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
     }
     let principal: Principal;
     let initial: StreamRequest | undefined;
+    const headers: HeaderList = [];
     try {
       if (closing) throw new OverloadedError("Service restarting");
       checkHandshake(req);
       checkOrigin(req, ctx.settings.allowedOrigins);
       principal = await ctx.auth.authenticate({ headers: req.headers, url: req.url ?? "/" } as never, { allowBearer: true });
+      await countStreamOpen(ctx, principal, headers);
       const query = Object.fromEntries(groupQuery(url.searchParams));
       if (query.workflow_id !== undefined) {
         initial = streamRequestFromQuery(query, undefined);
@@ -63,7 +78,7 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
       }
       if (!ctx.budget.tryTake()) throw new OverloadedError("Too many streams on this instance");
     } catch (err) {
-      refuse(socket, err);
+      refuse(socket, err, headers);
       return;
     }
     if (socket.destroyed) {
@@ -75,6 +90,7 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
     socket.once("close", () => {
       if (!upgraded) ctx.budget.give();
     });
+    if (headers.length > 0) upgradeHeaders.set(req, headers);
     wss.handleUpgrade(req, socket, head, (ws) => {
       upgraded = true;
       const conn = new WsConnection({ ctx, ws, socket, principal });
@@ -87,7 +103,7 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
     });
   }
 
-  function refuse(socket: Duplex, err: unknown): void {
+  function refuse(socket: Duplex, err: unknown, headers: HeaderList = []): void {
     const known = isAppError(err) ? err : undefined;
     if (!known) ctx.logger.error({ err }, "websocket handshake failed");
     const status = known ? statusOf(known) : 500;
@@ -95,7 +111,9 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
       socket.destroy();
       return;
     }
-    socket.end(rawJsonError(status, known ? known.message : "Internal server error"));
+    const extra: Record<string, string> = {};
+    for (let i = 0; i + 1 < headers.length; i += 2) extra[headers[i]!] = headers[i + 1]!;
+    socket.end(rawJsonError(status, known ? known.message : "Internal server error", extra, known?.details));
   }
 
   return {
