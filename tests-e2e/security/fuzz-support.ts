@@ -51,7 +51,8 @@ export function send(baseUrl: string, r: FuzzRequest, agent: http.Agent): Promis
 
 /** The assertion every answer must pass. */
 export function checkAnswer(r: FuzzRequest, a: FuzzAnswer): void {
-  const what = `${r.method} ${r.path.slice(0, 200)} → ${a.status} ${a.body.slice(0, 200)}`;
+  const sent = r.body === undefined ? "" : ` body ${JSON.stringify(String(r.body).slice(0, 300))}`;
+  const what = `${r.method} ${r.path.slice(0, 200)}${sent} → ${a.status} ${a.body.slice(0, 200)}`;
   expect(CONTRACT_STATUSES.has(a.status), what).toBe(true);
   if (a.status >= 400 && r.method !== "HEAD") {
     expect(a.contentType, what).toMatch(/^application\/json/);

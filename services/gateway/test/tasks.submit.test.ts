@@ -77,6 +77,14 @@ describe("POST /api/v1/tasks: success", () => {
     const uuid = "6f1c2d3e-4a5b-4c6d-8e9f-0a1b2c3d4e5f";
     const again = await submit({ query: "hi", session_id: uuid });
     expect(again.headers.get("x-session-id")).toBe(uuid);
+
+    // A header holds printable ASCII only: other ids come back percent-encoded, never a 500.
+    const unicode = "chat 👩‍💻 日本 é";
+    const encoded = await submit({ query: "hi", session_id: unicode });
+    expect(encoded.status).toBe(200);
+    expect(encoded.headers.get("x-session-id")).toBe(encodeURIComponent(unicode));
+    expect(decodeURIComponent(encoded.headers.get("x-session-id")!)).toBe(unicode);
+    expect(lastCommand().sessionId).toBe(unicode);
   });
 
   it("passes a requested mode and treats null fields as absent", async () => {
@@ -238,6 +246,10 @@ describe("POST /api/v1/tasks: validation", () => {
     await expect400({ query: "q", session_id: "s".repeat(256) }, sessionMessage);
     await expect400({ query: "q", session_id: 12 }, sessionMessage);
     expect((await submit({ query: "q", session_id: "s".repeat(255) })).status).toBe(200);
+    app.orchestrator.resetCalls();
+    for (const id of ["tab\there", "x\u0010\u0003y", "del\u007f", "c1\u0085"]) {
+      await expect400({ query: "q", session_id: id }, "session_id must not contain control characters");
+    }
     app.orchestrator.resetCalls();
     await expect400({ query: "q", model_override: "" }, "model_override must be a non-empty string of at most 255 characters");
     await expect400({ query: "q", provider_override: 1 }, "provider_override must be a non-empty string of at most 255 characters");

@@ -1384,7 +1384,7 @@ export type components = {
         TaskSubmission: {
             /** @description Natural-language task; not blank, at most 100000 characters. */
             query: string;
-            /** @description UUID or your own external id (kept as the session's external id). Absent → a new session. */
+            /** @description UUID or your own external id (kept as the session's external id; no control characters). Absent → a new session. It comes back in `X-Session-ID`: as sent when it is printable ASCII, else percent-encoded UTF-8. */
             session_id?: string | null;
             context?: components["schemas"]["TaskContext"];
             /**
@@ -2684,7 +2684,7 @@ export interface operations {
                     "X-Idempotency-Key": components["headers"]["X-Idempotency-Key"];
                     /** @description The task id (= workflow id). */
                     "X-Workflow-ID"?: string;
-                    /** @description The session as the client named it: the external id it sent, else the session UUID. */
+                    /** @description The session as the client named it: the external id it sent (as sent when printable ASCII, else percent-encoded UTF-8), else the session UUID. */
                     "X-Session-ID"?: string;
                     [name: string]: unknown;
                 };
@@ -2830,7 +2830,7 @@ export interface operations {
                     "X-Idempotency-Key": components["headers"]["X-Idempotency-Key"];
                     /** @description The task id (= workflow id). */
                     "X-Workflow-ID"?: string;
-                    /** @description The session as the client named it: the external id it sent, else the session UUID. */
+                    /** @description The session as the client named it: the external id it sent (as sent when printable ASCII, else percent-encoded UTF-8), else the session UUID. */
                     "X-Session-ID"?: string;
                     /** @description `/api/v1/tasks/<task_id>`. */
                     Location?: string;

@@ -93,6 +93,9 @@ const ContextSchema = z
       "Recognized keys are type-checked (a wrong type → 400 naming the key; null = absent); any other key is kept free-form and passed to the agent environment, tools and session memory.",
   });
 
+/** C0 controls, DEL and C1 controls. */
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+
 export const SubmitTaskBody = z
   .object(
     {
@@ -105,8 +108,14 @@ export const SubmitTaskBody = z
         .string({ error: `session_id must be a non-empty string of at most ${SESSION_ID_MAX_CHARS} characters` })
         .min(1, `session_id must be a non-empty string of at most ${SESSION_ID_MAX_CHARS} characters`)
         .max(SESSION_ID_MAX_CHARS, `session_id must be a non-empty string of at most ${SESSION_ID_MAX_CHARS} characters`)
+        // An identifier: it comes back in the X-Session-ID header and in logs.
+        .refine((id) => !CONTROL_CHARS.test(id), "session_id must not contain control characters")
         .nullish()
-        .openapi({ description: "UUID or your own external id (kept as the session's external id). Absent → a new session." }),
+        .openapi({
+          description:
+            "UUID or your own external id (kept as the session's external id; no control characters). Absent → a new session. " +
+            "It comes back in `X-Session-ID`: as sent when it is printable ASCII, else percent-encoded UTF-8.",
+        }),
       context: ContextSchema.nullish(),
       mode: z
         .enum(REQUEST_MODES, { error: (i) => `Invalid mode: ${describeValue(i.input)} (allowed: ${REQUEST_MODES.join(", ")})` })

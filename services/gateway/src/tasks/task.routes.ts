@@ -39,10 +39,20 @@ const TASK_LIST_BUCKET = "task-list";
 
 const WORKFLOW_HEADER = { description: "The task id (= workflow id).", schema: { type: "string" as const } };
 const SESSION_HEADER = {
-  description: "The session as the client named it: the external id it sent, else the session UUID.",
+  description:
+    "The session as the client named it: the external id it sent (as sent when printable ASCII, else percent-encoded UTF-8), else the session UUID.",
   schema: { type: "string" as const },
 };
 const NOT_FOUND = { 404: errorResponse("`Task not found`: unknown id, a malformed (non-UUID) id, or another user's task.") };
+
+/**
+ * A header carries visible ASCII only: an external session id is sent as is when it is printable
+ * ASCII, else percent-encoded UTF-8 (documented in the OpenAPI header and docs/decisions.md).
+ */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+export function sessionHeader(ref: string): string {
+  return PRINTABLE_ASCII.test(ref) ? ref : encodeURIComponent(ref);
+}
 
 /** Invalid input is reported with the exact text of the first failed rule. */
 const firstRuleMessage = (part: RequestPart, error: z.ZodError) => firstIssueMessage(error, part);
@@ -67,7 +77,7 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       const command = toSubmitCommand(userId(req), body, streaming);
       const submitted = await withFailureMessage("Failed to submit task", () => orchestrator.submitTask(command));
       res.setHeader("X-Workflow-ID", submitted.taskId);
-      res.setHeader("X-Session-ID", submitted.sessionRef);
+      res.setHeader("X-Session-ID", sessionHeader(submitted.sessionRef));
       return submitted;
     };
 
