@@ -9,6 +9,7 @@ export interface ConsoleRoutesOptions {
 }
 
 export const CONSOLE_PREFIX = "/console";
+const IMMUTABLE = "public, max-age=31536000, immutable";
 
 /**
  * GET /console/…: the page's files, `config.json`, and index.html for every other path under
@@ -35,12 +36,14 @@ export function createConsoleRouter(options: ConsoleRoutesOptions): Router {
   // A missing build file is a 404, never the page (a script answered with HTML breaks loudly).
   router.use(
     `${CONSOLE_PREFIX}/assets`,
-    express.static(path.join(webDir, "assets"), { immutable: true, maxAge: "365d", index: false, fallthrough: true, redirect: false }),
+    // Set explicitly: the edge's `Cache-Control: no-store` (docs/security.md) would otherwise win,
+    // since serve-static never replaces a Cache-Control that is already set.
+    express.static(path.join(webDir, "assets"), { index: false, fallthrough: true, redirect: false, setHeaders: (res) => res.setHeader("Cache-Control", IMMUTABLE) }),
     (_req, res) => {
       res.status(404).json({ error: "Not found" });
     },
   );
-  router.use(CONSOLE_PREFIX, express.static(webDir, { index: false, maxAge: 0, redirect: false }));
+  router.use(CONSOLE_PREFIX, express.static(webDir, { index: false, redirect: false, setHeaders: (res) => res.setHeader("Cache-Control", "no-cache") }));
   router.get(`${CONSOLE_PREFIX}/{*rest}`, (_req, res) => {
     res.setHeader("Cache-Control", "no-cache");
     res.sendFile(indexFile);
