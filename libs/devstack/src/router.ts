@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { createProxyServer } from "http-proxy-3";
 import { installJsonClientErrors, rawJsonError } from "@tog/core";
-import { forward, parseTarget, type Target } from "./forward.ts";
+import { forward, parseTarget, Upstreams, type Target } from "./forward.ts";
 
 // The local stand-in for the Kubernetes Ingress: one public port, routes chosen by path
 // prefix (first match wins, matched per path segment like an Ingress `Prefix` path), round
@@ -115,10 +115,9 @@ function rejectUpgrade(socket: Duplex, status: number, message: string): void {
 
 export async function startRouter(options: RouterOptions): Promise<Router> {
   let rules = compile(options.routes);
-  // No cap on upstream sockets: idle SSE clients each hold one, and only the stream service's
-  // own limit (STREAM_MAX_CONNECTIONS → 503) may refuse streams (docs/security.md). LIFO reuse
-  // keeps the warm sockets busy and lets the rest time out.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1_024, scheduling: "lifo" });
+  // No cap on upstream connections: idle SSE clients each hold one, and only the stream service's
+  // own limit (STREAM_MAX_CONNECTIONS → 503) may refuse streams (docs/security.md).
+  const upstreams = new Upstreams();
   // WebSocket upgrades only; plain requests take forward.ts.
   const proxy = createProxyServer({ xfwd: true, ws: true });
   const readTimeoutMs = options.readTimeoutMs ?? 30_000;
@@ -148,7 +147,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         return;
       }
       forward(req, res, hit.parsed, {
-        agent,
+        upstreams,
         timeoutMs: hit.rule.proxyTimeoutMs,
         onError: (err) => {
           if (req.destroyed && !req.complete) return; // the client went away (or timed out): nobody to answer
@@ -204,7 +203,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         timer.unref();
       }).finally(() => {
         for (const s of upgraded) s.destroy();
-        agent.destroy();
+        void upstreams.close();
       });
       return closing;
     },
