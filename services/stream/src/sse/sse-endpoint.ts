@@ -1,6 +1,6 @@
 import type http from "node:http";
 import type { SpanContext } from "@opentelemetry/api";
-import { context, extractTraceContext, isAppError, SpanKind, trace, tracer, type Logger } from "@tog/core";
+import { autoInstrumented, context, extractTraceContext, isAppError, setHttpRoute, SpanKind, trace, tracer, type Logger } from "@tog/core";
 import { statusOf, type CorsSettings } from "@tog/edge";
 import type { StreamContext } from "../stream-context.ts";
 import { countStreamOpen } from "../stream-rate-limit.ts";
@@ -49,6 +49,15 @@ export function createSseEndpoint(ctx: StreamContext, keepAlive: Ticker<SseSink>
       const started = performance.now();
       const headers = corsHeaders(req.headers.origin, cors);
       // `headers` collects what every answer carries: CORS, then the rate-limit headers once counted.
+      const instrumented = autoInstrumented() ? trace.getActiveSpan() : undefined;
+      if (instrumented) {
+        // The HTTP instrumentation's server span (spans exported): named by the path, it covers
+        // the stream's whole life and is ended by the instrumentation.
+        setHttpRoute(SSE_PATH);
+        logAtClose(res, instrumented.spanContext(), started, logger);
+        open(req, res, headers).catch((err: unknown) => answerError(res, err, headers, logger));
+        return true;
+      }
       // The span covers opening the stream (auth, ownership, replay), not its whole life; the
       // request's log line at close only needs its ids.
       const span = tracer().startSpan(`GET ${SSE_PATH}`, { kind: SpanKind.SERVER }, extractTraceContext(req.headers));
