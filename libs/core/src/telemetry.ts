@@ -137,7 +137,7 @@ let instrumented = false;
 /**
  * True when finished spans go somewhere (an exporter or a test's processor). Optional spans on
  * hot paths (steps, model and tool calls, message producers) are only made then; without it
- * the trace id still travels in the active context (docs/decisions.md, "Tracing cost").
+ * the trace id still travels in the active context (docs/decisions.md, "Tracing").
  */
 export function spansExported(): boolean {
   return exporting;
