@@ -164,9 +164,10 @@ export function autoInstrumented(): boolean {
 /**
  * Names the instrumented HTTP server span of the active request by its route template
  * (`GET /api/v1/tasks/:id`, never one name per id): the HTTP instrumentation reads it when the
- * response ends. A no-op outside an instrumented request.
+ * response ends. Undefined (nothing matched) leaves the bare method, whatever prefix the express
+ * instrumentation saw. A no-op outside an instrumented request.
  */
-export function setHttpRoute(route: string, ctx: Context = context.active()): void {
+export function setHttpRoute(route: string | undefined, ctx: Context = context.active()): void {
   const metadata = getRPCMetadata(ctx);
   if (metadata?.type === RPCType.HTTP) metadata.route = route;
 }

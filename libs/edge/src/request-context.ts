@@ -37,8 +37,7 @@ export function createRequestContext(options: RequestContextOptions): RequestHan
       const ctx = context.active();
       req.traceId = active.spanContext().traceId;
       res.on("finish", () => {
-        const route = routeOf(req);
-        if (route !== undefined) setHttpRoute(route, ctx);
+        setHttpRoute(routeOf(req), ctx);
         logLine(req, res, ctx, started);
       });
       next();
