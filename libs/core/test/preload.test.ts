@@ -1,6 +1,7 @@
 // The telemetry preload as services start with it (`node --import @tog/core/preload …`): with an
-// OTLP endpoint the Node SDK's instrumentations are on and patch node:http; without one, or with
-// the SDK disabled, nothing is patched, so the hot path pays nothing for them.
+// OTLP endpoint the Node SDK's instrumentations are on and patch node:http, express, gRPC, pg and
+// ioredis as the services import them (ESM); without one, or with the SDK disabled, nothing is
+// patched, so the hot path pays nothing for them.
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -17,14 +18,15 @@ async function probe(env: Record<string, string>) {
     exported: boolean;
     instrumentations: string[];
     autoInstrumented: boolean;
-    httpServerPatched: boolean;
+    patched: Record<"http" | "express" | "grpc" | "pg" | "ioredis", boolean>;
   };
 }
 
 describe("telemetry preload", () => {
   it("with an OTLP endpoint: the SDK runs the http, express, grpc, pg and ioredis instrumentations", async () => {
     const result = await probe({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" });
-    expect(result).toMatchObject({ exported: true, autoInstrumented: true, httpServerPatched: true });
+    expect(result).toMatchObject({ exported: true, autoInstrumented: true });
+    expect(result.patched).toEqual({ http: true, express: true, grpc: true, pg: true, ioredis: true });
     expect(result.instrumentations).toEqual(
       expect.arrayContaining(["http", "express", "grpc", "pg", "ioredis"].map((name) => `@opentelemetry/instrumentation-${name}`)),
     );
@@ -36,7 +38,12 @@ describe("telemetry preload", () => {
     ["OTEL_SDK_DISABLED=true", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_SDK_DISABLED: "true" }],
     ["OTEL_TRACES_EXPORTER=none", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_TRACES_EXPORTER: "none" }],
   ])("with %s: nothing is instrumented or patched", async (_, env: Record<string, string>) => {
-    expect(await probe(env)).toEqual({ exported: false, instrumentations: [], autoInstrumented: false, httpServerPatched: false });
+    expect(await probe(env)).toEqual({
+      exported: false,
+      instrumentations: [],
+      autoInstrumented: false,
+      patched: { http: false, express: false, grpc: false, pg: false, ioredis: false },
+    });
   });
 
   it("an invalid OTEL_* value does not stop the preload: the service's own config load reports it", async () => {
