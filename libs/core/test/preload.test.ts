@@ -18,6 +18,9 @@ async function probe(env: Record<string, string>) {
     exported: boolean;
     instrumentations: string[];
     autoInstrumented: boolean;
+    recording: boolean;
+    serviceName?: string;
+    environment?: string;
     patched: Record<"http" | "express" | "grpc" | "pg" | "ioredis", boolean>;
   };
 }
@@ -25,20 +28,29 @@ async function probe(env: Record<string, string>) {
 describe("telemetry preload", () => {
   it("with an OTLP endpoint: the SDK runs the http, express, grpc, pg and ioredis instrumentations", async () => {
     const result = await probe({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" });
-    expect(result).toMatchObject({ exported: true, autoInstrumented: true });
+    expect(result).toMatchObject({ exported: true, autoInstrumented: true, recording: true, serviceName: "probe" });
     expect(result.patched).toEqual({ http: true, express: true, grpc: true, pg: true, ioredis: true });
     expect(result.instrumentations).toEqual(
       expect.arrayContaining(["http", "express", "grpc", "pg", "ioredis"].map((name) => `@opentelemetry/instrumentation-${name}`)),
     );
   });
 
+  it("the SDK takes OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and OTEL_TRACES_SAMPLER from the service's config", async () => {
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" };
+    const named = await probe({ ...endpoint, OTEL_SERVICE_NAME: "probe-eu", OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=staging" });
+    expect(named).toMatchObject({ autoInstrumented: true, recording: true, serviceName: "probe-eu", environment: "staging" });
+    const off = await probe({ ...endpoint, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
+    expect(off).toMatchObject({ autoInstrumented: true, recording: false });
+  });
+
   it.each([
     ["no endpoint", {}],
     ["an empty endpoint", { OTEL_EXPORTER_OTLP_ENDPOINT: "" }],
+    ["OTEL_SDK_DISABLED=1", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_SDK_DISABLED: "1" }],
     ["OTEL_SDK_DISABLED=true", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_SDK_DISABLED: "true" }],
     ["OTEL_TRACES_EXPORTER=none", { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_TRACES_EXPORTER: "none" }],
   ])("with %s: nothing is instrumented or patched", async (_, env: Record<string, string>) => {
-    expect(await probe(env)).toEqual({
+    expect(await probe(env)).toMatchObject({
       exported: false,
       instrumentations: [],
       autoInstrumented: false,
