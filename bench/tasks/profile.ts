@@ -6,12 +6,17 @@ import fs from "node:fs";
 import path from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
 import { runLoad } from "./lib/load.ts";
+import { cpuDelta, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
 
 const [job = "submit", secondsArg = "8", which = "gateway,orchestrator,worker"] = process.argv.slice(2);
 const dir = fs.mkdtempSync("/tmp/tog-prof-");
 // PROFILE_STRACE=1: count system calls of the chosen services during the window instead.
 const strace = process.env.PROFILE_STRACE === "1";
-const profiled = strace ? {} : Object.fromEntries(which.split(",").map((s) => [s, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` }]));
+// PROFILE_CPU=1: only CPU ms per request of every service from /proc (no profiler overhead);
+// PROFILE_RATE=<n>: an open loop at n requests/s instead of the closed loop (submit only).
+const cpuOnly = process.env.PROFILE_CPU === "1";
+const rate = Number(process.env.PROFILE_RATE ?? 0);
+const profiled = strace || cpuOnly ? {} : Object.fromEntries(which.split(",").map((s) => [s, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` }]));
 const { startE2eEnvironment } = await import("@tog/tests-e2e");
 const env = await startE2eEnvironment({
   env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000000", RATE_LIMIT_BURST: "10000000", LOG_LEVEL: "warn", DATABASE_POOL_MAX: "16" },
@@ -23,7 +28,12 @@ const headers = { "content-type": "application/json", "x-api-key": key };
 const body = JSON.stringify({ query: "Say hello", mode: "simple" });
 const seconds = Number(secondsArg);
 const tracers: ChildProcess[] = [];
-const hooks = strace
+let cpuBefore: CpuSnapshot = new Map();
+let cpuAfter: CpuSnapshot = new Map();
+const sampled = (): Sampled[] => env.stack.services.map((s) => ({ name: s.name, pid: s.pid }));
+const hooks = cpuOnly
+  ? { onStart: () => void (cpuBefore = snapshotCpu(sampled())), onEnd: () => void (cpuAfter = snapshotCpu(sampled())) }
+  : strace
   ? {
       onStart: () => {
         for (const svc of which.split(",")) {
@@ -38,10 +48,17 @@ const hooks = strace
   : {};
 const result =
   job === "submit"
-    ? await runLoad({ mode: "max", url: `${env.baseUrl}/tasks`, method: "POST", headers, body, idempotency: true, connections: 64, seconds, warmupSeconds: 2 }, hooks)
+    ? rate > 0
+      ? await runLoad({ mode: "rate", url: `${env.baseUrl}/tasks`, method: "POST", headers, body, idempotency: process.env.PROFILE_NO_IDEM !== "1", rate, seconds }, hooks)
+      : await runLoad({ mode: "max", url: `${env.baseUrl}/tasks`, method: "POST", headers, body, idempotency: process.env.PROFILE_NO_IDEM !== "1", connections: 64, seconds, warmupSeconds: 2 }, hooks)
     : await runLoad({ mode: "tasks", url: `${env.baseUrl}/tasks`, method: "POST", headers, body, inflight: 64, seconds, warmupSeconds: 2, nats: { url: env.infra.natsUrl, prefix: env.natsPrefix }, drainSeconds: 30 }, hooks);
 console.log(`${job}: ${Math.round(result.rps)}/s, p99 ${result.p99} ms`);
 await env.close();
+if (cpuOnly) {
+  const done = job === "submit" ? result.requests - result.non2xx - result.errors : Math.round((result.completion?.perSecond ?? 0) * seconds);
+  for (const [name, ms] of cpuDelta(cpuBefore, cpuAfter)) console.log(`${name.padEnd(16)} ${(ms / Math.max(1, done)).toFixed(3)} ms CPU per ${job === "submit" ? "accepted submit" : "completed task"}`);
+  process.exit(0);
+}
 if (strace) {
   for (const svc of which.split(",")) console.log(`\n== ${svc}: system calls in the window (${result.requests} requests)\n${fs.readFileSync(`${dir}/${svc}.strace`, "utf8").split("\n").slice(0, 14).join("\n")}`);
   process.exit(0);
