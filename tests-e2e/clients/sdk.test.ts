@@ -90,6 +90,18 @@ describe("tasks", () => {
     const anon = await new TogClient({ baseUrl: env.baseUrl }).tasks.listPage().catch((e: unknown) => e);
     expect(anon).toBeInstanceOf(UnauthorizedError);
     expect(anon).toMatchObject({ status: 401, message: "Unauthorized" });
+    // Streams too: over SSE the HTTP answer, over WebSocket the server's 4404 close and its reason.
+    const unknown = "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d";
+    for (const [transport, message] of [
+      ["sse", "Task not found"],
+      ["ws", `Task not found (workflow_id ${unknown})`],
+    ] as const) {
+      const reconnects: ReconnectInfo[] = [];
+      const err = await tog.stream(unknown, { transport, onReconnect: (i) => reconnects.push(i) })[Symbol.asyncIterator]().next().catch((e: unknown) => e);
+      expect(err, transport).toBeInstanceOf(NotFoundError);
+      expect(err, transport).toMatchObject({ status: 404, message });
+      expect(reconnects, transport).toEqual([]);
+    }
   });
 
   it("honours AbortSignal", async () => {
