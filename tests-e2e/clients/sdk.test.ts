@@ -122,6 +122,20 @@ describe("tasks", () => {
   });
 });
 
+describe("the document and access tokens", () => {
+  it("reads the OpenAPI document and mints a bearer token that opens a stream", async () => {
+    const doc = await tog.openApi();
+    expect(doc).toMatchObject({ openapi: "3.0.3", paths: expect.objectContaining({ "/api/v1/tasks": expect.any(Object) }) });
+    const minted = await tog.accessToken({ ttl_seconds: 120 });
+    expect(minted).toMatchObject({ token_type: "Bearer", expires_in: 120, access_token: expect.any(String) });
+    const t = await tog.tasks.submit({ query: "Say hello", mode: "simple" });
+    const bearer = new TogClient({ baseUrl: env.baseUrl, token: minted.access_token });
+    const types = [];
+    for await (const e of bearer.stream(t.task_id)) types.push(e.type);
+    expect(types.at(-1)).toBe("WORKFLOW_COMPLETED");
+  });
+});
+
 describe("429 and Retry-After", () => {
   it("retries a safe call after Retry-After and succeeds", async () => {
     const variant = await env.startVariant("gateway", { RATE_LIMIT_BURST: "1", RATE_LIMIT_RPM: "100000" });
