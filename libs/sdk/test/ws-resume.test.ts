@@ -86,6 +86,29 @@ describe("WebSocket resume rules", () => {
     }
   });
 
+  it("stops at once with an AbortError when the signal fires, and closes the socket", async () => {
+    let closedBy: number | undefined;
+    const s = await scripted([
+      (ws) => {
+        ws.on("close", (code) => (closedBy = code));
+        ws.send(event(1));
+        ws.send(event(2));
+      },
+    ]);
+    const ctrl = new AbortController();
+    const seqs: number[] = [];
+    const reading = (async () => {
+      for await (const e of new TogClient({ baseUrl: s.url }).stream("w", { ...fast, signal: ctrl.signal })) {
+        seqs.push(e.seq);
+        if (e.seq === 2) ctrl.abort();
+      }
+    })();
+    await expect(reading).rejects.toMatchObject({ name: "AbortError" });
+    expect(seqs).toEqual([1, 2]);
+    await expect.poll(() => closedBy).toBe(1000);
+    expect(s.subscribes).toHaveLength(1);
+  });
+
   it("reconnects after 4429, 4503 and 1011, resuming where it was", async () => {
     const s = await scripted([
       (ws) => {
