@@ -116,8 +116,9 @@ export class WsConnection {
 
   /**
    * Every outbound frame counts against STREAM_MAX_BUFFER_BYTES: events through their
-   * Subscription (live: the same bound; replay: paced by drain), and pongs here. A peer that stops reading is closed with 1013 once its unsent bytes pass the
-   * bound, so memory per connection stays bounded (docs/security.md).
+   * Subscription (live: the same bound; replay: paced by drain), and pongs here. A peer that
+   * stops reading is closed with 1013 once its unsent bytes pass the bound, so memory per
+   * connection stays bounded (docs/security.md).
    */
   #checkBuffer(): void {
     if (this.#socket.writableLength > this.#ctx.settings.maxBufferBytes) this.overflow();
