@@ -29,6 +29,8 @@ export type SessionTurn = Schemas["SessionTurn"];
 export type SessionRenamed = Schemas["SessionRenamed"];
 export type Health = Schemas["Health"];
 export type Ready = Schemas["Ready"];
+export type AccessTokenRequest = Schemas["AccessTokenRequest"];
+export type AccessToken = Schemas["AccessToken"];
 
 /** One event of a workflow's stream (SSE `data:` / WebSocket message), discriminated by `type`. */
 export type TogEvent = Schemas["StreamEvent"];

@@ -105,6 +105,8 @@ describe("GET /api/v1/docs", () => {
     const page = await fetch(`${base}/api/v1/docs`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    // Its own policy: the API's `default-src 'none'` would block every file of the page.
+    expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self';/);
     const html = await page.text();
     const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
     expect(sources.every((u) => u.startsWith("/api/v1/docs/")), sources.join(", ")).toBe(true);
@@ -112,10 +114,12 @@ describe("GET /api/v1/docs", () => {
     for (const asset of sources) {
       const res = await fetch(`${base}${asset}`);
       expect(res.status, asset).toBe(200);
+      expect(res.headers.get("cache-control"), asset).toBe(asset.endsWith("init.js") ? "no-cache" : "public, max-age=86400");
       expect((await res.arrayBuffer()).byteLength, asset).toBeGreaterThan(100);
     }
     const init = await (await fetch(`${base}/api/v1/docs/init.js`)).text();
     expect(init).toContain('url: "/api/v1/openapi.json"');
+    expect(init).toContain("validatorUrl: null");
   });
 });
 

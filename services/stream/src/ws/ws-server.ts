@@ -9,7 +9,8 @@ import type { StreamContext } from "../stream-context.ts";
 import { countStreamOpen } from "../stream-rate-limit.ts";
 import { groupQuery, streamRequestFromQuery, type StreamRequest } from "../stream-request.ts";
 import { Ticker } from "../ticker.ts";
-import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
+import { CLOSE_RESTART } from "./ws-close.ts";
+import { WsConnection } from "./ws-connection.ts";
 
 // GET /api/v1/stream/ws upgrades. Everything is checked BEFORE the handshake completes, so a
 // refused client gets a plain HTTP answer with a JSON body: credentials in headers only (a
