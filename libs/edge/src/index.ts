@@ -15,3 +15,4 @@ export { edgeConfigShape } from "./config.ts";
 export { createRateLimiter, rateLimitHeaders, type RateDecision, type RateLimiterOptions, type RateLimits, type RouteLimitOptions } from "./rate-limit.ts";
 export { createIdempotency, IDEMPOTENCY_KEY_MAX_LENGTH, type IdempotencyOptions } from "./idempotency.ts";
 export * from "./auth/local-secret.ts";
+export { CONTENT_TYPE_MESSAGE, requireJsonBody } from "./require-json.ts";

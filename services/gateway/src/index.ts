@@ -3,4 +3,3 @@ export { gatewayConfigShape, keysCliConfigShape, loadGatewayConfig, loadKeysCliC
 export { natsCheck, orchestratorCheck, postgresCheck, redisCheck, runReadiness, type ReadinessCheck, type ReadinessReport } from "./readiness.ts";
 export { GATEWAY_VERSION } from "./version.ts";
 export { taskRoutes, TASK_LIST_RPM, type TaskRoutesOptions } from "./tasks/task.routes.ts";
-export { publicApiDocument } from "./public-api.ts";

@@ -4,8 +4,6 @@ import { createDbClient } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
 import { connectBus } from "@tog/bus";
 import { clientCredentialsOf, createOrchestratorClient } from "@tog/proto";
-import { sessionOpenApiRegistry } from "@tog/session";
-import { streamOpenApiRegistry } from "@tog/stream";
 import {
   AccessTokens,
   ApiKeyRepository,
@@ -82,7 +80,6 @@ try {
     idempotency,
     tokens,
     modules: [tokenRoutes, taskRoutes({ orchestrator })],
-    docsInclude: [streamOpenApiRegistry(), sessionOpenApiRegistry()],
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
     maxBodyBytes: config.MAX_BODY_BYTES,
     readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus), orchestratorCheck(orchestrator)],

@@ -10,4 +10,3 @@ export { JetStreamEvents } from "./store/jetstream-events.ts";
 export { parseClientMessage, type ClientMessage } from "./ws/ws-protocol.ts";
 export { streamRequestFromQuery, type StreamRequest } from "./stream-request.ts";
 export { STREAM_VERSION } from "./version.ts";
-export { streamOpenApiRegistry } from "./openapi.ts";

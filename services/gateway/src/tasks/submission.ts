@@ -1,5 +1,5 @@
 import type { SubmitTaskCommand } from "@tog/proto";
-import { MODEL_CONTROL_KEYS, RATIO_DEFAULTS, WINDOW_LIMITS, type SubmitTaskBody } from "./submit-request.schema.ts";
+import { MODEL_CONTROL_KEYS, RATIO_DEFAULTS, WINDOW_LIMITS, type SubmitTaskBody } from "@tog/api";
 
 // A validated submission turned into the orchestrator's command (contract 4.1):
 // - every recognized context key with a default gets it (history_window_size 50,

@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { apiTaskStatus, displayMode, type TaskDetail, type TaskStatus, type TimelineResult } from "@tog/proto";
-import type { TaskDetailSchema, TaskSummarySchema, TimelineSchema } from "./response.schemas.ts";
+import type { TaskDetailSchema, TaskSummarySchema, TimelineSchema } from "@tog/api";
 
 // How orchestrator records look over HTTP (contract 2.3, 2.4, 3.1, 3.2).
 

@@ -1,4 +1,5 @@
 import { ValidationError } from "@tog/core";
+import { TITLE_MAX_CHARS } from "@tog/api";
 
 // PATCH /sessions/{id} `title` (contract 4.15): cleaned, then at most 60 characters.
 //
@@ -12,7 +13,7 @@ import { ValidationError } from "@tog/core";
 // Length is counted in Unicode code points, not UTF-16 units or bytes: 60 emoji are 60
 // characters. A longer title is refused (400), never cut, so no character is ever split.
 
-export const TITLE_MAX_CHARS = 60;
+export { TITLE_MAX_CHARS };
 
 const LINE_BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
 const INVISIBLE = /[\p{Cc}\u00AD\u180E\u200B\u200C\u2060-\u2064\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;

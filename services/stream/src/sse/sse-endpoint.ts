@@ -2,6 +2,7 @@ import type http from "node:http";
 import type { SpanContext } from "@opentelemetry/api";
 import { context, extractTraceContext, isAppError, SpanKind, trace, tracer, type Logger } from "@tog/core";
 import { statusOf, type CorsSettings } from "@tog/edge";
+import { SSE_PATH } from "@tog/api";
 import type { StreamContext } from "../stream-context.ts";
 import { countStreamOpen } from "../stream-rate-limit.ts";
 import { groupQuery, streamRequestFromQuery } from "../stream-request.ts";
@@ -16,7 +17,6 @@ import { serveSse, type HeaderList, type SseSink } from "./sse-stream.ts";
 // and everything else (preflights, probes, the OpenAPI document, the documented express route)
 // stays on the express app.
 
-export const SSE_PATH = "/api/v1/stream/sse";
 
 export interface SseEndpoint {
   /** Handles GET /api/v1/stream/sse; false for any other request (the caller passes it on). */

@@ -1,9 +1,11 @@
 import { z } from "zod";
 import "@tog/edge"; // extends zod with .openapi()
-import { TITLE_MAX_CHARS } from "./title.ts";
 
 // Query, path and body schemas of the session routes. Every rule carries its exact 400 text;
 // integers are digits only, an empty value is the same as an absent parameter (as GET /tasks).
+
+/** A session title, counted in Unicode code points (cleaning rules: services/session/src/sessions/title.ts). */
+export const TITLE_MAX_CHARS = 60;
 
 /** int32, like GET /tasks. */
 export const MAX_OFFSET = 2_147_483_647;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { REQUEST_MODES } from "@tog/proto";
-import { describeValue } from "./describe-value.ts";
+import { describeValue } from "../describe-value.ts";
 
 // The body of POST /tasks and POST /tasks/stream (contract 4.1). The schema both validates and
 // documents; every rule carries the exact 400 text the client gets (the first problem found is

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { TASK_STATUSES, type TaskStatus } from "@tog/proto";
-import { describeValue } from "./describe-value.ts";
+import { describeValue } from "../describe-value.ts";
 import { NAME_MAX_CHARS, SESSION_ID_MAX_CHARS } from "./submit-request.schema.ts";
 
 // Query parameters, path parameters and the small bodies of the task routes. Every rule carries
