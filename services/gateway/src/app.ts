@@ -1,11 +1,11 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
 import type { Logger } from "@tog/core";
-import type { Metrics } from "@tog/ops";
+import type { Metrics, ReadinessCheck } from "@tog/ops";
 import { createHttpApp, type AccessTokens, type ApiDocs, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
 import { publicApiDocs } from "@tog/api";
 import { registerDocsRoutes } from "./docs.routes.ts";
 import { registerHealthRoutes } from "./health.routes.ts";
-import type { ReadinessCheck } from "./readiness.ts";
+
 
 /** What a route module gets to mount its routes (tasks, approvals, tokens). */
 export interface RouteContext {

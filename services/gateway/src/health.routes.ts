@@ -2,8 +2,8 @@ import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import type { Logger } from "@tog/core";
 import { mountRoute, type ApiDocs } from "@tog/edge";
-import { healthRoute, openApiRoute, PROBE_PREFIXES, readinessRoute, type HealthSchema, type NotReadySchema, type ReadySchema } from "@tog/api";
-import { runReadiness, type ReadinessCheck } from "./readiness.ts";
+import { readinessHandler, type ReadinessCheck } from "@tog/ops";
+import { healthRoute, openApiRoute, PROBE_PREFIXES, readinessRoute, type HealthSchema } from "@tog/api";
 
 export interface HealthRoutesOptions {
   docs: ApiDocs;
@@ -24,20 +24,7 @@ export function registerHealthRoutes(router: Router, options: HealthRoutesOption
   const health = (_req: Request, res: Response) => {
     res.json({ status: "healthy", version, time: new Date().toISOString() } satisfies z.input<typeof HealthSchema>);
   };
-  const readiness = async (_req: Request, res: Response) => {
-    const report = await runReadiness(checks, readinessTimeoutMs);
-    res.setHeader("Cache-Control", "no-store");
-    if (report.ready) {
-      res.json({ status: "ready", checks: report.checks } satisfies z.input<typeof ReadySchema>);
-    } else {
-      for (const [check, err] of Object.entries(report.errors)) logger.warn({ err, check }, "readiness check failed");
-      res.status(503).json({
-        status: "not ready",
-        error: `Not ready: ${report.failed.join(", ")}`,
-        checks: report.checks,
-      } satisfies z.input<typeof NotReadySchema>);
-    }
-  };
+  const readiness = readinessHandler({ checks, timeoutMs: readinessTimeoutMs, logger });
 
   for (const prefix of PROBE_PREFIXES) {
     mountRoute(router, healthRoute(prefix), health);
