@@ -44,18 +44,24 @@ export {
   TimelineEntrySchema,
   TimelineSchema,
 } from "./tasks/response.schemas.ts";
+export { QUERY_MAX_CHARS, SESSION_ID_MAX_CHARS, SubmitTaskBody } from "./tasks/submit-request.schema.ts";
 export {
   MODEL_CONTROL_KEYS,
   MODEL_TIERS,
   NAME_MAX_CHARS,
+  normalizeTaskContext,
   PROMPT_MAX_CHARS,
-  QUERY_MAX_CHARS,
   RATIO_DEFAULTS,
-  SESSION_ID_MAX_CHARS,
-  SubmitTaskBody,
+  readTaskContext,
+  TASK_CONTEXT_KEYS,
+  TaskContextSchema,
   WINDOW_LIMITS,
+  type ModelControls,
   type ModelTier,
-} from "./tasks/submit-request.schema.ts";
+  type ReadContext,
+  type TaskContext,
+  type TaskContextKey,
+} from "./tasks/task-context.ts";
 export {
   deleteSessionRoute,
   getSessionEventsRoute,

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { TASK_STATUSES, type TaskStatus } from "@tog/proto";
 import { describeValue } from "../describe-value.ts";
-import { NAME_MAX_CHARS, SESSION_ID_MAX_CHARS } from "./submit-request.schema.ts";
+import { SESSION_ID_MAX_CHARS } from "./submit-request.schema.ts";
+import { NAME_MAX_CHARS } from "./task-context.ts";
 
 // Query parameters, path parameters and the small bodies of the task routes. Every rule carries
 // its exact 400 text. In query strings an empty value (`?limit=`) is the same as leaving the
