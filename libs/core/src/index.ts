@@ -8,3 +8,4 @@ export * from "./boot.ts";
 export * from "./periodic-job.ts";
 export * from "./dependency.ts";
 export * from "./http-json-errors.ts";
+export { isUuid } from "./ids.ts";

@@ -1,6 +1,4 @@
-import { NotFoundError } from "@tog/core";
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid, NotFoundError } from "@tog/core";
 
 export const TASK_NOT_FOUND = "Task not found";
 
@@ -10,6 +8,6 @@ export const TASK_NOT_FOUND = "Task not found";
  * form the ids are stored and emitted in.
  */
 export function taskIdOrNotFound(id: string): string {
-  if (!UUID_RE.test(id)) throw new NotFoundError(TASK_NOT_FOUND);
+  if (!isUuid(id)) throw new NotFoundError(TASK_NOT_FOUND);
   return id.toLowerCase();
 }

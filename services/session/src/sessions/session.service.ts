@@ -1,4 +1,4 @@
-import { ForbiddenError, NotFoundError } from "@tog/core";
+import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 import type { SessionCache, SessionView } from "./session-cache.ts";
 import type { SessionRecord, SessionRepository, SessionTaskRecord, TurnEventRecord } from "./session.repository.ts";
 import { validTitle } from "./title.ts";
@@ -13,8 +13,6 @@ import { validTitle } from "./title.ts";
 // the session's entries before answering, the change feed drops them for everyone else's.
 
 export const SESSION_NOT_FOUND = "Session not found";
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface TurnTask extends SessionTaskRecord {
   events: TurnEventRecord[];
@@ -112,7 +110,7 @@ export class SessionService {
 
   /** The session a path segment names: a UUID, else an external id of this user (external ids are per user). */
   async #find(userId: string, ref: string, options: { fresh?: boolean } = {}): Promise<SessionRecord | null> {
-    if (UUID_RE.test(ref)) {
+    if (isUuid(ref)) {
       const id = ref.toLowerCase();
       return options.fresh ? this.#repo.findById(id) : this.#cached(id, "meta", () => this.#repo.findById(id), (s) => s !== null);
     }

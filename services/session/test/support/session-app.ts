@@ -4,6 +4,7 @@ import { createDbClient, type Db } from "@tog/db";
 import { createRedis, type Redis } from "@tog/redis";
 import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer, UserRepository, type StartedServer } from "@tog/edge";
 import { publishSessionChanged, type Bus } from "@tog/bus";
+import { isTerminalStatus } from "@tog/events";
 import { createTestDatabase, openTestBus, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
 import { createSessionApp } from "../../src/app.ts";
 import { startChangeFeed, type ChangeFeed } from "../../src/sessions/change-feed.ts";
@@ -109,7 +110,7 @@ export interface TaskFixture {
 export async function insertTask(db: Db, userId: string, sessionId: string, t: TaskFixture = {}): Promise<string> {
   const id = randomUUID();
   const status = t.status ?? "COMPLETED";
-  const terminal = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"].includes(status);
+  const terminal = isTerminalStatus(status);
   const created = t.createdAt ?? new Date();
   await db.$executeRaw`
     INSERT INTO tasks (id, user_id, session_id, query, status, mode, spec, result, trace_id, total_tokens, input_tokens, output_tokens, cost_usd,
