@@ -20,7 +20,6 @@ export {
   ApprovalDecisionBody,
   CancelTaskBody,
   ListTasksQuery,
-  MAX_OFFSET,
   parseStatusFilter,
   REASON_MAX_CHARS,
   TaskEventsQuery,
@@ -70,6 +69,7 @@ export {
   listSessionsRoute,
   renameSessionRoute,
 } from "./sessions/session.routes.ts";
+export { MAX_OFFSET } from "./query-params.ts";
 export { ListSessionsQuery, RenameSessionBody, SessionIdParams, TITLE_MAX_CHARS, TurnsQuery } from "./sessions/request.schemas.ts";
 export {
   SessionDetailSchema,
