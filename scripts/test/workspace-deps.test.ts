@@ -4,7 +4,8 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 
 // The layering of docs/architecture.md "Libraries": a service depends on libs only, a lib never
-// on a service. Checked on what the code imports (any `@tog/<name>` specifier, static or
+// on a service, and another workspace is reached through its package name only (its `exports`:
+// the public index.ts), never by a path into its files. Checked on what the code imports (any `@tog/<name>` specifier, static or
 // dynamic, and any relative path into another workspace), not only on package.json, so a
 // hoisted workspace link cannot hide a dependency.
 
@@ -78,7 +79,9 @@ function violations(all: Workspace[]): string[] {
     for (const file of sourceFiles(ws.dir)) {
       for (const specifier of importsOf(readFileSync(path.join(ROOT, file), "utf8"))) {
         const target = targetOf(specifier, file, all);
-        if (target && target !== ws && target.kind === "service") found.push(`${file} imports the service ${target.name} ("${specifier}")`);
+        if (!target || target === ws) continue;
+        if (target.kind === "service") found.push(`${file} imports the service ${target.name} ("${specifier}")`);
+        else if (specifier.startsWith(".")) found.push(`${file} reaches into ${target.name} by path ("${specifier}"); import the package`);
       }
     }
   }
@@ -100,6 +103,17 @@ describe("workspace layering", () => {
 
   it("no service or lib imports or depends on a service (other than itself)", () => {
     expect(violations(all)).toEqual([]);
+  });
+
+  it("every lib exposes one explicit index: `exports` is that file, and it names what it exports", () => {
+    for (const lib of all.filter((w) => w.kind === "lib")) {
+      const pkg = JSON.parse(readFileSync(path.join(ROOT, lib.dir, "package.json"), "utf8")) as { exports?: Record<string, unknown> };
+      const main = pkg.exports?.["."];
+      const entry = typeof main === "string" ? main : (main as { default?: string } | undefined)?.default;
+      expect(entry, lib.name).toBe("./src/index.ts");
+      const index = readFileSync(path.join(ROOT, lib.dir, "src/index.ts"), "utf8");
+      expect(index, `${lib.dir}/src/index.ts uses export *`).not.toMatch(/^export \*/m);
+    }
   });
 
   it("the check sees a service importing another one", () => {
