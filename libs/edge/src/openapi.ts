@@ -24,7 +24,7 @@ const SECURITY: Record<RouteAuth, Record<string, string[]>[]> = {
   apiKeyOrBearer: [{ [SECURITY_SCHEME_API_KEY]: [] }, { [SECURITY_SCHEME_BEARER]: [] }],
 };
 
-/** The one error body of the API (contract §7). */
+/** The one error body of the API (docs/api.md "Errors"). */
 export const ErrorResponseSchema = z
   .object({
     error: z.string().openapi({ example: "Unauthorized" }),
@@ -39,13 +39,13 @@ export const RATE_LIMIT_HEADERS = {
 };
 const RETRY_AFTER_HEADER = { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } };
 
-/** Response headers of a replayed idempotent request (contract 4.1, 5). */
+/** Response headers of a replayed idempotent request (docs/api.md "Idempotency"). */
 export const IDEMPOTENCY_REPLAY_HEADERS = {
   "X-Idempotency-Cached": { description: "`true` when this answer is the replay of an earlier request with the same Idempotency-Key.", schema: { type: "string" as const } },
   "X-Idempotency-Key": { description: "The Idempotency-Key of the replayed request (only on replays).", schema: { type: "string" as const } },
 };
 
-/** W3C trace context, read on every request (contract 5). */
+/** W3C trace context, read on every request (docs/api.md "Requests"). */
 const TRACE_CONTEXT_HEADERS = {
   traceparent: z
     .string()
@@ -323,7 +323,7 @@ function toRouteConfig(spec: RouteDefinition<AnyObject | undefined, AnyObject | 
   };
 }
 
-/** Default error text for invalid input (the contract's forms). */
+/** Default error text for invalid input (docs/api.md "Requests"). */
 export function defaultInvalidMessage(part: RequestPart, error: z.ZodError): string {
   const issue = error.issues[0];
   if (part === "body") {

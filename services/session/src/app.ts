@@ -37,7 +37,7 @@ export function createSessionDocs(): ApiDocs {
   return new ApiDocs({
     title: "Task Orchestration Gateway API — sessions",
     version: SESSION_SERVICE_VERSION,
-    description: "Session management (contract 4.11–4.16), served by the session service under /api/v1/sessions.",
+    description: "Session management, served by the session service under /api/v1/sessions.",
   });
 }
 

@@ -9,7 +9,7 @@ import { booleanWord, emptyToUndefined, integerParam, MAX_OFFSET, optionalIntege
 // its exact 400 text. In query strings an empty value (`?limit=`) is the same as leaving the
 // parameter out; a repeated parameter is refused.
 
-/** `CANCELED` is the contract's other spelling of CANCELLED. */
+/** `CANCELED` is accepted as the other spelling of CANCELLED (docs/api.md "Statuses and modes"). */
 const STATUS_ALIASES: Record<string, TaskStatus> = { CANCELED: "CANCELLED" };
 const STATUS_FILTER_VALUES = [...TASK_STATUSES, "CANCELED"] as const;
 

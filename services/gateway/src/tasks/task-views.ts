@@ -3,7 +3,7 @@ import { apiTaskStatus, displayMode, type TaskDetail, type TaskStatus, type Time
 import { isTerminalStatus } from "@tog/events";
 import type { TaskDetailSchema, TaskSummarySchema, TimelineSchema } from "@tog/api";
 
-// How orchestrator records look over HTTP (contract 2.3, 2.4, 3.1, 3.2).
+// How orchestrator records look over HTTP (`TaskDetail`, `TaskSummary`, `Timeline`; docs/api.md "Statuses and modes").
 
 export const apiStatus = (status: TaskStatus) => apiTaskStatus(status);
 export { displayMode };

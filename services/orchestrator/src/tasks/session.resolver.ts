@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 
-// Contract 2.6: a session id is a UUID or a client's own string. A UUID names the session
+// docs/api.md "Sessions": a session id is a UUID or a client's own string. A UUID names the session
 // itself; any other string is an external id kept beside an internal UUID. Either way the
 // session is its creator's: another user gets 403, a deleted session 404.
 

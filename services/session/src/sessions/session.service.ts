@@ -3,7 +3,7 @@ import type { SessionCache, SessionView } from "./session-cache.ts";
 import type { SessionRecord, SessionRepository, SessionTaskRecord, TurnEventRecord } from "./session.repository.ts";
 import { validTitle } from "./title.ts";
 
-// The session rules (contract 2.5–2.7, 3.4, 4.11–4.16, §5 rule 7):
+// The session rules (docs/api.md "Sessions", "Authentication"; operations listSessions … deleteSession):
 // - `{sessionId}` is the UUID (any case) or the external id the client submitted with.
 // - A session is its owner's. Another user gets 403 on get, history, patch and delete; the
 //   events endpoint answers 404 instead (as for a deleted session).
@@ -100,7 +100,7 @@ export class SessionService {
     await this.#cache.invalidate(session.id);
   }
 
-  /** Owned and not deleted; another user's session is 403, or 404 where the contract hides it. */
+  /** Owned and not deleted; another user's session is 403, or 404 where the API hides it (its turns). */
   async #readable(userId: string, ref: string, foreign: "forbidden" | "not-found"): Promise<SessionRecord> {
     const session = await this.#find(userId, ref);
     if (!session || session.deletedAt !== null) throw new NotFoundError(SESSION_NOT_FOUND);

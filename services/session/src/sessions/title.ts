@@ -1,7 +1,7 @@
 import { ValidationError } from "@tog/core";
 import { TITLE_MAX_CHARS } from "@tog/api";
 
-// PATCH /sessions/{id} `title` (contract 4.15): cleaned, then at most 60 characters.
+// PATCH /sessions/{id} `title` (OpenAPI `renameSession`): cleaned, then at most 60 characters.
 //
 // Cleaning, in order: Unicode NFC (a decomposed "é" is one character, as the user sees it);
 // line breaks and tabs become spaces; other control characters (Cc), invisible formatting
@@ -38,7 +38,7 @@ export function codePointLength(text: string): number {
   return n;
 }
 
-/** The cleaned title, or ValidationError with the contract's 400. */
+/** The cleaned title, or ValidationError with the documented 400 text. */
 export function validTitle(raw: string): string {
   const title = cleanTitle(raw);
   if (title === "") throw new ValidationError("title must not be empty (after removing control characters and surrounding whitespace)");

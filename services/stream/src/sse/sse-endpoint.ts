@@ -13,7 +13,7 @@ import { serveSse, type HeaderList, type SseSink } from "./sse-stream.ts";
 // stream's request and response live as long as the stream, so whatever a framework hangs on
 // them is paid per idle connection (measured: the express + edge stack about doubles the heap a
 // bare node:http stream holds). This path keeps the same rules — CORS (the edge's policy),
-// header-only credentials, the contract's error bodies, a span and one log line per request —
+// header-only credentials, the one error body, a span and one log line per request —
 // and everything else (preflights, probes, the OpenAPI document, the documented express route)
 // stays on the express app.
 

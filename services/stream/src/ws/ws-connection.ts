@@ -197,7 +197,7 @@ export class WsConnection {
         this.#sendJson({ type: "pong" });
         return;
       case "unsubscribe":
-        // No acknowledgement: server messages are events and pong only (contract 4.10).
+        // No acknowledgement: server messages are events and pong only (OpenAPI `streamWs`).
         if (!this.#drop(message.workflowId)) this.#error(new ValidationError(`Not subscribed to ${message.workflowId}`), message.workflowId);
         return;
       case "subscribe":
