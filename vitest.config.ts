@@ -4,7 +4,9 @@ import { defineConfig } from "vitest/config";
 import { testTiers } from "./scripts/test-tiers.ts";
 
 // Three projects (scripts/test-tiers.ts decides which file goes where):
-//   unit         no I/O: `npm run test:unit`, seconds;
+//   unit         no I/O: `npm run test:unit`, seconds. Files share their worker's modules
+//                (isolate: false); the few that set process-wide state run isolated in
+//                `unit-isolated`, which test:unit runs too;
 //   integration  the real PostgreSQL, NATS and Redis: `npm run test:integration`; each test file
 //                isolates itself (own database, subject prefix, key prefix), so files run in
 //                parallel;
@@ -29,6 +31,16 @@ export default defineConfig({
         test: {
           name: "unit",
           include: tiers.unit,
+          env: NO_INFRA,
+          isolate: false,
+          testTimeout: 20_000,
+          hookTimeout: 60_000,
+        },
+      },
+      {
+        test: {
+          name: "unit-isolated",
+          include: tiers.unitIsolated,
           env: NO_INFRA,
           testTimeout: 20_000,
           hookTimeout: 60_000,

@@ -15,6 +15,13 @@ import path from "node:path";
 
 export type Tier = "unit" | "integration" | "e2e";
 
+/**
+ * Unit files share their worker's modules (no per-file isolation: most of a unit run is module
+ * loading otherwise), except those that set process-wide state, such as the OpenTelemetry
+ * provider; they run in a project of their own, isolated.
+ */
+const PROCESS_STATE = /\binitTelemetry\b/;
+
 const PROCESS = /from "node:child_process"|\blintOpenApi\b/;
 const INFRA = /\b(createTestDatabase|openTestBus|provisionTestBus|testInfraConfig|createDbClient|connectBus|createRedis)\b/;
 const DIRECTIVE = /^\/\/ test-tier: (unit|integration|e2e)\b/m;
@@ -56,9 +63,13 @@ function testFiles(root: string, dir: string): string[] {
   });
 }
 
-/** Every test file outside tests-e2e, relative to `root`, by tier. */
-export function testTiers(root: string): Record<Tier, string[]> {
-  const tiers: Record<Tier, string[]> = { unit: [], integration: [], e2e: [] };
-  for (const file of TEST_DIRS.flatMap((d) => testFiles(root, d))) tiers[tierOf(root, file)].push(file);
+/** Every test file outside tests-e2e, relative to `root`, by tier; `unitIsolated` is the part of `unit` that needs isolation. */
+export function testTiers(root: string): Record<Tier | "unitIsolated", string[]> {
+  const tiers: Record<Tier | "unitIsolated", string[]> = { unit: [], unitIsolated: [], integration: [], e2e: [] };
+  for (const file of TEST_DIRS.flatMap((d) => testFiles(root, d))) {
+    const tier = tierOf(root, file);
+    const isolated = tier === "unit" && PROCESS_STATE.test(readFileSync(path.join(root, file), "utf8"));
+    tiers[isolated ? "unitIsolated" : tier].push(file);
+  }
   return tiers;
 }

@@ -22,8 +22,10 @@ describe("test tiers", () => {
     expect(tierOf(ROOT, "libs/events/test/envelope.test.ts")).toBe("unit");
     expect(tierOf(ROOT, "scripts/test/test-tiers.test.ts")).toBe("unit");
     const tiers = testTiers(ROOT);
-    const all = [...tiers.unit, ...tiers.integration, ...tiers.e2e];
+    const all = [...tiers.unit, ...tiers.unitIsolated, ...tiers.integration, ...tiers.e2e];
     expect(new Set(all).size).toBe(all.length);
     expect(tiers.unit).toContain("libs/core/test/ids.test.ts");
+    // sets the process-wide OpenTelemetry provider: isolated from the other unit files
+    expect(tiers.unitIsolated).toContain("libs/core/test/telemetry.test.ts");
   });
 });
