@@ -27,6 +27,11 @@ export const API_TAGS = [
 /** Every public route in the document's order: streams, sessions, then the gateway's own. */
 export const PUBLIC_ROUTES = [...STREAM_ROUTES, ...SESSION_ROUTES, ...HEALTH_ROUTES, createAccessTokenRoute, ...TASK_ROUTES];
 
+/** Registers the per-type event schemas (`Event_<TYPE>`, `StreamEvent`) the streaming routes refer to. */
+export function describeEventSchemas(docs: ApiDocs): void {
+  for (const [name, schema] of Object.entries(eventOpenApiSchemas())) docs.registry.registerComponent("schemas", name, schema);
+}
+
 /** The document of every public route, under /api/v1 of one base URL. */
 export function publicApiDocs(): ApiDocs {
   const docs = new ApiDocs({
@@ -38,7 +43,7 @@ export function publicApiDocs(): ApiDocs {
     servers: [{ url: "/", description: "The server that serves this document (paths include /api/v1)." }],
     tags: API_TAGS,
   });
-  for (const [name, schema] of Object.entries(eventOpenApiSchemas())) docs.registry.registerComponent("schemas", name, schema);
+  describeEventSchemas(docs);
   for (const route of PUBLIC_ROUTES) docs.describe(route);
   return docs;
 }

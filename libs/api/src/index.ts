@@ -1,7 +1,7 @@
 // The public HTTP API: every route's definition (schemas, descriptions, operation ids) and the
 // OpenAPI document built from them. Services mount the definitions they serve; nothing here
 // runs a request.
-export { API_TAGS, API_VERSION, PUBLIC_ROUTES, publicApiDocs, publicApiDocument } from "./document.ts";
+export { API_TAGS, API_VERSION, describeEventSchemas, PUBLIC_ROUTES, publicApiDocs, publicApiDocument } from "./document.ts";
 export { describeValue } from "./describe-value.ts";
 export { HealthSchema, healthRoute, NotReadySchema, openApiRoute, PROBE_PREFIXES, readinessRoute, ReadySchema, type ProbePrefix } from "./health.routes.ts";
 export { AccessTokenRequestSchema, AccessTokenSchema, createAccessTokenRoute, TOKEN_MAX_TTL_SECONDS, TOKEN_MIN_TTL_SECONDS } from "./token.routes.ts";

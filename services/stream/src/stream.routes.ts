@@ -1,7 +1,6 @@
 import type { Router } from "express";
-import { eventOpenApiSchemas } from "@tog/events";
 import type { ApiDocs } from "@tog/edge";
-import { streamSseRoute, streamWsRoute } from "@tog/api";
+import { describeEventSchemas, streamSseRoute, streamWsRoute } from "@tog/api";
 import type { SseEndpoint } from "./sse/sse-endpoint.ts";
 import type { HeaderList } from "./sse/sse-stream.ts";
 import type { StreamContext } from "./stream-context.ts";
@@ -12,7 +11,7 @@ import type { StreamContext } from "./stream-context.ts";
  * express route runs the same code for an app used on its own.
  */
 export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamContext, sse: SseEndpoint): void {
-  for (const [name, schema] of Object.entries(eventOpenApiSchemas())) docs.registry.registerComponent("schemas", name, schema);
+  describeEventSchemas(docs);
   docs.route(
     router,
     { ...streamSseRoute, middleware: [ctx.auth.require({ allowBearer: true })] },
