@@ -6,7 +6,6 @@ import { publicApiDocs } from "@tog/api";
 import { registerDocsRoutes } from "./docs.routes.ts";
 import { registerHealthRoutes } from "./health.routes.ts";
 
-
 /** What a route module gets to mount its routes (tasks, approvals, tokens). */
 export interface RouteContext {
   router: Router;

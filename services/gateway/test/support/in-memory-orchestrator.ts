@@ -22,7 +22,6 @@ import { isTerminalStatus } from "@tog/events";
 // interface's ownership rules (reads of another user's task → NotFound, cancel/decide →
 // Forbidden) and records every call, so tests can look at exactly what the routes sent.
 
-
 interface StoredApproval {
   id: string;
   workflowId: string;

@@ -17,7 +17,6 @@ import { serveSse, type HeaderList, type SseSink } from "./sse-stream.ts";
 // and everything else (preflights, probes, the OpenAPI document, the documented express route)
 // stays on the express app.
 
-
 export interface SseEndpoint {
   /** Handles GET /api/v1/stream/sse; false for any other request (the caller passes it on). */
   handle(req: http.IncomingMessage, res: http.ServerResponse): boolean;

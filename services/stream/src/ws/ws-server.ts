@@ -19,7 +19,6 @@ import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
 // against the caller's stream-open limit (429) after authentication; from then on the 101 and any
 // refusal carry the X-RateLimit-* headers.
 
-
 /** Sec-WebSocket-Key: 16 bytes, base64 (RFC 6455 4.1), as `ws` checks it. */
 const KEY_RE = /^[+/0-9A-Za-z]{22}==$/;
 
