@@ -68,7 +68,7 @@ describe("handshake", () => {
     const c = await connect({ workflow_id: wf.workflowId, last_event_id: "1" });
     await wf.emit(2, { last: true });
     await c.waitForMessage(isTerminalMessage);
-    // Server messages are events (and pong) only: no acknowledgement, no "done" (contract 4.10).
+    // Server messages are events (and pong) only: no acknowledgement, no "done" (OpenAPI `streamWs`).
     expect(c.messages.map((m) => m.type)).toEqual(["LLM_PARTIAL", "LLM_PARTIAL", "PROGRESS", "WORKFLOW_COMPLETED"]);
     expect(c.events().map((e) => e.seq)).toEqual([2, 3, 4, 5]);
     expect(c.events().at(-1)).toMatchObject({ status: "COMPLETED", result: "done" });

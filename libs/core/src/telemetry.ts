@@ -237,7 +237,7 @@ const carrierSetter: TextMapSetter<Record<string, string>> = {
 
 /**
  * Context from incoming `traceparent`/`tracestate`. A traceparent that breaks the
- * contract's format is dropped (with its tracestate), so a new trace starts.
+ * documented format is dropped (with its tracestate), so a new trace starts.
  */
 export function extractTraceContext(carrier: Carrier): Context {
   const raw = carrierGetter.get(carrier, "traceparent");

@@ -23,9 +23,9 @@ export interface RouterOptions {
   port: number;
   host?: string;
   routes: RouteRule[];
-  /** Whole request (headers + body) must arrive within this; else 408 JSON (contract: read 30 s). */
+  /** Whole request (headers + body) must arrive within this; else 408 JSON (docs/api.md "Limits": read 30 s). */
   readTimeoutMs?: number;
-  /** Idle keep-alive client connections close after this (contract: idle 60 s). */
+  /** Idle keep-alive client connections close after this (docs/api.md "Limits": idle 60 s). */
   idleTimeoutMs?: number;
   /**
    * A declared Content-Length above this is answered 413 here, at once, and the connection closed:
@@ -128,7 +128,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
 
   const server = http.createServer(
     {
-      // The contract's read timeout, enforced here as at every service: a slowloris header or a
+      // The documented read timeout (docs/api.md "Limits"), enforced here as at every service: a slowloris header or a
       // slow body gets 408 JSON after 30 s (installJsonClientErrors), not a 502 from upstream.
       requestTimeout: readTimeoutMs,
       headersTimeout: readTimeoutMs,

@@ -4,7 +4,7 @@ import { abortError, ApiError, apiErrorFor, isAbortError, StreamError } from "./
 import { toApiError, type Transport } from "./transport.ts";
 import { isTerminalEvent, type EventType, type TogEvent } from "./types.ts";
 
-// Resumable event streams (contract 4.9, 4.10, 6.3). Both transports give the caller ONE
+// Resumable event streams (docs/api.md "Events and streams"). Both transports give the caller ONE
 // gap-free sequence of a workflow's events across any number of reconnects:
 //   - resume from the last event received (SSE: Last-Event-ID; WebSocket: last_event_id = seq),
 //   - wait as the server's `retry:` says, then back off exponentially with jitter,

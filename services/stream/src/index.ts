@@ -11,4 +11,3 @@ export { parseClientMessage, type ClientMessage } from "./ws/ws-protocol.ts";
 export { closeReason, refusalCode, CLOSE_INTERNAL, CLOSE_REFUSED_BASE, CLOSE_RESTART, CLOSE_SLOW_CONSUMER } from "./ws/ws-close.ts";
 export { streamRequestFromQuery, type StreamRequest } from "./stream-request.ts";
 export { STREAM_VERSION } from "./version.ts";
-export { streamOpenApiRegistry } from "./openapi.ts";

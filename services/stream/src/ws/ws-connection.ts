@@ -15,7 +15,7 @@ import { parseClientMessage, workflowIdOf } from "./ws-protocol.ts";
 // One WebSocket connection: any number of workflow subscriptions (up to a limit), each with
 // the SSE rules (ownership, replay, seam, terminal end), multiplexed on one socket. Events are
 // sent as text messages of the SSE-form JSON, which names its workflow_id. Server messages are
-// events and pong only (contract 4.10): a refused client message closes the connection with a
+// events and pong only (OpenAPI `streamWs`): a refused client message closes the connection with a
 // code and reason (ws-close.ts), and an unsubscribe of a workflow not subscribed is ignored.
 
 interface Entry {
@@ -181,7 +181,7 @@ export class WsConnection {
         this.#pong();
         return;
       case "unsubscribe":
-        // No acknowledgement: server messages are events and pong only (contract 4.10). Not
+        // No acknowledgement: server messages are events and pong only (OpenAPI `streamWs`). Not
         // subscribed (never, or its stream already ended) is not an error: the wish holds.
         this.#drop(message.workflowId);
         return;
@@ -306,7 +306,7 @@ export class WsConnection {
     this.onClose?.();
   }
 
-  /** The one server message that is not an event (contract 4.10). */
+  /** The one server message that is not an event (OpenAPI `streamWs`). */
   #pong(): void {
     if (this.#closed || this.ws.readyState !== this.ws.OPEN) return;
     this.ws.send('{"type":"pong"}');

@@ -2,13 +2,13 @@ import { ValidationError } from "@tog/core";
 import { parseEventTypeFilter } from "@tog/events";
 import { normalizeWorkflowId, resumeAfterOf, type StreamRequest } from "../stream-request.ts";
 
-// The WebSocket protocol (contract 4.10), JSON text messages.
+// The WebSocket protocol (OpenAPI `streamWs`), JSON text messages.
 //
 // Client → server:
 //   {"type":"subscribe","workflow_id":"…","types":["LLM_OUTPUT",…] | "A,B","last_event_id":"<millis>-<seq>" | n}
 //   {"type":"unsubscribe","workflow_id":"…"}
 //   {"type":"ping"}
-// Server → client (contract 4.10: events and pong only; no acknowledgements, no errors):
+// Server → client (`streamWs`: events and pong only; no acknowledgements, no errors):
 //   an event (6.1, SSE form, carrying its workflow_id); a subscription ends with its terminal
 //   event, sent even when the `types` filter leaves it out; {"type":"pong"}. A message the
 //   server refuses closes the connection with 4000 + its HTTP status and the error as reason
