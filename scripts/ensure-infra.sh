@@ -29,13 +29,13 @@ endpoint() {
   [ "$host" = "$rest" ] || port="${rest##*:}"
   echo "${host:-127.0.0.1} $port"
 }
-# The server a pair of variables names: the service's, else the tests'. Two different local
-# servers cannot both be ensured by this script: it says which one it takes.
+# The server a pair of variables names: the service's, else the tests'. Two local ports cannot
+# both be ensured by this script: it says which one it takes.
 server_of() {
   local service="$1" tests="$2" default_port="$3" service_url="${!1:-}" tests_url="${!2:-}"
-  if [ -n "$service_url" ] && [ -n "$tests_url" ] &&
-    [ "$(endpoint "$service_url" "$default_port")" != "$(endpoint "$tests_url" "$default_port")" ]; then
-    log "$service and $tests name different servers; ensuring the one of $service"
+  if [ -n "$service_url" ] && [ -n "$tests_url" ] && is_local "$service_url" && is_local "$tests_url" &&
+    [ "$(endpoint "$service_url" "$default_port" | cut -d' ' -f2)" != "$(endpoint "$tests_url" "$default_port" | cut -d' ' -f2)" ]; then
+    log "$service and $tests name different ports; ensuring the one of $service"
   fi
   endpoint "${service_url:-$tests_url}" "$default_port"
 }

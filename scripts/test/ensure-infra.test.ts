@@ -203,10 +203,11 @@ function signal(pid: number, sig: NodeJS.Signals): void {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe("ensure-infra.sh", () => {
-  it.runIf(REDIS !== undefined && NATS !== undefined)("starts redis-server and nats-server -js on the ports REDIS_URL and NATS_URL name, data under TOG_INFRA_DIR", async () => {
+  it.runIf(REDIS !== undefined && NATS !== undefined)("starts redis-server and nats-server -js on the ports REDIS_URL and NATS_URL name (over TEST_*), data under TOG_INFRA_DIR", async () => {
     const { dir, script, infraDir } = newCase();
     const redisPort = await freePort();
     const natsPort = await freePort();
+    const otherNatsPort = await freePort();
     // As root, a daemonized redis-server writes /var/run/redis.pid, which the shared one wrote:
     // run as `nobody` where we can, so that file is left alone.
     const run = await runScript(
@@ -218,12 +219,14 @@ describe("ensure-infra.sh", () => {
         DATABASE_URL: ELSEWHERE.DATABASE_URL,
         REDIS_URL: `redis://127.0.0.1:${redisPort}`,
         NATS_URL: `nats://127.0.0.1:${natsPort}/`,
+        TEST_NATS_URL: `nats://localhost:${otherNatsPort}`,
       },
       { asNobody: CAN_DROP },
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.lines).toEqual([
       "[ensure-infra] starting Redis",
+      "[ensure-infra] NATS_URL and TEST_NATS_URL name different ports; ensuring the one of NATS_URL",
       "[ensure-infra] starting NATS with JetStream",
       `[ensure-infra] port ${redisPort} answers`,
       `[ensure-infra] port ${natsPort} answers`,
@@ -234,6 +237,7 @@ describe("ensure-infra.sh", () => {
     const reply = await talk(natsPort, 'CONNECT {"verbose":false}\r\nSUB _INBOX.t 1\r\nPUB $JS.API.INFO _INBOX.t 0\r\n\r\n', /MSG _INBOX\.t 1 \d+\r\n.*\r\n/s);
     expect(reply).toContain('"type":"io.nats.jetstream.api.v1.account_info_response"');
     expect(reply).not.toContain('"error"');
+    expect(await answers(otherNatsPort)).toBe(false);
     expect(existsSync(path.join(infraDir, "redis/redis.log"))).toBe(true);
     expect(existsSync(path.join(infraDir, "nats/jetstream"))).toBe(true);
     expect(existsSync(path.join(dir, "repo/.tools/infra"))).toBe(false);
