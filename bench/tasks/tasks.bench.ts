@@ -560,6 +560,10 @@ async function historyPhase(env: Env): Promise<void> {
             }),
         },
       ];
+      // A fresh counter window: the latency pass and the checks above ran since the last one.
+      await quiet();
+      last = await stats.db();
+      lastAt = performance.now();
       const before: Cost[] = [];
       for (const p of probes) before.push(await p.run());
       log(`  churn: ${config.BENCH_CHURN_TASKS} tasks' life cycle through SQL, autovacuum off for ${["tasks", "sessions", "user_counters"].join(", ")}…`);

@@ -20,9 +20,6 @@ export interface SessionMemoryOptions {
   logger?: Logger | undefined;
 }
 
-/** Earlier turns of the task's session ($1 session, $2 the task's created_at, $3 its id). */
-const EARLIER = `session_id = $1::uuid AND status = 'COMPLETED' AND result IS NOT NULL AND result <> ''
-  AND (created_at < $2 OR (created_at = $2 AND id < $3::uuid))`;
 
 interface TurnRow {
   id: string;
@@ -47,8 +44,10 @@ export class SessionMemory {
     const earlier = async (order: "ASC" | "DESC", limit: number) =>
       (
         await this.#pool.query<TurnRow>(
-          `SELECT id::text, query, result FROM tasks WHERE ${EARLIER} ORDER BY created_at ${order}, id ${order} LIMIT $4`,
-          [...params, limit],
+          // Completed turns with a result before this task, in index order whatever the
+          // statistics say (migration 20261124160000_list_plans).
+          "SELECT id::text, query, result FROM earlier_turns($1::uuid, $2, $3::uuid, $4, $5)",
+          [...params, order === "DESC", limit],
         )
       ).rows;
     // Two messages per turn: enough turns for the primers and for the rest of the window. The

@@ -53,10 +53,12 @@ export class TaskQueries {
     const total = await this.#count(q);
     const limit = Math.min(q.limit, Math.max(0, total - q.offset));
     if (limit === 0) return { rows: [], total };
-    const where = Prisma.sql`WHERE user_id = ${q.userId}::uuid
-      ${q.status ? Prisma.sql`AND status = ${q.status}` : Prisma.empty}
-      ${q.sessionId ? Prisma.sql`AND session_id = ${q.sessionId}::uuid` : Prisma.empty}`;
-    const rows = await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks ${where} ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${q.offset}`;
+    // Through functions that plan in index order whatever the statistics say (migration
+    // 20261124160000_list_plans). A session's owner was checked when its id was resolved.
+    const status = q.status ?? null;
+    const rows = q.sessionId
+      ? await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM session_tasks_newest(${q.sessionId}::uuid, ${status}::varchar, ${limit}::int, ${q.offset}::int)`
+      : await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks_page(${q.userId}::uuid, ${status}::varchar, ${limit}::int, ${q.offset}::int)`;
     return { rows, total };
   }
 

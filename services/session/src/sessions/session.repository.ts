@@ -124,15 +124,14 @@ export class SessionRepository {
       SELECT sum(sessions_active)::bigint AS n FROM user_counters WHERE user_id = ${userId}::uuid`;
     const total = Number(count[0]?.n ?? 0);
     if (offset >= total) return { sessions: [], total };
+    // In index order whatever the statistics say (migration 20261124160000_list_plans).
     const rows = await this.#db.$queryRaw<SessionRow[]>`
-      SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND deleted_at IS NULL
-      ORDER BY last_activity_at DESC, id DESC LIMIT ${Math.min(limit, total - offset)} OFFSET ${offset}`;
+      SELECT ${SESSION_COLUMNS} FROM sessions_page(${userId}::uuid, ${Math.min(limit, total - offset)}::int, ${offset}::int)`;
     return { sessions: rows.map(toSession), total };
   }
 
   /** Every task of the session, oldest first; `limit`/`offset` count tasks (turns). */
   async tasks(sessionId: string, page?: { limit: number; offset: number }): Promise<SessionTaskRecord[]> {
-    const paging = page ? Prisma.sql`LIMIT ${page.limit} OFFSET ${page.offset}` : Prisma.empty;
     const rows = await this.#db.$queryRaw<
       {
         id: string;
@@ -158,8 +157,7 @@ export class SessionRepository {
       SELECT t.id::text, t.query, t.status, t.mode, t.requested_mode, t.result, t.error, t.error_type, t.model_used, t.provider,
              t.input_tokens, t.output_tokens, t.total_tokens, t.cost_usd, t.created_at, t.started_at, t.completed_at,
              (SELECT (s.events -> 0 -> 'data')::jsonb FROM task_steps s WHERE s.workflow_id = t.id AND s.key = 'finish') AS outcome
-      FROM tasks t WHERE t.session_id = ${sessionId}::uuid
-      ORDER BY t.created_at, t.id ${paging}`;
+      FROM session_tasks_oldest(${sessionId}::uuid, ${page?.limit ?? null}::int, ${page?.offset ?? 0}::int) t`;
     const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
     return rows.map((r) => ({
       id: r.id,
