@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -123,7 +124,7 @@ const PLANNED_VARIABLES = ["METRICS_PORT"];
 const SECRET_STAND_INS: Env = {
   DATABASE_URL: "postgresql://tog:secret@postgresql:5432/tog",
   REDIS_URL: "redis://:secret@redis-master:6379",
-  AUTH_TOKEN_SECRET: "a-private-token-secret-of-at-least-32-characters",
+  AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
   OPENAI_API_KEY: "sk-stand-in",
   ANTHROPIC_API_KEY: "sk-ant-stand-in",
   GOOGLE_API_KEY: "stand-in",
