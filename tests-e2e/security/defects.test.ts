@@ -1,6 +1,6 @@
 // Issue 11, end to end: each defect of the black-box probe, against the running system (every
 // service its own process, the public router in front, authentication on).
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -394,4 +394,52 @@ describe("STREAM_MAX_CONNECTIONS through the public port", () => {
     }
     expect(status).toBe(200);
   }, 60_000);
+});
+
+/** host:port of every TCP socket process `pid` listens on (Linux /proc: its socket inodes in /proc/net/tcp{,6}). */
+function listeningAddresses(pid: number): string[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const found: string[] = [];
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // cols: sl local_address rem_address st … inode (10th); st 0A = LISTEN
+      if (cols.length < 10 || cols[3] !== "0A" || !inodes.has(cols[9]!)) continue;
+      const [hex, port] = cols[1]!.split(":");
+      found.push(`${hostOf(hex!)}:${parseInt(port!, 16)}`);
+    }
+  }
+  return found;
+}
+
+/** /proc/net/tcp's little-endian hex address as text (IPv4, or IPv6 with its v4-mapped and loopback forms). */
+function hostOf(hex: string): string {
+  const bytes = (h: string) => Buffer.from(h, "hex").reverse();
+  if (hex.length === 8) return [...bytes(hex)].join(".");
+  const words = [0, 8, 16, 24].map((i) => bytes(hex.slice(i, i + 8)).toString("hex"));
+  const v6 = words.join("");
+  if (v6 === "00000000000000000000000000000001") return "::1";
+  if (v6 === "0".repeat(32)) return "::";
+  if (v6.startsWith("00000000000000000000ffff")) return `::ffff:${[...Buffer.from(v6.slice(24), "hex")].join(".")}`;
+  return v6;
+}
+
+describe("internal ports under npm start's stack (libs/devstack startStack)", () => {
+  it("every service, gRPC and ops port listens on 127.0.0.1 only", () => {
+    for (const service of env.stack.services) {
+      const addresses = listeningAddresses(service.pid);
+      // Each process has its service (HTTP or gRPC) port and its ops port at least.
+      expect(addresses.length, `${service.name} listens`).toBeGreaterThanOrEqual(2);
+      for (const address of addresses) expect(address, `${service.name}`).toMatch(/^(127\.0\.0\.1|::ffff:127\.0\.0\.1):\d+$/);
+      if (service.port !== undefined) expect(addresses).toContain(`127.0.0.1:${service.port}`);
+    }
+  });
 });
