@@ -27,7 +27,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     if (req.method === "GET" && path === "/metrics") {
       options.metrics.registry.metrics().then(
         (text) => {
-          res.writeHead(200, { "Content-Type": options.metrics.registry.contentType });
+          res.writeHead(200, { "Content-Type": options.metrics.registry.contentType, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store" });
           res.end(text);
         },
         () => json(res, 500, { error: "Internal server error" }),

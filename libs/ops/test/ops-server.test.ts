@@ -77,4 +77,14 @@ describe("the ops port's errors", () => {
     expect(res.headers).toContain("x-content-type-options: nosniff");
     expect(JSON.parse(res.body)).toEqual({ error: expect.any(String) });
   });
+
+  it("carries nosniff and no-store on /metrics and /health too", async () => {
+    const { base } = await start();
+    for (const p of ["/metrics", "/health"]) {
+      const res = await fetch(`${base}${p}`);
+      expect(res.status, p).toBe(200);
+      expect(res.headers.get("x-content-type-options"), p).toBe("nosniff");
+      expect(res.headers.get("cache-control"), p).toBe("no-store");
+    }
+  });
 });

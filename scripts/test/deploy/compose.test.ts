@@ -165,7 +165,7 @@ describe("docker-compose.yml", () => {
     const edge = compose.services.edge!;
     expect(edge.image).toMatch(/^nginx:/);
     expect(edge.volumes).toContain("./deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro");
-    expect((edge.ports ?? []).map(interpolate)).toEqual(["8080:8080"]);
+    expect((edge.ports ?? []).map((p) => interpolate(p))).toEqual(["8080:8080"]);
     const upstreams = nginxUpstreams(readFileSync(NGINX_CONF, "utf8"));
     expect(upstreams.length).toBeGreaterThan(0);
     for (const { host, port } of upstreams) {
