@@ -8,9 +8,8 @@ import { createLogger, loadConfig, startFailureFields, startFailureMessage, wait
 import { connectBus } from "@tog/bus";
 import { createDbPool, migrate } from "@tog/db";
 import { chooseLogFormat, formatBanner, OPS_PORT_LOG, prettyLogFormatter, prettyLogStream, runBusSetup, startStack, type Stack } from "@tog/devstack";
-import { ensureLocalTokenSecret } from "@tog/edge";
 import { startConfigShape } from "./start.config.ts";
-
+import { servicesEnv } from "./start-env.ts";
 
 const config = loadConfig(startConfigShape, process.env);
 const format = chooseLogFormat(config.START_LOG_FORMAT, process.stdout.isTTY);
@@ -57,14 +56,7 @@ try {
   await probe.close();
 
   // Every service reads its settings from this same environment (the stack sets PORT per service).
-  // Without AUTH_TOKEN_SECRET every service shares this installation's generated secret
-  // (.local/auth-token-secret), so authentication can be turned on without a published value.
-  const env = {
-    ...process.env,
-    NODE_ENV: config.NODE_ENV,
-    LOG_LEVEL: config.LOG_LEVEL,
-    AUTH_TOKEN_SECRET: config.AUTH_TOKEN_SECRET ?? ensureLocalTokenSecret(),
-  };
+  const env = servicesEnv(process.env, config);
   if (await runBusSetup(env)) logger.info({ prefix: config.NATS_PREFIX }, "nats streams ready");
   else logger.warn("bus setup CLI not found; skipping NATS stream creation");
 

@@ -15,7 +15,7 @@
 // Clients run in forked processes (client-worker.ts); every process shares this machine's cores.
 // Run: npm run bench:stream   (BENCH_* variables below change the load)
 import { fork, type ChildProcess } from "node:child_process";
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
@@ -303,7 +303,7 @@ async function startServer(kind: Kind, infra: Infra, nodeOptions: string[] = [])
     env: {
       ...common,
       NODE_ENV: "production",
-      AUTH_TOKEN_SECRET: "bench-secret-bench-secret-bench-secret-0123",
+      AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
       GATEWAY_SKIP_AUTH: "1",
       DATABASE_URL: infra.database.url,
       DATABASE_POOL_MAX: "4",

@@ -6,7 +6,7 @@
 //                            the same AccessTokens.issue (HS256 JWT), no auth, rate limit,
 //                            idempotency, logging, tracing or metrics
 // Env: PORT, DATABASE_URL, DATABASE_POOL_MAX (16), AUTH_TOKEN_SECRET.
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import express from "express";
 import pg from "pg";
 import { AccessTokens } from "@tog/edge";
@@ -14,7 +14,7 @@ import { AccessTokens } from "@tog/edge";
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_MAX ?? 16) });
 pool.on("error", () => undefined);
 await pool.query("CREATE TABLE IF NOT EXISTS items (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
-const tokens = new AccessTokens({ secret: process.env.AUTH_TOKEN_SECRET ?? "bench-secret-bench-secret-bench-secret", ttlSeconds: 3600 });
+const tokens = new AccessTokens({ secret: process.env.AUTH_TOKEN_SECRET ?? randomBytes(32).toString("hex"), ttlSeconds: 3600 });
 const userId = randomUUID();
 
 const app = express();

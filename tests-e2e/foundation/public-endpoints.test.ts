@@ -1,5 +1,6 @@
 // Default settings (GATEWAY_SKIP_AUTH unset → auth off): probes, OpenAPI, 404s, the router,
 // development CORS, trace context in logs, and the model catalog.
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayOperations, newTraceparent, request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
 import { call, missingRouteNote, PROTECTED_CALLS } from "./routes.ts";
@@ -119,7 +120,7 @@ describe("CORS in production (NODE_ENV=production, CORS_ALLOWED_ORIGINS)", () =>
       NODE_ENV: "production",
       CORS_ALLOWED_ORIGINS: ALLOWED.join(","),
       GATEWAY_SKIP_AUTH: "0",
-      AUTH_TOKEN_SECRET: "e2e-production-secret-0123456789abcdef0123456789",
+      AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
     });
     prodBaseUrl = variant.baseUrl;
   });

@@ -1,6 +1,6 @@
 // Issue 11, end to end: each defect of the black-box probe, against the running system (every
 // service its own process, the public router in front, authentication on).
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -8,7 +8,7 @@ import WebSocket from "ws";
 import type { Bus } from "@tog/bus";
 import { AccessTokens, PUBLISHED_TOKEN_SECRETS } from "@tog/edge";
 import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, openEnvBus, SseClient, sseUrl, WsClient, wsUrl, type Json } from "../stream/support.ts";
+import { createTask, EventPublisher, isTerminalMessage, openEnvBus, range, SseClient, sseUrl, WsClient, wsUrl, type Json } from "../stream/support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
@@ -84,34 +84,70 @@ function rssOf(pid: number): number {
   return Number(line.replace(/\D+/g, "")) * 1024;
 }
 
+const SLOW_WS_LOG = "websocket client too slow: closing";
+
+/**
+ * Resolves on the stream service's next "too slow" log line. The server closes a slow peer with
+ * 1013 and cuts its socket a second later; the client must resume reading within that second to
+ * receive the close frame queued behind its backlog, so the tests resume when this resolves.
+ */
+function nextSlowClose(): Promise<unknown> {
+  const since = Date.now();
+  return env.service("stream").waitForLog((r) => r.msg === SLOW_WS_LOG && Date.parse(String(r.time)) >= since - 5, 30_000);
+}
+
+/** Opens a WebSocket as `who` and returns it with its raw socket and its close code. */
+async function openRawWs(url: string, who: { key: string }): Promise<{ ws: WebSocket; socket: net.Socket; closed: Promise<number>; messages: Json[] }> {
+  const ws = new WebSocket(url, { headers: as(who) });
+  const messages: Json[] = [];
+  ws.on("message", (data) => messages.push(JSON.parse(data.toString()) as Json));
+  const closed = new Promise<number>((resolve) => ws.once("close", (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  return { ws, socket: (ws as unknown as { _socket: net.Socket })._socket, closed, messages };
+}
+
+const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(what)), ms))]);
+
 describe("2. WebSocket flood with a paused reader", () => {
-  it("pings from a client that never reads: memory stays bounded and the connection is closed", async () => {
+  it("pings from a client that never reads: memory stays bounded and the connection is closed with 1013", async () => {
     const stream = env.service("stream");
     const before = rssOf(stream.pid);
-    const ws = new WebSocket(wsUrl(env.baseUrl), { headers: as(alice) });
-    await new Promise<void>((resolve, reject) => {
-      ws.once("open", () => resolve());
-      ws.once("error", reject);
-    });
-    const socket = (ws as unknown as { _socket: net.Socket })._socket;
+    const slow = nextSlowClose();
+    const { ws, socket, closed } = await openRawWs(wsUrl(env.baseUrl), alice);
     socket.pause(); // the reader stops reading: replies pile up on the server
-    const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
     let sent = 0;
     let open = true;
     void closed.then(() => (open = false));
-    // Up to 400,000 JSON pings and ping frames with 125-byte payloads (~25 MB of replies, more
-    // than the kernel's socket buffers hold), each asking for a reply.
+    void slow.then(() => (open = false), () => undefined);
+    // JSON pings and ping frames with 125-byte payloads, each asking for a reply, until the server
+    // gives up on the connection: the kernel's buffers on loopback grow to tens of MB (tcp_rmem)
+    // before the service's own bound is reached, so up to 1,200,000 (~150 MB of replies). At most
+    // 80,000 a second: under the per-connection message limit (100,000 here, its maximum), which
+    // would otherwise close the connection first (4429).
     const payload = Buffer.alloc(125, 0x61);
-    while (open && sent < 400_000) {
-      for (let i = 0; i < 1_000 && open; i++, sent++) {
+    let windowStart = Date.now();
+    let inWindow = 0;
+    while (open && sent < 1_200_000) {
+      for (let i = 0; i < 1_000 && open; i++, sent++, inWindow++) {
         if (i % 10 === 0) ws.send('{"type":"ping"}');
         else ws.ping(payload);
       }
       await new Promise((r) => setImmediate(r));
       if (socket.writableLength > 8 * 1024 * 1024) await new Promise((r) => setTimeout(r, 10));
+      if (inWindow >= 80_000) {
+        // The server counts by its own clock: leave a margin past the second.
+        await new Promise((r) => setTimeout(r, Math.max(0, windowStart + 1_100 - Date.now())));
+        windowStart = Date.now();
+        inWindow = 0;
+      }
     }
+    await within(slow, 20_000, "server never closed the flooding connection");
     socket.resume();
-    await Promise.race([closed, new Promise((_, reject) => setTimeout(() => reject(new Error("server never closed the flooding connection")), 20_000))]);
+    expect(await within(closed, 20_000, "the client never saw the close")).toBe(1013);
     const after = rssOf(stream.pid);
     expect(after - before).toBeLessThan(64 * 1024 * 1024);
     // the service still serves others
@@ -120,6 +156,39 @@ describe("2. WebSocket flood with a paused reader", () => {
     other.send({ type: "ping" });
     await other.waitForMessage((m: Json) => m.type === "pong");
     other.close();
+  }, 60_000);
+
+  it("a subscriber that stops reading events is closed with 1013 (buffer bound) and resumes with last_event_id", async () => {
+    const publisher = new EventPublisher(bus, await createTask(env.baseUrl, alice.key));
+    const slow = nextSlowClose();
+    const { ws, socket, closed, messages } = await openRawWs(wsUrl(env.baseUrl, { workflow_id: publisher.workflowId }), alice);
+    await publisher.emit(1);
+    await within(
+      (async () => {
+        while (!messages.some((m) => m.seq === 1)) await new Promise((r) => setTimeout(r, 10));
+      })(),
+      10_000,
+      "the first event",
+    );
+    socket.pause();
+    // 8 KB events: the kernel's socket buffers fill first, then the 16 KiB bound of this service.
+    let stop = false;
+    void slow.then(() => (stop = true), () => undefined);
+    const big = "x".repeat(8_000);
+    for (let i = 0; i < 4_000 && !stop; i++) await publisher.emitChunk(big);
+    await within(slow, 30_000, "server never closed the slow subscriber");
+    socket.resume();
+    expect(await within(closed, 20_000, "the client never saw the close")).toBe(1013);
+    expect(ws.readyState).toBe(WebSocket.CLOSED);
+    // Cut, not finished: the client resumes after the last event it got and receives the rest.
+    const lastSeen = Math.max(...messages.filter((m) => typeof m.seq === "number").map((m) => m.seq as number));
+    expect(lastSeen).toBeLessThan(publisher.seq);
+    await publisher.emit(1, { last: true });
+    const resumed = new WsClient(wsUrl(env.baseUrl, { workflow_id: publisher.workflowId, last_event_id: String(lastSeen) }), as(alice));
+    await resumed.opened;
+    await resumed.waitFor((c) => c.messages.some(isTerminalMessage), 20_000, "the terminal event");
+    expect(resumed.events(publisher.workflowId).map((m) => m.seq)).toEqual(range(lastSeen + 1, publisher.seq));
+    resumed.close();
   }, 60_000);
 });
 
@@ -246,14 +315,141 @@ describe("6. a declared Content-Length over MAX_BODY_BYTES", () => {
   });
 });
 
+const expectNosniffNoStore = (headers: Headers | http.IncomingHttpHeaders, what: string) => {
+  const get = (name: string) => (headers instanceof Headers ? headers.get(name) : headers[name]);
+  expect(get("x-content-type-options"), what).toBe("nosniff");
+  expect(get("cache-control"), what).toBe("no-store");
+};
+
 describe("headers", () => {
-  it("nosniff and no-store on data, errors, the SSE response and through the router", async () => {
+  it("nosniff and no-store on data and errors through the router", async () => {
     const id = await createTask(env.baseUrl, bob.key);
     for (const url of [`${env.baseUrl}/tasks`, `${env.baseUrl}/tasks/${id}`, `${env.baseUrl}/sessions`, `${env.baseUrl}/nope`]) {
       const res = await fetch(url, { headers: as(bob) });
-      expect(res.headers.get("x-content-type-options"), url).toBe("nosniff");
-      expect(res.headers.get("cache-control"), url).toBe("no-store");
+      expectNosniffNoStore(res.headers, url);
       await res.body?.cancel();
+    }
+  });
+
+  it("nosniff and no-store on the SSE stream (200), its 204 and its JSON errors, at the public port and the service", async () => {
+    const publisher = new EventPublisher(bus, await createTask(env.baseUrl, bob.key));
+    for (const base of [env.baseUrl, `${env.service("stream").url}/api/v1`]) {
+      const live = await fetch(sseUrl(base, { workflow_id: publisher.workflowId }), { headers: as(bob) });
+      expect(live.status).toBe(200);
+      expect(live.headers.get("content-type")).toMatch(/^text\/event-stream/);
+      expectNosniffNoStore(live.headers, `SSE 200 at ${base}`);
+      await live.body?.cancel();
+      const refusals: [string, Record<string, string>, number][] = [
+        [`${base}/stream/sse`, as(bob), 400],
+        [sseUrl(base, { workflow_id: publisher.workflowId }), {}, 401],
+        [sseUrl(base, { workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" }), as(bob), 404],
+        [sseUrl(base, { workflow_id: publisher.workflowId }), as(alice), 404],
+      ];
+      for (const [url, headers, status] of refusals) {
+        const res = await fetch(url, { headers });
+        expect(res.status, url).toBe(status);
+        expect(await res.json()).toEqual({ error: expect.any(String) });
+        expectNosniffNoStore(res.headers, `SSE ${status} at ${url}`);
+      }
+    }
+    await publisher.emit(1, { last: true });
+    const ended = await fetch(sseUrl(env.baseUrl, { workflow_id: publisher.workflowId }), { headers: { ...as(bob), "Last-Event-ID": "1" } });
+    expect(ended.status).toBe(204);
+    expectNosniffNoStore(ended.headers, "SSE 204");
+  });
+
+  it("nosniff and no-store on the WebSocket handshake's refusals, at the public port and the service", async () => {
+    for (const base of [env.baseUrl, `${env.service("stream").url}/api/v1`]) {
+      for (const [headers, status] of [
+        [{}, 401],
+        [as(bob), 404],
+      ] as const) {
+        const ws = new WsClient(wsUrl(base, { workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" }), headers);
+        await ws.closed;
+        expect(ws.refusedStatus).toBe(status);
+        expectNosniffNoStore(ws.refusedHeaders!, `WS ${status} at ${base}`);
+      }
+    }
+    for (const port of [env.stack.router.port, env.service("stream").port!]) {
+      const res = await raw(port, `GET /api/v1/stream/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      expect(res.status).toBe(400);
+      expect(res.headers).toContain("x-content-type-options: nosniff");
+      expect(res.headers).toContain("cache-control: no-store");
+    }
+  });
+});
+
+describe("STREAM_MAX_CONNECTIONS through the public port", () => {
+  it("a stream over the instance's limit gets 503 JSON (SSE and WebSocket); a freed slot is usable again", async () => {
+    const variant = await env.startVariant("stream", { STREAM_MAX_CONNECTIONS: "1" });
+    const workflowId = await createTask(env.baseUrl, bob.key);
+    const holder = new SseClient(sseUrl(variant.baseUrl, { workflow_id: workflowId }), as(bob));
+    await holder.waitFor((c) => c.status === 200, 10_000, "the first stream");
+    const over = await fetch(sseUrl(variant.baseUrl, { workflow_id: workflowId }), { headers: as(bob) });
+    expect(over.status).toBe(503);
+    expect(await over.json()).toEqual({ error: "Too many streams on this instance" });
+    expectNosniffNoStore(over.headers, "SSE 503");
+    const ws = new WsClient(wsUrl(variant.baseUrl), as(bob));
+    await ws.closed;
+    expect(ws.refusedStatus).toBe(503);
+    expect(JSON.parse(ws.refusedBody)).toEqual({ error: "Too many streams on this instance" });
+    holder.close();
+    // The slot is given back when the server sees the close: retry briefly.
+    let status = 0;
+    for (const end = Date.now() + 10_000; status !== 200 && Date.now() < end; ) {
+      const again = await fetch(sseUrl(variant.baseUrl, { workflow_id: workflowId }), { headers: as(bob) });
+      status = again.status;
+      await again.body?.cancel();
+      if (status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(status).toBe(200);
+  }, 60_000);
+});
+
+/** host:port of every TCP socket process `pid` listens on (Linux /proc: its socket inodes in /proc/net/tcp{,6}). */
+function listeningAddresses(pid: number): string[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]!);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const found: string[] = [];
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      // cols: sl local_address rem_address st … inode (10th); st 0A = LISTEN
+      if (cols.length < 10 || cols[3] !== "0A" || !inodes.has(cols[9]!)) continue;
+      const [hex, port] = cols[1]!.split(":");
+      found.push(`${hostOf(hex!)}:${parseInt(port!, 16)}`);
+    }
+  }
+  return found;
+}
+
+/** /proc/net/tcp's little-endian hex address as text (IPv4, or IPv6 with its v4-mapped and loopback forms). */
+function hostOf(hex: string): string {
+  const bytes = (h: string) => Buffer.from(h, "hex").reverse();
+  if (hex.length === 8) return [...bytes(hex)].join(".");
+  const words = [0, 8, 16, 24].map((i) => bytes(hex.slice(i, i + 8)).toString("hex"));
+  const v6 = words.join("");
+  if (v6 === "00000000000000000000000000000001") return "::1";
+  if (v6 === "0".repeat(32)) return "::";
+  if (v6.startsWith("00000000000000000000ffff")) return `::ffff:${[...Buffer.from(v6.slice(24), "hex")].join(".")}`;
+  return v6;
+}
+
+describe("internal ports under npm start's stack (libs/devstack startStack)", () => {
+  it("every service, gRPC and ops port listens on 127.0.0.1 only", () => {
+    for (const service of env.stack.services) {
+      const addresses = listeningAddresses(service.pid);
+      // Each process has its service (HTTP or gRPC) port and its ops port at least.
+      expect(addresses.length, `${service.name} listens`).toBeGreaterThanOrEqual(2);
+      for (const address of addresses) expect(address, `${service.name}`).toMatch(/^(127\.0\.0\.1|::ffff:127\.0\.0\.1):\d+$/);
+      if (service.port !== undefined) expect(addresses).toContain(`127.0.0.1:${service.port}`);
     }
   });
 });

@@ -46,7 +46,8 @@ describe("SSE wire format, replay and live", () => {
     await client.waitFor((c) => c.seqs.length === 5, 10_000, "the replay");
     expect(client.status).toBe(200);
     expect(client.headers!.get("content-type")).toMatch(/^text\/event-stream/);
-    expect(client.headers!.get("cache-control")).toBe("no-cache");
+    expect(client.headers!.get("cache-control")).toBe("no-store");
+    expect(client.headers!.get("x-content-type-options")).toBe("nosniff");
     expect(client.headers!.get("x-accel-buffering")).toBe("no");
     expect(client.frames[0]!.retry).toBe(200);
     expect(client.frames[0]!.comments.length).toBeGreaterThan(0);

@@ -127,18 +127,18 @@ function send(
       for (const name in answer) {
         const value = answer[name];
         if (value === undefined) continue;
-        if (HOP_BY_HOP.has(name)) {
-          // The upstream refused the rest of a body (e.g. 413 on its Content-Length): close the
-          // client connection too instead of reading a body nobody will use.
-          if (name === "connection" && !req.complete && /close/i.test(String(value))) out.push("Connection", "close");
-          continue;
-        }
+        if (HOP_BY_HOP.has(name)) continue;
         if (Array.isArray(value)) for (const v of value) out.push(name, v);
         else {
           if (name === "content-type" && value.startsWith("text/event-stream")) eventStream = true;
           out.push(name, value);
         }
       }
+      // The upstream answered before the client finished sending its body (a refusal: 404, 413,
+      // 415…): close the client connection after the answer. Nobody reads the rest of that body,
+      // so the connection could never carry another request, and a client pipelining or reusing
+      // it would wait for ever.
+      if (!req.complete && body !== null) out.push("Connection", "close");
       res.writeHead(statusCode, out);
       // Event streams: status line and headers now, not with the first event.
       if (eventStream) res.flushHeaders();

@@ -150,8 +150,13 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         upstreams,
         timeoutMs: hit.rule.proxyTimeoutMs,
         onError: (err) => {
-          if (req.destroyed && !req.complete) return; // the client went away (or timed out): nobody to answer
+          // The client went away: nobody to answer. Not `req.destroyed`: undici destroys the body
+          // it was sending when the upstream stops reading it (a service closing after a 413),
+          // and that client still waits for an answer.
+          if (res.destroyed || !res.socket || res.socket.destroyed) return;
           options.onError?.(err, { method: req.method, url: req.url, target: hit.target });
+          // The rest of the body is never read: the connection cannot carry another request.
+          if (!req.complete) res.shouldKeepAlive = false;
           sendJson(res, 502, UNAVAILABLE);
         },
       });

@@ -61,6 +61,82 @@ describe("public router limits", () => {
     }
   }, 60_000);
 
+  /** Sends `bytes` of body in 16 KiB chunks (chunked encoding); resolves with status, Connection and body. */
+  function put(path: string, bytes: number, agent: http.Agent): Promise<{ status: number; connection: string | undefined; body: string }> {
+    return new Promise((resolve, reject) => {
+      let answered = false;
+      const req = http.request(`${router.url}${path}`, { method: "PUT", agent, headers: { "Content-Type": "application/json" } }, (res) => {
+        answered = true;
+        let body = "";
+        res.on("data", (c: Buffer) => (body += c.toString()));
+        res.on("end", () => resolve({ status: res.statusCode!, connection: res.headers.connection, body }));
+      });
+      // An error after the answer arrived (the connection closed while the body was being sent) changes nothing.
+      req.on("error", (err) => {
+        if (!answered) reject(err);
+      });
+      const chunk = Buffer.alloc(16_384, 0x78);
+      const write = (left: number): void => {
+        if (left <= 0 || req.destroyed) return void req.end();
+        if (req.write(chunk)) setImmediate(() => write(left - chunk.length));
+        else req.once("drain", () => write(left - chunk.length));
+      };
+      write(bytes);
+    });
+  }
+
+  it("an answer before the body was read closes the client connection: a reused connection never stalls", async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // 16 MB: the answer comes long before the body is through (the close is decided then).
+      const refused = await Promise.race([
+        put("/x/refuse-early", 16_000_000, agent).catch((err: Error) => ({ status: 0, connection: undefined, body: err.message })),
+        new Promise<{ status: number; body: string }>((resolve) => setTimeout(() => resolve({ status: -1, body: "no answer within 5 s" }), 5_000)),
+      ]);
+      expect(refused.status, refused.body).toBe(404);
+      // The next request (on the one socket the agent allows) is answered at once.
+      const next = await new Promise<number>((resolve, reject) => {
+        const req = http.get(`${router.url}/api/v1/x`, { agent, timeout: 5_000 }, (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        });
+        req.on("timeout", () => req.destroy(new Error("the next request on the connection stalled")));
+        req.on("error", reject);
+      });
+      expect(next).toBe(200);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it("an upstream closing on a body it refuses: every client gets a JSON answer, none waits", async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () =>
+          Promise.race([
+            put("/x/refuse-close", 2_000_000, agent).catch((err: Error) => ({ status: -1, connection: undefined, body: err.message })),
+            new Promise<{ status: number; connection: undefined; body: string }>((resolve) => setTimeout(() => resolve({ status: 0, connection: undefined, body: "no answer within 10 s" }), 10_000)),
+          ]),
+        ),
+      );
+      for (const a of answers) {
+        expect(a.status, a.body).not.toBe(0);
+        // A client still sending when the connection closes may see the close (EPIPE/ECONNRESET)
+        // before the answer; any answer is the upstream's 413 or, when the router's write of the
+        // body failed first, its own 502, both JSON.
+        if (a.status === -1) expect(a.body).toMatch(/EPIPE|ECONNRESET/);
+        else {
+          expect([413, 502], a.body).toContain(a.status);
+          expect(JSON.parse(a.body)).toEqual({ error: expect.any(String) });
+        }
+      }
+      expect(answers.filter((a) => a.status > 0).length, "most clients read their answer").toBeGreaterThan(0);
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it("a slowloris header gets 408 JSON at the read timeout", async () => {
     const started = Date.now();
     const answer = await raw("GET /api/v1/x HTTP/1.1\r\nHost: x\r\nX-Slow: a", 5_000);

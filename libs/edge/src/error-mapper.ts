@@ -28,7 +28,16 @@ export function sendError(res: Response, err: AppError): void {
     res.setHeader("Retry-After", String(err.retryAfterSeconds));
     res.setHeader("X-RateLimit-Remaining", "0");
   }
-  res.status(statusOf(err)).json({ error: err.message, ...err.details });
+  jsonError(res, statusOf(err), { error: err.message, ...err.details });
+}
+
+/**
+ * The error body as JSON. The type is set here because `res.json` keeps a Content-Type set
+ * earlier, e.g. `text/html` by a static file answer that then failed (a 416 for a bad Range).
+ */
+function jsonError(res: Response, status: number, body: Record<string, unknown>): void {
+  res.setHeader("Content-Type", "application/json; charset=utf-8");
+  res.status(status).json(body);
 }
 
 /** Errors that body-parser and express raise for client mistakes. */
@@ -54,20 +63,20 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
     const e = (err ?? {}) as HttpishError;
     const status = e.status ?? e.statusCode;
     if (e.type === "entity.parse.failed") {
-      res.status(400).json({ error: `Invalid request body: ${e.message ?? "malformed JSON"}` });
+      jsonError(res, 400, { error: `Invalid request body: ${e.message ?? "malformed JSON"}` });
       return;
     }
     if (e.type === "entity.too.large") {
       // Close instead of reading the rest of a body that will never be used.
       res.setHeader("Connection", "close");
-      res.status(413).json({ error: "Request body too large" });
+      jsonError(res, 413, { error: "Request body too large" });
       return;
     }
     if (typeof status === "number" && status >= 400 && status < 500 && e.expose !== false) {
-      res.status(status).json({ error: e.message ?? "Bad request" });
+      jsonError(res, status, { error: e.message ?? "Bad request" });
       return;
     }
     logger.error({ err, path: req.path }, "unhandled error");
-    res.status(500).json({ error: "Internal server error" });
+    jsonError(res, 500, { error: "Internal server error" });
   };
 }

@@ -66,3 +66,4 @@ export { createRateLimiter, rateLimitHeaders, type RateDecision, type RateLimite
 export { createIdempotency, IDEMPOTENCY_KEY_MAX_LENGTH, type IdempotencyOptions } from "./idempotency.ts";
 export { ensureLocalTokenSecret, LOCAL_TOKEN_SECRET_FILE, readLocalTokenSecret } from "./auth/local-secret.ts";
 export { CONTENT_TYPE_MESSAGE, requireJsonBody } from "./require-json.ts";
+export { NOSNIFF_NO_STORE } from "./security-headers.ts";

@@ -19,6 +19,12 @@ const helmetHeaders = helmet({
   xXssProtection: false,
 });
 
+/**
+ * The two headers every response must carry (docs/security.md, "Headers"), as name/value pairs for
+ * responses written outside express (the stream service's SSE path).
+ */
+export const NOSNIFF_NO_STORE: readonly string[] = ["X-Content-Type-Options", "nosniff", "Cache-Control", "no-store"];
+
 export const securityHeaders: RequestHandler = (req, res, next) => {
   res.setHeader("Cache-Control", "no-store");
   helmetHeaders(req, res, next);

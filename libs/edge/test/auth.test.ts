@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { SignJWT } from "jose";
 import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
@@ -18,7 +18,7 @@ import {
   type StartedServer,
 } from "@tog/edge";
 
-const SECRET = "test-secret-test-secret-test-secret-0123456789";
+const SECRET = randomBytes(32).toString("hex");
 const UNAUTHORIZED = { error: "Unauthorized" };
 const logger = createLogger({ service: "auth-test", level: "silent" });
 
@@ -188,7 +188,7 @@ describe("auth middleware: 401 causes, each with exactly {\"error\":\"Unauthoriz
       unsigned,
       noneAlg,
       (await tokens.issue(userId)).token.slice(0, -2) + "xx",
-      (await new AccessTokens({ secret: "another-secret-another-secret-another-secret", ttlSeconds: 60 }).issue(userId)).token,
+      (await new AccessTokens({ secret: randomBytes(32).toString("hex"), ttlSeconds: 60 }).issue(userId)).token,
       (await tokens.issue(userId, -60)).token,
       await sign({ ...ok, aud: "someone-else" }),
       await sign({ ...ok, iss: "someone-else" }),

@@ -36,6 +36,12 @@ export interface EventHistoryRepository {
   readLast(workflowId: string): Promise<StoredEvent | null>;
 }
 
+/**
+ * task_events.seq is a PostgreSQL integer: a cursor above its range (a client's after_seq may be
+ * any safe integer) is sent as this, which no stored seq exceeds, instead of failing the query.
+ */
+const MAX_SEQ = 2_147_483_647;
+
 export function createEventHistoryRepository(options: { db: Db }): EventHistoryRepository {
   const { db } = options;
 
@@ -43,8 +49,8 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
     async listEvents(query) {
       checkCount("limit", query.limit, 1);
       checkCount("offset", query.offset, 0);
-      const afterSeq = query.afterSeq ?? 0;
-      checkCount("afterSeq", afterSeq, 0);
+      checkCount("afterSeq", query.afterSeq ?? 0, 0);
+      const afterSeq = Math.min(query.afterSeq ?? 0, MAX_SEQ);
       // Not a UUID: no workflow can have that id (and the uuid cast would fail).
       if (!isUuid(query.workflowId)) return { events: [], totalCount: 0 };
       const [rows, counted] = await Promise.all([
@@ -65,8 +71,9 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
       return rows[0]?.seq ?? 0;
     },
 
-    async readRange(workflowId, afterSeq, limit) {
-      checkCount("afterSeq", afterSeq, 0);
+    async readRange(workflowId, after, limit) {
+      checkCount("afterSeq", after, 0);
+      const afterSeq = Math.min(after, MAX_SEQ);
       checkCount("limit", limit, 1);
       if (!isUuid(workflowId)) return [];
       const rows = await db.$queryRaw<{ seq: number; event: string }[]>`

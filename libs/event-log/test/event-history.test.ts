@@ -72,6 +72,13 @@ describe("event history repository (@tog/event-log)", () => {
     await expect(repo.listEvents({ workflowId: w1, limit: 0, offset: 0 })).rejects.toBeInstanceOf(ValidationError);
   });
 
+  it("takes a cursor past the seq column's range (a client's after_seq) as after every event", async () => {
+    for (const afterSeq of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      expect(await repo.listEvents({ workflowId: w1, limit: 10, offset: 0, afterSeq })).toEqual({ events: [], totalCount: 30 });
+      expect(await repo.readRange(w1, afterSeq, 10)).toEqual([]);
+    }
+  });
+
   it("reads a range after a seq, each event with its seq and exact text", async () => {
     expect(await repo.readRange(w1, 27, 100)).toEqual([
       { seq: 28, json: texts[27] },

@@ -1,10 +1,12 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { installJsonClientErrors } from "@tog/core";
 import type { Metrics } from "./metrics.ts";
 
 // The internal ops port: GET /metrics for Prometheus and GET /health for probes of processes
 // without a public HTTP port (orchestrator, workers). A plain node:http server: nothing of the
-// public middleware stack (auth, CORS, limits) belongs here.
+// public middleware stack (auth, CORS, limits) belongs here, but its errors are JSON like every
+// other port's, Node's parser errors included (docs/security.md, "Bad input").
 
 export interface OpsServer {
   readonly port: number;
@@ -25,33 +27,23 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     if (req.method === "GET" && path === "/metrics") {
       options.metrics.registry.metrics().then(
         (text) => {
-          res.writeHead(200, { "Content-Type": options.metrics.registry.contentType });
+          res.writeHead(200, { "Content-Type": options.metrics.registry.contentType, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store" });
           res.end(text);
         },
-        () => {
-          res.writeHead(500, { "Content-Type": "application/json" });
-          res.end(JSON.stringify({ error: "Internal server error" }));
-        },
+        () => json(res, 500, { error: "Internal server error" }),
       );
       return;
     }
     if (req.method === "GET" && path === "/health") {
       (options.health ?? (async () => true))().then(
-        (ok) => {
-          const healthy = ok !== false;
-          res.writeHead(healthy ? 200 : 503, { "Content-Type": "application/json", "Cache-Control": "no-store" });
-          res.end(JSON.stringify({ status: healthy ? "healthy" : "unhealthy" }));
-        },
-        () => {
-          res.writeHead(503, { "Content-Type": "application/json", "Cache-Control": "no-store" });
-          res.end(JSON.stringify({ status: "unhealthy" }));
-        },
+        (ok) => json(res, ok === false ? 503 : 200, { status: ok === false ? "unhealthy" : "healthy" }),
+        () => json(res, 503, { status: "unhealthy" }),
       );
       return;
     }
-    res.writeHead(404, { "Content-Type": "application/json" });
-    res.end(JSON.stringify({ error: "Not found" }));
+    json(res, 404, { error: "Not found" });
   });
+  installJsonClientErrors(server);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port, options.host, () => resolve());
@@ -60,6 +52,17 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     port: (server.address() as AddressInfo).port,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
+}
+
+function json(res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "no-store",
+  });
+  res.end(text);
 }
 
 /**

@@ -12,6 +12,7 @@ import { sessionConfigShape } from "@tog/session";
 import { orchestratorConfigShape, workerConfigShape } from "@tog/orchestrator";
 import { modelCatalogConfigShape } from "@tog/model-catalog";
 import { consoleConfigShape } from "@tog/console";
+import { assertAuthConfig } from "@tog/edge";
 import { dockerfileTargets } from "./dockerfile.ts";
 import { nginxUpstreams, NGINX_CONF } from "./nginx.ts";
 import { findDockerCompose, gate, REPO_ROOT, run } from "./tools.ts";
@@ -51,11 +52,12 @@ const SHAPES: Record<string, ConfigShape> = {
 };
 const INFRA = ["postgres", "redis", "nats"];
 
-/** `${NAME:-default}` and `${NAME}` as compose interpolates them in an environment with none of them set. */
-const interpolate = (value: string) => value.replace(/\$\{(\w+)(?::?-([^}]*))?\}/g, (_, _name: string, fallback?: string) => fallback ?? "");
+/** `${NAME:-default}` and `${NAME}` as compose interpolates them, in an environment with only `given` set. */
+const interpolate = (value: string, given: Env = {}) =>
+  value.replace(/\$\{(\w+)(?::?-([^}]*))?\}/g, (_, name: string, fallback?: string) => given[name] || (fallback ?? ""));
 const compose = parse(readFileSync(COMPOSE_FILE, "utf8"), { merge: true }) as ComposeFile;
-const envOf = (s: ComposeService): Env =>
-  Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, interpolate(String(v))]));
+const envOf = (s: ComposeService, given: Env = {}): Env =>
+  Object.fromEntries(Object.entries(s.environment ?? {}).map(([k, v]) => [k, interpolate(String(v), given)]));
 const dependsOn = (s: ComposeService): Record<string, string> =>
   Array.isArray(s.depends_on)
     ? Object.fromEntries(s.depends_on.map((d) => [d, "service_started"]))
@@ -133,6 +135,24 @@ describe("docker-compose.yml", () => {
     expect(envOf(compose.services.gateway!).ORCHESTRATOR_ADDRESS).toBe("dns:///orchestrator:50051");
   });
 
+  it("ships no token secret: with authentication on and no AUTH_TOKEN_SECRET given, the services refuse to start", () => {
+    const operator = { GATEWAY_SKIP_AUTH: "0" };
+    for (const [name, svc] of Object.entries(compose.services)) {
+      const env = envOf(svc, operator);
+      expect(env.AUTH_TOKEN_SECRET ?? "", `${name}: AUTH_TOKEN_SECRET`).toBe("");
+      expect(env.AUTH_TOKEN_SECRET_PREVIOUS ?? "", `${name}: AUTH_TOKEN_SECRET_PREVIOUS`).toBe("");
+    }
+    for (const name of ["gateway", "stream", "session"]) {
+      const config = loadConfig(SHAPES[name]!, envOf(compose.services[name]!, operator)) as Parameters<typeof assertAuthConfig>[0];
+      expect(config.GATEWAY_SKIP_AUTH, name).toBe(false);
+      expect(() => assertAuthConfig(config), name).toThrow(/AUTH_TOKEN_SECRET must be set/);
+      // The operator's own secret (and a previous one, for rotation) reaches the service.
+      const secret = "s".repeat(40);
+      const own = envOf(compose.services[name]!, { ...operator, AUTH_TOKEN_SECRET: secret, AUTH_TOKEN_SECRET_PREVIOUS: "p".repeat(40) });
+      expect([own.AUTH_TOKEN_SECRET, own.AUTH_TOKEN_SECRET_PREVIOUS], name).toEqual([secret, "p".repeat(40)]);
+    }
+  });
+
   it("gives every service a stop grace period longer than its graceful shutdown", () => {
     for (const s of SERVICES) {
       const svc = compose.services[s.name]!;
@@ -145,7 +165,7 @@ describe("docker-compose.yml", () => {
     const edge = compose.services.edge!;
     expect(edge.image).toMatch(/^nginx:/);
     expect(edge.volumes).toContain("./deploy/nginx/nginx.conf:/etc/nginx/nginx.conf:ro");
-    expect((edge.ports ?? []).map(interpolate)).toEqual(["8080:8080"]);
+    expect((edge.ports ?? []).map((p) => interpolate(p))).toEqual(["8080:8080"]);
     const upstreams = nginxUpstreams(readFileSync(NGINX_CONF, "utf8"));
     expect(upstreams.length).toBeGreaterThan(0);
     for (const { host, port } of upstreams) {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -37,6 +38,8 @@ import { findKubectl, gate, REPO_ROOT } from "./tools.ts";
 
 const OPS_PORT = 9464;
 const PROVIDER_KEYS = ["OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY"];
+/** The token secret and, for rotation, the previous one (an optional key: docs/security.md). */
+const TOKEN_SECRETS = ["AUTH_TOKEN_SECRET", "AUTH_TOKEN_SECRET_PREVIOUS"];
 
 interface Expected {
   shape: ConfigShape;
@@ -59,7 +62,7 @@ const EXPECTED: Record<string, Expected> = {
     servicePort: "http",
     autoscaled: true,
     internal: false,
-    secrets: ["DATABASE_URL", "REDIS_URL", "AUTH_TOKEN_SECRET"],
+    secrets: ["DATABASE_URL", "REDIS_URL", ...TOKEN_SECRETS],
   },
   stream: {
     shape: streamConfigShape,
@@ -68,7 +71,7 @@ const EXPECTED: Record<string, Expected> = {
     servicePort: "http",
     autoscaled: true,
     internal: false,
-    secrets: ["DATABASE_URL", "REDIS_URL", "AUTH_TOKEN_SECRET"],
+    secrets: ["DATABASE_URL", "REDIS_URL", ...TOKEN_SECRETS],
   },
   session: {
     shape: sessionConfigShape,
@@ -77,7 +80,7 @@ const EXPECTED: Record<string, Expected> = {
     servicePort: "http",
     autoscaled: true,
     internal: false,
-    secrets: ["DATABASE_URL", "REDIS_URL", "AUTH_TOKEN_SECRET"],
+    secrets: ["DATABASE_URL", "REDIS_URL", ...TOKEN_SECRETS],
   },
   orchestrator: {
     shape: orchestratorConfigShape,
@@ -123,7 +126,8 @@ const PLANNED_VARIABLES = ["METRICS_PORT"];
 const SECRET_STAND_INS: Env = {
   DATABASE_URL: "postgresql://tog:secret@postgresql:5432/tog",
   REDIS_URL: "redis://:secret@redis-master:6379",
-  AUTH_TOKEN_SECRET: "a-private-token-secret-of-at-least-32-characters",
+  AUTH_TOKEN_SECRET: randomBytes(32).toString("hex"),
+  AUTH_TOKEN_SECRET_PREVIOUS: randomBytes(32).toString("hex"),
   OPENAI_API_KEY: "sk-stand-in",
   ANTHROPIC_API_KEY: "sk-ant-stand-in",
   GOOGLE_API_KEY: "stand-in",
@@ -298,6 +302,22 @@ function checkRendering(label: string, render: () => K8sObject[]) {
           const keys = spec.containers.flatMap((c) => (c.env ?? []).flatMap((v) => (v.valueFrom?.secretKeyRef ? [v.valueFrom.secretKeyRef.key] : [])));
           expect(keys.sort(), `${name}: secret keys`).toEqual([...expected.secrets].sort());
         }
+      }
+    });
+
+    it("passes the previous token secret (optional key) to every service that verifies tokens: rotation works", () => {
+      const verifiers = Object.entries(EXPECTED).filter(([, e]) => e.secrets.includes("AUTH_TOKEN_SECRET"));
+      expect(verifiers.map(([name]) => name).sort()).toEqual(["gateway", "session", "stream"]);
+      for (const [name, expected] of verifiers) {
+        const d = named(deployments(objects), name)!;
+        const c = containerOf(d);
+        const ref = (key: string) => (c.env ?? []).find((v) => v.name === key)?.valueFrom?.secretKeyRef;
+        expect(ref("AUTH_TOKEN_SECRET"), `${name}: AUTH_TOKEN_SECRET`).toMatchObject({ name: SECRET_NAME, key: "AUTH_TOKEN_SECRET" });
+        expect(ref("AUTH_TOKEN_SECRET")?.optional, `${name}: the current secret is required`).not.toBe(true);
+        // Optional: a Secret without it (no rotation under way) still starts the pods.
+        expect(ref("AUTH_TOKEN_SECRET_PREVIOUS"), `${name}: AUTH_TOKEN_SECRET_PREVIOUS`).toEqual({ name: SECRET_NAME, key: "AUTH_TOKEN_SECRET_PREVIOUS", optional: true });
+        const config = loadConfig(expected.shape, containerEnv(objects, c)) as Record<string, unknown>;
+        expect(config.AUTH_TOKEN_SECRET_PREVIOUS, `${name}: the service reads it`).toBe(SECRET_STAND_INS.AUTH_TOKEN_SECRET_PREVIOUS);
       }
     });
 

@@ -83,6 +83,15 @@ describe("console app", () => {
     expect(await missing.json()).toEqual({ error: "Not found" });
   });
 
+  it("answers an unsatisfiable Range with a JSON 416, typed as JSON (not as the page it refused)", async () => {
+    for (const p of ["/console/", "/console/tasks/x", "/console/assets/app-1a2b.js"]) {
+      const res = await get(p, { headers: { Range: "bytes=999999999-" } });
+      expect(res.status, p).toBe(416);
+      expect(res.headers.get("content-type"), p).toMatch(/^application\/json/);
+      expect(await res.json()).toEqual({ error: expect.any(String) });
+    }
+  });
+
   it("tells the page where the API is (config.json, never cached)", async () => {
     const res = await get("/console/config.json");
     expect(res.status).toBe(200);

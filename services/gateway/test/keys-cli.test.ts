@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createLogger } from "@tog/core";
@@ -22,7 +22,7 @@ import { createGatewayApp, GATEWAY_VERSION } from "../src/index.ts";
 // gateway reads; its keys and tokens must then (not) authenticate at the gateway.
 
 const CLI = fileURLToPath(new URL("../src/cli/keys.ts", import.meta.url));
-const SECRET = "cli-test-secret-cli-test-secret-cli-test-secret";
+const SECRET = randomBytes(32).toString("hex");
 const logger = createLogger({ service: "keys-cli-test", level: "silent" });
 const run = promisify(execFile);
 

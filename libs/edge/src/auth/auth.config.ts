@@ -10,10 +10,22 @@ import { ConfigError, envBoolean, envInt } from "@tog/core";
 // - Rotation: AUTH_TOKEN_SECRET signs and verifies; AUTH_TOKEN_SECRET_PREVIOUS only verifies,
 //   so tokens issued before a rotation keep working until they expire.
 
-/** Secrets that were published in this repository (defaults of earlier versions): refused everywhere. */
+/**
+ * Secrets that were published in this repository, refused everywhere: the defaults of earlier
+ * versions (the development default, both Compose defaults, the task bench's fallback) and the
+ * fixed values tests and benches once configured services with. Fixtures now generate theirs.
+ */
 export const PUBLISHED_TOKEN_SECRETS: readonly string[] = [
   "tog-development-token-secret-do-not-use-in-production",
   "compose-only-token-secret-change-me-0123456789",
+  "change-me-in-production-please-32b",
+  "bench-secret-bench-secret-bench-secret",
+  "bench-secret-bench-secret-bench-secret-0123",
+  "e2e-production-secret-0123456789abcdef0123456789",
+  "a-private-token-secret-of-at-least-32-characters",
+  "cli-test-secret-cli-test-secret-cli-test-secret",
+  "test-secret-test-secret-test-secret-0123456789",
+  "another-secret-another-secret-another-secret",
 ];
 
 const optionalSecret = (name: string) =>

@@ -1,7 +1,7 @@
 import type http from "node:http";
 import type { SpanContext } from "@opentelemetry/api";
 import { autoInstrumented, context, extractTraceContext, isAppError, setHttpRoute, SpanKind, trace, tracer, type Logger } from "@tog/core";
-import { statusOf, type CorsSettings } from "@tog/edge";
+import { NOSNIFF_NO_STORE, statusOf, type CorsSettings } from "@tog/edge";
 import { SSE_PATH } from "@tog/api";
 import type { StreamContext } from "../stream-context.ts";
 import { countStreamOpen } from "../stream-rate-limit.ts";
@@ -106,6 +106,6 @@ function answerError(res: http.ServerResponse, err: unknown, headers: HeaderList
   const status = known ? statusOf(known) : 500;
   if (status >= 500) logger.error({ err, path: SSE_PATH }, known ? "request failed" : "unhandled error");
   const body = JSON.stringify(known ? { error: known.message, ...known.details } : { error: "Internal server error" });
-  res.writeHead(status, [...headers, "Content-Type", "application/json; charset=utf-8", "Content-Length", String(Buffer.byteLength(body))]);
+  res.writeHead(status, [...headers, ...NOSNIFF_NO_STORE, "Content-Type", "application/json; charset=utf-8", "Content-Length", String(Buffer.byteLength(body))]);
   res.end(body);
 }

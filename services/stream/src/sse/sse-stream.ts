@@ -1,7 +1,7 @@
 import type http from "node:http";
 import type { Socket } from "node:net";
 import { OverloadedError, UpstreamUnavailableError, type Logger } from "@tog/core";
-import { markStreaming, type Principal } from "@tog/edge";
+import { markStreaming, NOSNIFF_NO_STORE, type Principal } from "@tog/edge";
 import { writeBatched } from "../cork.ts";
 import { httpChunk, httpChunkOf, type HubEvent } from "../hub/hub-event.ts";
 import { replayAndAttach, Subscription, type Sink } from "../hub/subscription.ts";
@@ -30,14 +30,9 @@ const PING_CHUNK = httpChunk(PING);
 /** Name/value pairs, in order. */
 export type HeaderList = string[];
 
-export const SSE_HEADERS: HeaderList = [
-  "Content-Type",
-  "text/event-stream; charset=utf-8",
-  "Cache-Control",
-  "no-cache",
-  "X-Accel-Buffering",
-  "no",
-];
+// `no-store` rather than the usual `no-cache`: the stream carries one user's data, like every
+// other response (docs/security.md, "Headers"); neither lets a cache replay a stream.
+export const SSE_HEADERS: HeaderList = ["Content-Type", "text/event-stream; charset=utf-8", ...NOSNIFF_NO_STORE, "X-Accel-Buffering", "no"];
 
 export class SseSink implements Sink {
   readonly res: http.ServerResponse;
@@ -169,7 +164,7 @@ export async function serveSse(
   if (res.destroyed) return;
   if (hub.terminalSeq !== null && request.resumeAfter >= hub.terminalSeq) {
     sink.release();
-    res.writeHead(204, extraHeaders).end();
+    res.writeHead(204, [...NOSNIFF_NO_STORE, ...extraHeaders]).end();
     return;
   }
 
