@@ -20,7 +20,7 @@ function verdict(version) {
 module.exports = { verdict: verdict, MIN: MIN };
 
 if (require.main === module) {
-  var message = verdict(process.versions.node);
+  const message = verdict(process.versions.node);
   if (message) {
     process.stderr.write(message + "\n");
     process.exit(1);

@@ -52,7 +52,7 @@ function sourceFiles(dir: string): string[] {
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["']([^"']+)["']/g;
 
 /** Every module specifier a file imports. */
-export function importsOf(source: string): string[] {
+function importsOf(source: string): string[] {
   return [...source.matchAll(SPECIFIER)].map((m) => m[1]!);
 }
 

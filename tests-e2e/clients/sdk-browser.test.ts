@@ -79,16 +79,21 @@ function serve(req: http.IncomingMessage, res: http.ServerResponse): void {
     res.end(body);
   };
   try {
-    if (url.pathname === "/") return send("text/html", PAGE);
+    if (url.pathname === "/") {
+      send("text/html", PAGE);
+      return;
+    }
     if (url.pathname.startsWith("/sdk/")) {
       const file = path.join(SDK_SRC, path.normalize(url.pathname.slice("/sdk/".length)));
       if (!file.startsWith(SDK_SRC)) throw new Error("outside");
-      return send("text/javascript", stripTypeScriptTypes(readFileSync(file, "utf8")));
+      send("text/javascript", stripTypeScriptTypes(readFileSync(file, "utf8")));
+      return;
     }
     if (url.pathname.startsWith("/vendor/eventsource-parser/")) {
       const file = path.join(PARSER, path.normalize(url.pathname.slice("/vendor/eventsource-parser/".length)));
       if (!file.startsWith(PARSER)) throw new Error("outside");
-      return send("text/javascript", readFileSync(file, "utf8"));
+      send("text/javascript", readFileSync(file, "utf8"));
+      return;
     }
   } catch {
     // fall through to 404

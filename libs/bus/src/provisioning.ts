@@ -203,7 +203,7 @@ async function ensureConsumer(bus: Bus, def: ConsumerDefinition): Promise<Ensure
   // The client puts filter_subject into the create API subject, so empty strings must not be sent.
   const createConfig = Object.fromEntries(Object.entries(desired).filter(([, v]) => v !== "")) as Partial<ConsumerConfig>;
   for (let attempt = 0; ; attempt++) {
-    let current;
+    let current: Awaited<ReturnType<typeof bus.jsm.consumers.info>> | undefined;
     try {
       current = await orUndefined(bus.jsm.consumers.info(def.stream, def.durable), API_CONSUMER_NOT_FOUND);
     } catch (err) {

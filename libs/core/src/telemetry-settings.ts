@@ -1,4 +1,4 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { baseConfigShape, loadConfig, type Env } from "./config.ts";
 
 // The standard OTEL_* variables, read once by the telemetry preload (before any service code

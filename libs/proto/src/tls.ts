@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { ChannelCredentials, ServerCredentials, credentials } from "@grpc/grpc-js";
+import { type ChannelCredentials, ServerCredentials, credentials } from "@grpc/grpc-js";
 import { z } from "zod";
 import { ConfigError, type ConfigShape } from "@tog/core";
 

@@ -89,14 +89,14 @@ describe("SubmitTask", () => {
   it("keeps an empty-string session id (present, not absent)", async () => {
     h.fake.behaviour.submitTask = async () => ({ taskId: "t", sessionId: "s", sessionRef: "", status: "QUEUED", createdAt: "x" });
     const res = await h.client.submitTask({ userId: "u", query: "q", sessionId: "", context: {}, streaming: false });
-    expect((lastArgs()?.[0] as SubmitTaskCommand).sessionId).toBe("");
+    expect((lastArgs()![0] as SubmitTaskCommand).sessionId).toBe("");
     expect(res.sessionRef).toBe("");
   });
 
   it.each(["simple", "standard", "complex", "supervisor"] as const)("carries mode %s", async (mode) => {
     h.fake.behaviour.submitTask = async () => ({ taskId: "t", sessionId: "s", sessionRef: "s", status: "QUEUED", createdAt: "x" });
     await h.client.submitTask({ userId: "u", query: "q", mode, context: {}, streaming: false });
-    expect((lastArgs()?.[0] as SubmitTaskCommand).mode).toBe(mode);
+    expect((lastArgs()![0] as SubmitTaskCommand).mode).toBe(mode);
   });
 });
 
@@ -189,13 +189,13 @@ describe("GetTaskEvents", () => {
     h.fake.behaviour.getTaskEvents = async () => ({ events, totalCount: 7 });
     expect(await h.client.getTaskEvents(query)).toStrictEqual({ events, totalCount: 7 });
     expect(lastArgs()).toEqual([query]);
-    expect((lastArgs()?.[0] as TaskEventsQuery).afterSeq).toBe(0);
+    expect((lastArgs()![0] as TaskEventsQuery).afterSeq).toBe(0);
   });
 
   it("leaves an absent cursor absent", async () => {
     h.fake.behaviour.getTaskEvents = async () => ({ events: [], totalCount: 0 });
     expect(await h.client.getTaskEvents({ userId: "u", taskId: "t", limit: 200, offset: 10 })).toStrictEqual({ events: [], totalCount: 0 });
-    expect((lastArgs()?.[0] as TaskEventsQuery).afterSeq).toBeUndefined();
+    expect((lastArgs()![0] as TaskEventsQuery).afterSeq).toBeUndefined();
   });
 });
 

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import type { z } from "zod";
 import { envBoolean, envInt, type ConfigShape } from "@tog/core";
 import type { LlmRouterOptions } from "./llm-router.ts";
 

@@ -1,5 +1,5 @@
 import { ProviderError } from "./errors.ts";
-import { type ChatMessage, type CompletionRequest, type ToolCall } from "./provider.ts";
+import type { ChatMessage, CompletionRequest, ToolCall } from "./provider.ts";
 
 /** Parses a tool call's streamed argument text into an object ("" means no arguments). */
 export function parseToolArguments(raw: string, provider: string, model: string, tool: string): Record<string, unknown> {

@@ -16,6 +16,7 @@ export const QUERY_MAX_CHARS = 100_000;
 export const SESSION_ID_MAX_CHARS = 255;
 
 /** C0 controls, DEL and C1 controls. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 
 export const SubmitTaskBody = z

@@ -128,7 +128,7 @@ export class ApiClient {
     }
     const res = await this.#fetch(`${this.baseUrl}${path}`, init);
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown ;
     if (text !== "") {
       try {
         parsed = JSON.parse(text);

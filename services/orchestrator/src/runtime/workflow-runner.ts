@@ -6,11 +6,11 @@ import type { Logger } from "@tog/core";
 import { terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
 import type { ChatMessage, LlmRouter } from "@tog/providers";
 import type { ToolRegistry } from "@tog/tools";
-import { ApprovalRepository } from "./approval.repository.ts";
+import type { ApprovalRepository } from "./approval.repository.ts";
 import { busPosition } from "./bus-position.ts";
 import type { SignalListener } from "./signal-listener.ts";
 import { WorkflowEventEmitter } from "./event-emitter.ts";
-import { LeaseLostError, RunRepository, type ClaimedTask, type FinalWrite, type StepRecord } from "./run.repository.ts";
+import { LeaseLostError, type RunRepository, type ClaimedTask, type FinalWrite, type StepRecord } from "./run.repository.ts";
 import {
   WorkflowFailure,
   type ApprovalOutcome,

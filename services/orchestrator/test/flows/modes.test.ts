@@ -222,7 +222,7 @@ describe("supervisor mode", () => {
     expect(recruited).toHaveLength(1);
     expect(recruited[0]?.agent_id).toBe("supervisor");
     expect(recruited[0]?.data.team_size).toBe(3);
-    expect((recruited[0]?.data.agents as Array<{ agent_id: string; role: string }>).map((a) => [a.agent_id, a.role])).toEqual([
+    expect((recruited[0]!.data.agents as Array<{ agent_id: string; role: string }>).map((a) => [a.agent_id, a.role])).toEqual([
       ["researcher-1", "researcher"],
       ["writer-2", "writer"],
       ["analyst-3", "analyst"],

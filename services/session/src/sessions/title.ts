@@ -18,6 +18,7 @@ export { TITLE_MAX_CHARS };
 const LINE_BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
 const INVISIBLE = /[\p{Cc}\u00AD\u180E\u200B\u200C\u2060-\u2064\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
 const ZWJ = "\u200D";
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: VS16 alone is one of the alternatives, not a sequence
 const EMOJI_BEFORE = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\uFE0F]$/u;
 const EMOJI_AFTER = /^\p{Extended_Pictographic}/u;
 

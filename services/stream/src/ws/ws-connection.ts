@@ -169,7 +169,7 @@ export class WsConnection {
       return;
     }
     const text = Buffer.isBuffer(data) ? data.toString("utf8") : Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data).toString("utf8");
-    let message;
+    let message: ReturnType<typeof parseClientMessage>;
     try {
       message = parseClientMessage(text);
     } catch (err) {
