@@ -20,6 +20,7 @@ describe("list pages whatever the statistics say", () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     client = new pg.Client({ connectionString: db.url });
+    client.on("error", () => undefined);
     await client.connect();
     const other = randomUUID();
     for (const id of [other, user]) await client.query("INSERT INTO users (id, name) VALUES ($1, 'u')", [id]);
