@@ -69,6 +69,8 @@ export function runsStream(options: TopologyOptions): StreamDefinition {
   };
 }
 
+export const DEFAULT_RUN_ACK_WAIT_SECONDS = 3;
+
 /** Durable pull consumer shared by all workers (each run goes to one worker). */
 export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition {
   return {
@@ -78,9 +80,12 @@ export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition
     filterSubject: systemSubjects(options.prefix).allRuns,
     ackPolicy: "explicit",
     deliverPolicy: "all",
-    // A worker that holds a run longer must call msg.working() to extend it.
-    ackWaitMs: (options.runAckWaitSeconds ?? 30) * 1_000,
-    maxDeliver: 10,
+    // A worker that holds a run longer must call msg.working() to extend it. Short, so a crashed
+    // worker's runs are redelivered within seconds (docs/reliability.md "Worker crash").
+    ackWaitMs: (options.runAckWaitSeconds ?? DEFAULT_RUN_ACK_WAIT_SECONDS) * 1_000,
+    // Unlimited: a run is never dropped because PostgreSQL was down for a while (each failed
+    // delivery is nak'd with a growing delay) or because duplicate deliveries met a live lease.
+    maxDeliver: -1,
     maxAckPending: 1_000,
   };
 }

@@ -130,15 +130,13 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
 
   const deadlineIn = claimed.deadlineAt.getTime() - Date.now();
   const deadline = setTimeout(() => stop({ kind: "timeout" }), Math.max(0, deadlineIn));
-  const heartbeat = setInterval(() => {
-    runs
-      .heartbeat(claimed.id, deps.workerId, deps.leaseMs)
-      .then((state) => {
-        if (!state) stop({ kind: "lost" });
-        else if (state.cancelRequested) stop({ kind: "cancel", reason: state.cancelReason });
-      })
-      .catch((err: unknown) => log.warn({ err }, "lease heartbeat failed"));
-  }, Math.max(200, Math.floor(deps.leaseMs / 3)));
+  const releaseLease = runs.holdLease(claimed.id, deps.workerId, deps.leaseMs, {
+    onRenewed: (state) => {
+      if (state.cancelRequested) stop({ kind: "cancel", reason: state.cancelReason });
+    },
+    onLost: () => stop({ kind: "lost" }),
+    onError: (err) => log.warn({ err }, "lease heartbeat failed"),
+  });
 
   const task: TaskInfo = {
     id: claimed.id,
@@ -227,7 +225,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     throw err;
   } finally {
     clearTimeout(deadline);
-    clearInterval(heartbeat);
+    releaseLease();
     shutdown.removeEventListener("abort", onShutdown);
     unlisten();
     emitter.close();
