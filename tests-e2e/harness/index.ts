@@ -10,3 +10,13 @@ export {
 export { request, newTraceparent, unknownApiKey, operationsOf, gatewayOperations, type JsonResponse, type OpenApiDocument } from "./http.ts";
 export { deleteNatsStreams, deleteRedisKeys } from "./cleanup.ts";
 export { e2eConfig } from "./config.ts";
+export {
+  startOwnRedis,
+  startOwnNats,
+  startOwnPostgres,
+  ownServersDir,
+  ownServersAvailable,
+  type OwnServer,
+  type OwnNats,
+  type OwnNatsOptions,
+} from "./own-servers.ts";
