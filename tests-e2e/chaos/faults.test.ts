@@ -80,4 +80,41 @@ describe.skipIf(!available)("faults on the system's own servers", () => {
     // Restore two workers for the tests after this one.
     await env.stack.startInstance("worker", { env: { OFFLINE_CHUNK_DELAY_MS: "15", WORKER_CONCURRENCY: "8" } });
   }, 90_000);
+
+  it("Redis restarted (every key lost): a repeated Idempotency-Key still replays the task; without Redis requests keep flowing", async () => {
+    const key = `faults-${Date.now()}`;
+    const body = { query: "Say hello once", mode: "simple" };
+    const first = await submit(alice, body, { "Idempotency-Key": key });
+    expect(first.status).toBe(200);
+    const before = (await get(alice, "/tasks?limit=1")).body.total_count as number;
+
+    await redis.restart("SIGKILL");
+    const again = await submit(alice, body, { "Idempotency-Key": key });
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("x-idempotency-cached")).toBe("true");
+    expect(again.headers.get("x-workflow-id")).toBe(first.body.task_id);
+    expect(again.headers.get("x-session-id")).toBe(first.headers.get("x-session-id"));
+    expect((await get(alice, "/tasks?limit=1")).body.total_count).toBe(before);
+    // A changed body is a new request (contract 4.1 rule 3).
+    const changed = await submit(alice, { ...body, query: "Say hello twice" }, { "Idempotency-Key": key });
+    expect(changed.body.task_id).not.toBe(first.body.task_id);
+
+    // Redis gone: rate limits fall back to per-instance counting (fail-open, docs/reliability.md),
+    // so plain submissions are still served; a keyed one is refused with 503 + Retry-After
+    // rather than risk a duplicate the lock would have prevented.
+    await redis.stop();
+    try {
+      const plain = await submit(alice, body);
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get("x-ratelimit-limit")).toBe("100000");
+      const keyed = await submit(alice, body, { "Idempotency-Key": `${key}-down` });
+      expect(keyed.status).toBe(503);
+      expect(Number(keyed.headers.get("retry-after"))).toBeGreaterThan(0);
+    } finally {
+      await redis.start();
+    }
+    const back = await submit(alice, body, { "Idempotency-Key": `${key}-back` });
+    expect(back.status).toBe(200);
+  }, 60_000);
 });

@@ -90,10 +90,12 @@ export class UpstreamUnavailableError extends AppError {
   }
 }
 
-/** We are shedding load (503). */
+/** We are shedding load or a dependency is briefly gone (503); the client may retry after `retryAfterSeconds`. */
 export class OverloadedError extends AppError {
-  constructor(message = "Service overloaded", options?: AppErrorOptions) {
+  readonly retryAfterSeconds: number;
+  constructor(message = "Service overloaded", options?: AppErrorOptions & { retryAfterSeconds?: number }) {
     super("OVERLOADED", message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 1;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from "express";
-import { AppError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
+import { AppError, OverloadedError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
 
 // The one place where errors become HTTP responses. Every body is `{"error": "..."}`
 // (plus the error's own details, e.g. `retry_after`); unknown errors become a 500 whose
@@ -28,6 +28,8 @@ export function sendError(res: Response, err: AppError): void {
     res.setHeader("Retry-After", String(err.retryAfterSeconds));
     res.setHeader("X-RateLimit-Remaining", "0");
   }
+  // Every 503 says when to come back, so clients back off instead of hammering (docs/reliability.md).
+  if (err instanceof OverloadedError) res.setHeader("Retry-After", String(err.retryAfterSeconds));
   res.status(statusOf(err)).json({ error: err.message, ...err.details });
 }
 

@@ -65,6 +65,7 @@ export function createIdempotency(options: IdempotencyOptions): RequestHandler {
       throw new ValidationError(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`);
     }
     const hash = identity(req, key);
+    req.idempotency = { keyHash: hash, ttlSeconds: options.ttlSeconds };
     const cacheKey = `${prefix}:${hash}`;
     const lockKey = `${prefix}:${hash}:lock`;
     const token = randomUUID();

@@ -74,8 +74,14 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
     ].join(" ");
 
     const sendSubmission = async (req: Request, res: Response, body: SubmitTaskBody, streaming: boolean) => {
-      const command = toSubmitCommand(userId(req), body, streaming);
+      // With an Idempotency-Key the task row keeps the request's identity, so a repeat replays
+      // even after Redis lost the cached response (docs/reliability.md "Idempotency").
+      const command = { ...toSubmitCommand(userId(req), body, streaming), idempotency: req.idempotency };
       const submitted = await withFailureMessage("Failed to submit task", () => orchestrator.submitTask(command));
+      if (submitted.replayed) {
+        res.setHeader("X-Idempotency-Cached", "true");
+        res.setHeader("X-Idempotency-Key", req.get("Idempotency-Key") ?? "");
+      }
       res.setHeader("X-Workflow-ID", submitted.taskId);
       res.setHeader("X-Session-ID", sessionHeader(submitted.sessionRef));
       return submitted;

@@ -94,6 +94,7 @@ export class TaskService implements TaskOrchestrator {
         traceId,
         traceparent: trace.traceparent ?? null,
         tokenBudget: this.#options.sessionTokenBudget,
+        idempotency: command.idempotency,
       },
       async () => {
         try {
@@ -106,6 +107,18 @@ export class TaskService implements TaskOrchestrator {
         }
       },
     );
+    if (result.kind === "existing") {
+      this.#logger.info({ workflowId: result.taskId }, "task submit replayed (same Idempotency-Key)");
+      return {
+        taskId: result.taskId,
+        sessionId: result.sessionId,
+        // The identity covers the body, so the session the client named is the one it named then.
+        sessionRef: command.sessionId ?? result.sessionId,
+        status: result.status as SubmitTaskResult["status"],
+        createdAt: result.createdAt.toISOString(),
+        replayed: true,
+      };
+    }
     // A session this submit created cannot be cached anywhere yet: no hint needed.
     if (!result.session.created) publishSessionChanged(this.#bus, result.session.id);
     this.#options.onSubmitted?.();
