@@ -19,4 +19,5 @@ export {
   type OwnServer,
   type OwnNats,
   type OwnNatsOptions,
+  type StopSignal,
 } from "./own-servers.ts";

@@ -14,13 +14,15 @@ export interface OwnServer {
   readonly running: boolean;
   /** (Re)starts on the same port and data directory; resolves when it accepts work. */
   start(): Promise<void>;
-  /** SIGTERM (clean) or SIGKILL (crash); resolves when the process is gone. */
-  stop(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
+  /** SIGTERM (clean; PostgreSQL: SIGINT, its fast shutdown) or SIGKILL (crash); resolves when the process is gone. */
+  stop(signal?: StopSignal): Promise<void>;
   /** SIGSTOP / SIGCONT: the process keeps its sockets but answers nothing. */
   pause(): void;
   resume(): void;
-  restart(signal?: "SIGTERM" | "SIGKILL"): Promise<void>;
+  restart(signal?: StopSignal): Promise<void>;
 }
+
+export type StopSignal = "SIGTERM" | "SIGINT" | "SIGKILL";
 
 const live = new Set<ChildProcess>();
 process.once("exit", () => {
@@ -39,6 +41,8 @@ interface ProcessSpec {
   gid?: number;
   ready: () => Promise<boolean>;
   readyTimeoutMs?: number;
+  /** What a clean stop sends (default SIGTERM). */
+  cleanStop?: StopSignal;
 }
 
 function managed(spec: ProcessSpec): OwnServer {
@@ -82,7 +86,7 @@ function managed(spec: ProcessSpec): OwnServer {
       const proc = child;
       if (!proc) return;
       proc.kill("SIGCONT");
-      proc.kill(signal);
+      proc.kill(signal === "SIGTERM" ? (spec.cleanStop ?? "SIGTERM") : signal);
       const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
       await exited;
       clearTimeout(timer);
@@ -215,6 +219,8 @@ export async function startOwnPostgres(dir: string): Promise<OwnServer> {
     // Durability of the machine is not what the scenarios test (the process dies, not the OS).
     args: ["-D", data, "-p", String(port), "-k", data, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=300"],
     ...(ids ?? {}),
+    // SIGTERM would wait for every client to disconnect (smart shutdown).
+    cleanStop: "SIGINT",
     ready: async () => {
       if (!(await canConnect(port))) return false;
       try {

@@ -1,0 +1,201 @@
+// `npm run chaos [-- scenario…]`: every scenario on a system of its own (own PostgreSQL, Redis,
+// NATS and service processes), under a steady load of tasks of every kind, then the verdict from
+// the database. Writes chaos/results/chaos-<UTC start>.md (the table) and .json (every figure).
+// A report with figures, not a timed test; the small e2e versions are in tests-e2e/chaos.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+import { loadConfig } from "@tog/core";
+import { ownServersAvailable } from "@tog/tests-e2e";
+import { z } from "zod";
+import { startLoad } from "./load.ts";
+import { SCENARIOS, type FaultResult, type Scenario, type ScenarioContext } from "./scenarios.ts";
+import { startSystem } from "./system.ts";
+import { drain, verify, type Verdict } from "./verify.ts";
+
+const config = loadConfig({
+  CHAOS_TASKS: z.coerce.number().int().min(10).default(300).describe("chaos: tasks submitted per scenario."),
+  CHAOS_RATE: z.coerce.number().min(1).default(10).describe("chaos: submissions started per second."),
+  CHAOS_DRAIN_SECONDS: z.coerce.number().int().min(10).default(180).describe("chaos: how long accepted tasks may take to finish after the load."),
+});
+
+interface Row {
+  scenario: string;
+  description: string;
+  verdict: Verdict;
+  failedRequests: number;
+  failedByStatus: Record<string, number>;
+  recoveryMs: number | null;
+  recoveryMeaning: string;
+  drainMs: number;
+  notes: string[];
+  error?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function runScenario(scenario: Scenario): Promise<Row> {
+  const log = (m: string) => process.stdout.write(`[chaos ${scenario.name}] ${m}\n`);
+  log(`starting: ${scenario.description}`);
+  const sys = await startSystem(scenario.system);
+  const headers = { "X-API-Key": sys.apiKey, "Content-Type": "application/json" };
+  const probeIds: string[] = [];
+  try {
+    const load = startLoad({ baseUrl: sys.env.baseUrl, apiKey: sys.apiKey, tasks: config.CHAOS_TASKS, rate: config.CHAOS_RATE });
+    const ctx: ScenarioContext = {
+      sys,
+      load,
+      log,
+      async probe() {
+        const started = Date.now();
+        const key = randomUUID();
+        let taskId: string | undefined;
+        while (!taskId) {
+          const res = await fetch(`${sys.env.baseUrl}/tasks`, {
+            method: "POST",
+            headers: { ...headers, "Idempotency-Key": key },
+            body: JSON.stringify({ query: "Say hi", mode: "simple" }),
+            signal: AbortSignal.timeout(10_000),
+          }).catch(() => undefined);
+          if (res?.ok) taskId = ((await res.json()) as { task_id: string }).task_id;
+          else await sleep(200);
+        }
+        probeIds.push(taskId);
+        for (;;) {
+          const res = await fetch(`${sys.env.baseUrl}/tasks/${taskId}`, { headers, signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+          const status = res?.ok ? ((await res.json()) as { status: string }).status : "";
+          if (/COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(status)) return Date.now() - started;
+          await sleep(100);
+        }
+      },
+      async readinessDuring(fn) {
+        const samples: number[] = [];
+        let running = true;
+        const sampler = (async () => {
+          while (running) {
+            const res = await fetch(`${sys.env.baseUrl}/readiness`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
+            samples.push(res?.status ?? 0);
+            await sleep(250);
+          }
+        })();
+        try {
+          await fn();
+        } finally {
+          running = false;
+          await sampler;
+        }
+        return samples;
+      },
+      async accepted(n) {
+        while (load.submissions.filter((s) => s.taskId).length < n) await sleep(100);
+      },
+    };
+    const [fault] = await Promise.all([scenario.fault(ctx) as Promise<FaultResult>, load.submitted]);
+    const taskIds = load.submissions.flatMap((s) => (s.taskId ? [s.taskId] : []));
+    log(`load submitted (${taskIds.length}/${load.submissions.length} accepted); draining`);
+    const drainMs = await drain(sys.databaseUrl, taskIds, config.CHAOS_DRAIN_SECONDS * 1_000);
+    load.stop();
+    const verdict = await verify(sys.databaseUrl, load.submissions, probeIds);
+    // A 409 on an approval is a decision already taken (the approver retried): not a failure.
+    const failures = load.failures.filter((f) => !(f.what === "approve" && f.status === 409));
+    const failedByStatus: Record<string, number> = {};
+    for (const f of failures) failedByStatus[`${f.what} ${f.status || "no answer"}`] = (failedByStatus[`${f.what} ${f.status || "no answer"}`] ?? 0) + 1;
+    const row: Row = {
+      scenario: scenario.name,
+      description: scenario.description,
+      verdict,
+      failedRequests: failures.length,
+      failedByStatus,
+      recoveryMs: fault.recoveryMs,
+      recoveryMeaning: scenario.recoveryMeaning,
+      drainMs,
+      notes: fault.notes,
+    };
+    log(JSON.stringify({ verdict, failedByStatus, recoveryMs: fault.recoveryMs, notes: fault.notes }));
+    return row;
+  } finally {
+    await sys.close();
+  }
+}
+
+function table(rows: Row[]): string {
+  const head = "| Scenario | Submitted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Seq gaps | Missing from log | Failed client requests | Recovery |";
+  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+  const lines = rows.map((r) => {
+    const v = r.verdict;
+    const rec = r.recoveryMs === null ? "–" : `${(r.recoveryMs / 1000).toFixed(1)} s`;
+    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.completed} | ${v.failed} | ${v.lost + v.refused} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.seqGaps} | ${v.missingFromLog} | ${r.failedRequests} | ${rec} |`;
+  });
+  return [head, sep, ...lines].join("\n");
+}
+
+function machine(): string {
+  let commit = "unknown";
+  try {
+    commit = execFileSync("git", ["rev-parse", "--short", "HEAD"]).toString().trim();
+  } catch {
+    // not a checkout
+  }
+  return `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, commit ${commit}`;
+}
+
+async function main() {
+  if (!ownServersAvailable()) {
+    process.stderr.write("chaos needs nats-server, redis-server and PostgreSQL's binaries (/usr/lib/postgresql/<v>/bin)\n");
+    process.exit(2);
+  }
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}\n`);
+    process.exit(2);
+  }
+  const chosen = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
+  const startedAt = new Date();
+  const rows: Row[] = [];
+  for (const scenario of chosen) {
+    try {
+      rows.push(await runScenario(scenario));
+    } catch (err) {
+      process.stderr.write(`[chaos ${scenario.name}] failed: ${(err as Error).stack}\n`);
+      rows.push({
+        scenario: scenario.name,
+        description: scenario.description,
+        verdict: { submitted: 0, refused: 0, completed: 0, failed: 0, lost: 0, duplicateTasks: 0, duplicatedEffects: 0, seqGaps: 0, missingFromLog: 0 },
+        failedRequests: 0,
+        failedByStatus: {},
+        recoveryMs: null,
+        recoveryMeaning: scenario.recoveryMeaning,
+        drainMs: 0,
+        notes: [],
+        error: (err as Error).message,
+      });
+    }
+  }
+  const stamp = startedAt.toISOString().replace(/[:T]/g, "-").slice(0, 19);
+  const dir = path.join(import.meta.dirname, "..", "results");
+  mkdirSync(dir, { recursive: true });
+  const md = [
+    `# Chaos run ${startedAt.toISOString()}`,
+    "",
+    `Machine: ${machine()}. ${config.CHAOS_TASKS} tasks per scenario at ${config.CHAOS_RATE}/s (simple, standard, complex, tool, approval in turn).`,
+    "",
+    table(rows),
+    "",
+    ...rows.flatMap((r) => [
+      `- **${r.scenario}**: ${r.description}. Recovery: ${r.recoveryMeaning}. Drain ${(r.drainMs / 1000).toFixed(1)} s.` +
+        (r.notes.length ? ` ${r.notes.join("; ")}.` : "") +
+        (Object.keys(r.failedByStatus).length ? ` Failed requests: ${Object.entries(r.failedByStatus).map(([k, n]) => `${k} ×${n}`).join(", ")}.` : "") +
+        (r.error ? ` Error: ${r.error}` : ""),
+    ]),
+    "",
+  ].join("\n");
+  writeFileSync(path.join(dir, `chaos-${stamp}.md`), md);
+  writeFileSync(path.join(dir, `chaos-${stamp}.json`), JSON.stringify({ startedAt, machine: machine(), config, rows }, null, 2));
+  process.stdout.write(`\n${md}\nwritten to chaos/results/chaos-${stamp}.md\n`);
+  process.exit(rows.some((r) => r.error) ? 1 : 0);
+}
+
+await main();

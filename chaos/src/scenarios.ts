@@ -1,0 +1,150 @@
+// The faults. Each scenario says which system it needs and what it does while the load runs;
+// it returns the recovery time it measured and notes for the report (docs/reliability.md says
+// what each one guarantees).
+import pg from "pg";
+import type { ChaosSystem, SystemOptions } from "./system.ts";
+import type { Load } from "./load.ts";
+
+export interface FaultResult {
+  /** Worst time to recover the scenario measured (ms), see `recoveryMeaning`. */
+  recoveryMs: number | null;
+  notes: string[];
+}
+
+export interface ScenarioContext {
+  sys: ChaosSystem;
+  load: Load;
+  log(message: string): void;
+  /** Submits one simple task (retrying with one Idempotency-Key) and resolves with the ms until it is terminal. */
+  probe(): Promise<number>;
+  /** GET /readiness status codes sampled every 250 ms while `fn` runs (0: no answer within 2 s). */
+  readinessDuring(fn: () => Promise<void>): Promise<number[]>;
+  /** Resolves once `n` submissions have task ids (the load is under way). */
+  accepted(n: number): Promise<void>;
+}
+
+export interface Scenario {
+  name: string;
+  description: string;
+  /** What the recovery column means for this scenario. */
+  recoveryMeaning: string;
+  system?: SystemOptions;
+  fault(ctx: ScenarioContext): Promise<FaultResult>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const workerKills: Scenario = {
+  name: "workers-sigkill",
+  description: "3 workers; every 4 s one random worker is SIGKILLed and a new one started, during the whole submission",
+  recoveryMeaning: "longest time from a kill to a killed worker's run resuming elsewhere (ERROR_RECOVERY)",
+  system: { replicas: { worker: 3 } },
+  async fault(ctx) {
+    const kills: number[] = [];
+    let done = false;
+    void ctx.load.submitted.then(() => (done = true));
+    await ctx.accepted(20);
+    while (!done) {
+      const live = ctx.sys.workers.filter((w) => w.isRunning);
+      const victim = live[Math.floor(Math.random() * live.length)];
+      if (victim) {
+        kills.push(Date.now());
+        await victim.kill();
+        ctx.log(`SIGKILL ${victim.name} (pid ${victim.pid})`);
+        await ctx.sys.addWorker();
+      }
+      await sleep(4_000);
+    }
+    // Recovery per kill: the resumptions (ERROR_RECOVERY) that followed it, before the next kill.
+    const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
+    await client.connect();
+    await sleep(6_000);
+    const rows = await client.query<{ ts: Date }>(`SELECT timestamp AS ts FROM task_events WHERE type = 'ERROR_RECOVERY' ORDER BY timestamp`);
+    await client.end();
+    let worst: number | null = null;
+    const perKill: number[] = [];
+    kills.forEach((at, i) => {
+      const next = kills[i + 1] ?? Infinity;
+      const after = rows.rows.map((r) => r.ts.getTime()).filter((t) => t >= at && t < next);
+      if (after.length === 0) return;
+      const ms = Math.max(...after) - at;
+      perKill.push(ms);
+      worst = Math.max(worst ?? 0, ms);
+    });
+    perKill.sort((a, b) => a - b);
+    return {
+      recoveryMs: worst,
+      notes: [`${kills.length} kills, ${rows.rowCount} runs resumed from checkpoints; median recovery per kill ${perKill[Math.floor(perKill.length / 2)] ?? "-"} ms`],
+    };
+  },
+};
+
+async function outage(ctx: ScenarioContext, label: string, down: () => Promise<void>, up: () => Promise<void>, holdMs: number) {
+  let back = 0;
+  const samples = await ctx.readinessDuring(async () => {
+    await down();
+    ctx.log(`${label}: down`);
+    await sleep(holdMs);
+  });
+  await up();
+  back = Date.now();
+  ctx.log(`${label}: back`);
+  const probeMs = await ctx.probe();
+  const recovered = Date.now() - back;
+  const notReady = samples.filter((s) => s !== 200).length;
+  return { recovered, note: `${label}: readiness not 200 in ${notReady}/${samples.length} samples while down (${[...new Set(samples)].join("/")}); probe task ${probeMs} ms` };
+}
+
+const natsRestart: Scenario = {
+  name: "nats-restart",
+  description: "NATS stopped for 5 s (SIGTERM, restarted), then paused with SIGSTOP for 20 s, under load",
+  recoveryMeaning: "worst time from NATS being back until a new task submitted then has completed",
+  async fault(ctx) {
+    await ctx.accepted(20);
+    const server = ctx.sys.nats.servers[0]!;
+    const a = await outage(ctx, "restart", () => server.stop(), () => server.start(), 5_000);
+    await sleep(3_000);
+    const b = await outage(ctx, "SIGSTOP 20 s", async () => server.pause(), async () => server.resume(), 20_000);
+    return { recoveryMs: Math.max(a.recovered, b.recovered), notes: [a.note, b.note] };
+  },
+};
+
+const redisRestart: Scenario = {
+  name: "redis-restart",
+  description: "Redis SIGKILLed (no persistence: every key lost) and restarted after 3 s; the first 20 submissions are repeated with their keys",
+  recoveryMeaning: "time from Redis being back until a new task submitted then has completed",
+  async fault(ctx) {
+    await ctx.accepted(20);
+    const o = await outage(ctx, "redis", () => ctx.sys.redis.stop("SIGKILL"), () => ctx.sys.redis.start(), 3_000);
+    // Idempotency after the data loss: a repeated key must return the same task.
+    let replayed = 0;
+    let misses = 0;
+    const early = ctx.load.submissions.filter((s) => s.taskId).slice(0, 20);
+    for (const s of early) {
+      const { TASK_KINDS } = await import("./load.ts");
+      const spec = TASK_KINDS[s.kind];
+      const res = await fetch(`${ctx.sys.env.baseUrl}/tasks`, {
+        method: "POST",
+        headers: { "X-API-Key": ctx.sys.apiKey, "Content-Type": "application/json", "Idempotency-Key": s.key },
+        body: JSON.stringify({ query: spec.query, mode: spec.mode, ...(spec.context ? { context: spec.context } : {}) }),
+      });
+      const body = (await res.json()) as { task_id?: string };
+      if (res.ok && body.task_id === s.taskId) replayed++;
+      else misses++;
+    }
+    return { recoveryMs: o.recovered, notes: [o.note, `repeated keys after the data loss: ${replayed} replayed the same task, ${misses} did not`] };
+  },
+};
+
+const postgresRestart: Scenario = {
+  name: "postgres-restart",
+  description: "PostgreSQL stopped (fast shutdown: every connection cut) and restarted after 5 s, under load",
+  recoveryMeaning: "time from PostgreSQL being back until a new task submitted then has completed",
+  async fault(ctx) {
+    await ctx.accepted(20);
+    const o = await outage(ctx, "postgres", () => ctx.sys.postgres.stop(), () => ctx.sys.postgres.start(), 5_000);
+    return { recoveryMs: o.recovered, notes: [o.note] };
+  },
+};
+
+export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart];
