@@ -27,10 +27,14 @@ interface Row {
   verdict: Verdict;
   failedRequests: number;
   failedByStatus: Record<string, number>;
+  /** One response body (or error) per kind of failure. */
+  failureSamples: Record<string, string>;
   recoveryMs: number | null;
   recoveryMeaning: string;
   drainMs: number;
   notes: string[];
+  /** Distinct error log lines of the services (message and error text), with counts. */
+  serviceErrors: Record<string, number>;
   error?: string;
 }
 
@@ -101,19 +105,35 @@ async function runScenario(scenario: Scenario): Promise<Row> {
     // A 409 on an approval is a decision already taken (the approver retried): not a failure.
     const failures = load.failures.filter((f) => !(f.what === "approve" && f.status === 409));
     const failedByStatus: Record<string, number> = {};
-    for (const f of failures) failedByStatus[`${f.what} ${f.status || "no answer"}`] = (failedByStatus[`${f.what} ${f.status || "no answer"}`] ?? 0) + 1;
+    const failureSamples: Record<string, string> = {};
+    for (const f of failures) {
+      const k = `${f.what} ${f.status || "no answer"}`;
+      failedByStatus[k] = (failedByStatus[k] ?? 0) + 1;
+      failureSamples[k] ??= f.error;
+    }
+    const serviceErrors: Record<string, number> = {};
+    for (const service of [...sys.env.stack.services, ...sys.workers]) {
+      for (const r of service.logs()) {
+        if (r.level !== "error" && r.level !== "fatal") continue;
+        const err = r.err as { type?: string; message?: string; code?: string } | undefined;
+        const line = `${service.name.replace(/[#*].*/, "")}: ${String(r.msg)}${err ? ` (${err.type ?? ""} ${err.code ?? ""} ${String(err.message ?? "").slice(0, 120)})` : ""}`;
+        serviceErrors[line] = (serviceErrors[line] ?? 0) + 1;
+      }
+    }
     const row: Row = {
       scenario: scenario.name,
       description: scenario.description,
       verdict,
       failedRequests: failures.length,
       failedByStatus,
+      failureSamples,
       recoveryMs: fault.recoveryMs,
       recoveryMeaning: scenario.recoveryMeaning,
       drainMs,
       notes: fault.notes,
+      serviceErrors,
     };
-    log(JSON.stringify({ verdict, failedByStatus, recoveryMs: fault.recoveryMs, notes: fault.notes }));
+    log(JSON.stringify({ verdict, failedByStatus, recoveryMs: fault.recoveryMs, notes: fault.notes, serviceErrors, failureSamples }));
     return row;
   } finally {
     await sys.close();
@@ -166,10 +186,12 @@ async function main() {
         verdict: { submitted: 0, refused: 0, completed: 0, failed: 0, lost: 0, duplicateTasks: 0, duplicatedEffects: 0, seqGaps: 0, missingFromLog: 0 },
         failedRequests: 0,
         failedByStatus: {},
+        failureSamples: {},
         recoveryMs: null,
         recoveryMeaning: scenario.recoveryMeaning,
         drainMs: 0,
         notes: [],
+        serviceErrors: {},
         error: (err as Error).message,
       });
     }

@@ -101,16 +101,18 @@ describe.skipIf(!available)("faults on the system's own servers", () => {
     expect(changed.body.task_id).not.toBe(first.body.task_id);
 
     // Redis gone: rate limits fall back to per-instance counting (fail-open, docs/reliability.md),
-    // so plain submissions are still served; a keyed one is refused with 503 + Retry-After
-    // rather than risk a duplicate the lock would have prevented.
+    // and keyed submissions are deduplicated by the task row alone.
     await redis.stop();
     try {
       const plain = await submit(alice, body);
       expect(plain.status).toBe(200);
       expect(plain.headers.get("x-ratelimit-limit")).toBe("100000");
       const keyed = await submit(alice, body, { "Idempotency-Key": `${key}-down` });
-      expect(keyed.status).toBe(503);
-      expect(Number(keyed.headers.get("retry-after"))).toBeGreaterThan(0);
+      expect(keyed.status).toBe(200);
+      const repeat = await submit(alice, body, { "Idempotency-Key": `${key}-down` });
+      expect(repeat.status).toBe(200);
+      expect(repeat.body.task_id).toBe(keyed.body.task_id);
+      expect(repeat.headers.get("x-idempotency-cached")).toBe("true");
     } finally {
       await redis.start();
     }

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from "express";
-import { AppError, OverloadedError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
+import { AppError, isDependencyUnavailable, OverloadedError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
 
 // The one place where errors become HTTP responses. Every body is `{"error": "..."}`
 // (plus the error's own details, e.g. `retry_after`); unknown errors become a 500 whose
@@ -67,6 +67,12 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (typeof status === "number" && status >= 400 && status < 500 && e.expose !== false) {
       res.status(status).json({ error: e.message ?? "Bad request" });
+      return;
+    }
+    if (isDependencyUnavailable(err)) {
+      // A database or Redis restarting is not a bug: the client may retry shortly.
+      logger.warn({ err, path: req.path }, "dependency unavailable");
+      sendError(res, new OverloadedError("Service temporarily unavailable", { cause: err }));
       return;
     }
     logger.error({ err, path: req.path }, "unhandled error");

@@ -1,4 +1,4 @@
-import type { Request, Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { z } from "zod";
 import type { RequestPart } from "@tog/edge";
 import type { TaskOrchestrator } from "@tog/proto";
@@ -31,6 +31,11 @@ import { firstIssueMessage, taskIdOrNotFound } from "./task-ids.ts";
 
 export interface TaskRoutesOptions {
   orchestrator: TaskOrchestrator;
+  /**
+   * Idempotency-Key handling of the two submit routes, instead of the context's: one that keeps
+   * serving while Redis is down, since the task row deduplicates durably. Default: the context's.
+   */
+  submitIdempotency?: RequestHandler;
 }
 
 /** GET /tasks has its own per-minute budget (contract §8), so polling does not eat the submit budget. */
@@ -60,7 +65,8 @@ const firstRuleMessage = (part: RequestPart, error: z.ZodError) => firstIssueMes
 export function taskRoutes(options: TaskRoutesOptions): RouteModule {
   const { orchestrator } = options;
   return (ctx: RouteContext) => {
-    const { router, docs, auth, limits, idempotency } = ctx;
+    const { router, docs, auth, limits } = ctx;
+    const idempotency = options.submitIdempotency ?? ctx.idempotency;
     const userId = (req: Request) => req.principal!.userId;
 
     const submitDescription = [

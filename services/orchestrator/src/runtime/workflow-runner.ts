@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { publishSessionChanged, type Bus } from "@tog/bus";
 import { executionModeOf } from "@tog/proto";
 import type { Catalog } from "@tog/catalog";
-import type { Logger } from "@tog/core";
+import { isDependencyUnavailable, type Logger } from "@tog/core";
 import { terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
 import type { ChatMessage, LlmRouter } from "@tog/providers";
 import type { ToolRegistry } from "@tog/tools";
@@ -181,6 +181,12 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     await cancelCheck;
 
     const reason = stopReason();
+    // PostgreSQL (or another dependency) briefly gone is not the task's failure: hand the run
+    // back (nak with back-off) and resume it from the checkpoints once it is reachable again.
+    if (outcome === undefined && reason === undefined && isDependencyUnavailable(failure)) {
+      log.warn({ err: failure }, "run interrupted: a dependency is unavailable; it will be retried");
+      throw failure;
+    }
     if (outcome === undefined && (reason?.kind === "shutdown" || reason?.kind === "lost" || emitter.failure)) {
       if (reason?.kind === "shutdown") {
         await emitter.flush().catch(() => undefined);
