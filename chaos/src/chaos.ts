@@ -25,7 +25,10 @@ interface Row {
   scenario: string;
   description: string;
   verdict: Verdict;
+  /** Requests answered 5xx without Retry-After, 4xx other than 429, or not at all. */
   failedRequests: number;
+  /** Requests shed with 429/503 + Retry-After (the client retried them). */
+  shedRequests: number;
   failedByStatus: Record<string, number>;
   /** One response body (or error) per kind of failure. */
   failureSamples: Record<string, string>;
@@ -79,7 +82,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
         let running = true;
         const sampler = (async () => {
           while (running) {
-            const res = await fetch(`${sys.env.baseUrl}/readiness`, { signal: AbortSignal.timeout(2_000) }).catch(() => undefined);
+            const res = await fetch(`${sys.env.baseUrl}/readiness`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
             samples.push(res?.status ?? 0);
             await sleep(250);
           }
@@ -124,7 +127,8 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       scenario: scenario.name,
       description: scenario.description,
       verdict,
-      failedRequests: failures.length,
+      failedRequests: failures.filter((f) => !f.shed).length,
+      shedRequests: failures.filter((f) => f.shed).length,
       failedByStatus,
       failureSamples,
       recoveryMs: fault.recoveryMs,
@@ -141,12 +145,12 @@ async function runScenario(scenario: Scenario): Promise<Row> {
 }
 
 function table(rows: Row[]): string {
-  const head = "| Scenario | Submitted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Seq gaps | Missing from log | Failed client requests | Recovery |";
-  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+  const head = "| Scenario | Submitted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Seq gaps | Missing from log | Failed requests | Shed (Retry-After) | Recovery |";
+  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
   const lines = rows.map((r) => {
     const v = r.verdict;
     const rec = r.recoveryMs === null ? "–" : `${(r.recoveryMs / 1000).toFixed(1)} s`;
-    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.completed} | ${v.failed} | ${v.lost + v.refused} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.seqGaps} | ${v.missingFromLog} | ${r.failedRequests} | ${rec} |`;
+    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.completed} | ${v.failed} | ${v.lost + v.refused} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.seqGaps} | ${v.missingFromLog} | ${r.failedRequests} | ${r.shedRequests} | ${rec} |`;
   });
   return [head, sep, ...lines].join("\n");
 }
@@ -185,6 +189,7 @@ async function main() {
         description: scenario.description,
         verdict: { submitted: 0, refused: 0, completed: 0, failed: 0, lost: 0, duplicateTasks: 0, duplicatedEffects: 0, seqGaps: 0, missingFromLog: 0 },
         failedRequests: 0,
+        shedRequests: 0,
         failedByStatus: {},
         failureSamples: {},
         recoveryMs: null,

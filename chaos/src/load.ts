@@ -26,8 +26,11 @@ export interface Submission {
 export interface FailedRequest {
   at: number;
   what: string;
+  /** 0: no answer (refused, reset or past the client's deadline). */
   status: number;
   error: string;
+  /** A 429/503 with Retry-After: load shed as designed, the client retries later. */
+  shed: boolean;
 }
 
 export interface LoadOptions {
@@ -67,12 +70,13 @@ export function startLoad(options: LoadOptions): Load {
       const res = await fetch(url, { ...init, signal: AbortSignal.timeout(timeoutMs) });
       if (res.status >= 400) {
         const text = await res.text().catch(() => "");
-        failures.push({ at: Date.now(), what, status: res.status, error: text.slice(0, 200) });
+        const shed = (res.status === 429 || res.status === 503) && res.headers.get("retry-after") !== null;
+        failures.push({ at: Date.now(), what, status: res.status, error: text.slice(0, 200), shed });
         return res;
       }
       return res;
     } catch (err) {
-      failures.push({ at: Date.now(), what, status: 0, error: (err as Error).message });
+      failures.push({ at: Date.now(), what, status: 0, error: (err as Error).message, shed: false });
       return undefined;
     }
   };

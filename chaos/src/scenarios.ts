@@ -17,7 +17,7 @@ export interface ScenarioContext {
   log(message: string): void;
   /** Submits one simple task (retrying with one Idempotency-Key) and resolves with the ms until it is terminal. */
   probe(): Promise<number>;
-  /** GET /readiness status codes sampled every 250 ms while `fn` runs (0: no answer within 2 s). */
+  /** GET /readiness status codes sampled every 250 ms while `fn` runs (0: no answer within 3 s; its own deadline is 2 s). */
   readinessDuring(fn: () => Promise<void>): Promise<number[]>;
   /** Resolves once `n` submissions have task ids (the load is under way). */
   accepted(n: number): Promise<void>;

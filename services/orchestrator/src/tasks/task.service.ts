@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { publish, publishCore, publishSessionChanged, systemSubjects, type Bus } from "@tog/bus";
-import { ConflictError, ForbiddenError, NotFoundError, OverloadedError, UpstreamUnavailableError, currentTraceIds, injectTraceContext, type Logger } from "@tog/core";
+import { ConflictError, ForbiddenError, NotFoundError, OverloadedError, currentTraceIds, injectTraceContext, type Logger } from "@tog/core";
 import type { Db, DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
 import { buildEvent, eventMessageId, terminalErrorData } from "@tog/events";
@@ -23,6 +23,7 @@ import type {
 } from "@tog/proto";
 import type { TaskSpec } from "../runtime/workflow-context.ts";
 import { findSessionId, UUID_RE } from "./session.resolver.ts";
+import type { QueueBreaker } from "./queue-breaker.ts";
 import { SubmitRepository } from "./submit.repository.ts";
 import { specFromCommand } from "./task-spec.ts";
 import { TaskQueries, toDetail, type TaskRow } from "./task.queries.ts";
@@ -51,10 +52,15 @@ export interface TaskServiceOptions {
   listEvents: (query: { workflowId: string; limit: number; offset: number; afterSeq?: number | undefined }) => Promise<{ events: string[]; totalCount: number }>;
   buildTimeline: (query: { workflowId: string; includePayloads: boolean }) => Promise<TimelineResult>;
   onSubmitted?: (() => void) | undefined;
+  /** Refuses submits at once while NATS is known to be away (queue-breaker.ts). */
+  queueBreaker?: QueueBreaker | undefined;
 }
 
 const TERMINAL = new Set<TaskStatus>(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
 const MAX_MESSAGES_EXCEEDED = 10077;
+
+/** Well inside the gateway's gRPC deadline (5 s), so a submit never hangs past it while NATS is away. */
+const QUEUE_PUBLISH_TIMEOUT_MS = 2_000;
 
 export class TaskService implements TaskOrchestrator {
   readonly #db: Db;
@@ -78,6 +84,7 @@ export class TaskService implements TaskOrchestrator {
   async submitTask(command: SubmitTaskCommand): Promise<SubmitTaskResult> {
     const spec = specFromCommand(command, this.#options.defaultModelTier);
     this.#options.validateSpec(spec);
+    this.#options.queueBreaker?.assertClosed();
     const taskId = randomUUID();
     const trace = injectTraceContext({});
     const traceId = currentTraceIds()?.trace_id ?? randomBytes(16).toString("hex");
@@ -98,12 +105,15 @@ export class TaskService implements TaskOrchestrator {
       },
       async () => {
         try {
-          await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId });
+          await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId, timeoutMs: QUEUE_PUBLISH_TIMEOUT_MS });
         } catch (err) {
           if (err instanceof JetStreamApiError && err.code === MAX_MESSAGES_EXCEEDED) {
             throw new OverloadedError("System overloaded", { cause: err });
           }
-          throw new UpstreamUnavailableError("Task queue unavailable", { cause: err });
+          // NATS gone or paused: refuse within the caller's deadline; the client retries (same
+          // Idempotency-Key) once the queue is back (docs/reliability.md "NATS").
+          this.#options.queueBreaker?.trip(err);
+          throw new OverloadedError("Task queue unavailable", { cause: err });
         }
       },
     );
