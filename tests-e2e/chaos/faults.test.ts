@@ -119,4 +119,45 @@ describe.skipIf(!available)("faults on the system's own servers", () => {
     const back = await submit(alice, body, { "Idempotency-Key": `${key}-back` });
     expect(back.status).toBe(200);
   }, 60_000);
+
+  /** Submits until one is accepted (same key each time, as a client retrying would); resolves with the ms it took. */
+  async function submitUntilAccepted(body: Json, key: string, timeoutMs = 30_000): Promise<{ ms: number; taskId: string }> {
+    const started = Date.now();
+    for (;;) {
+      const res = await submit(alice, body, { "Idempotency-Key": key });
+      if (res.status === 200) return { ms: Date.now() - started, taskId: res.body.task_id as string };
+      expect(res.status).toBe(503);
+      if (Date.now() - started > timeoutMs) throw new Error(`still ${res.status} after ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  it.each([
+    ["NATS", () => nats.servers[0]!],
+    ["PostgreSQL", () => postgres],
+  ])("%s stopped and restarted: readiness 503, submits refused fast with 503 + Retry-After, the task in flight completes", async (name, server) => {
+    const inflight = (await submit(alice, { query: "Research the history of Rome, then compare it with Athens, and summarize both", mode: "complex" })).body.task_id as string;
+    await waitForEvent(alice, inflight, "LLM_PARTIAL", 20_000);
+    await server().stop();
+    try {
+      const readiness = await fetch(`${env.baseUrl}/readiness`);
+      expect(readiness.status).toBe(503);
+      for (let i = 0; i < 3; i++) {
+        const started = Date.now();
+        const refused = await submit(alice, { query: "Say hello", mode: "simple" }, { "Idempotency-Key": `${name}-down-${i}` });
+        expect(refused.status).toBe(503);
+        expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+        // Within the gateway's deadline to the orchestrator (5 s): never a hang, never a 502.
+        expect(Date.now() - started).toBeLessThan(5_000);
+      }
+    } finally {
+      await server().start();
+    }
+    const back = Date.now();
+    const accepted = await submitUntilAccepted({ query: "Say hello", mode: "simple" }, `${name}-back`);
+    process.stdout.write(`[faults] ${name} back → first submit accepted after ${Date.now() - back} ms\n`);
+    expect((await waitForStatus(alice, accepted.taskId, undefined, 30_000)).status).toBe("TASK_STATUS_COMPLETED");
+    expect((await waitForStatus(alice, inflight, undefined, 60_000)).status).toBe("TASK_STATUS_COMPLETED");
+    expectWellFormed(await allEvents(alice, inflight));
+  }, 120_000);
 });
