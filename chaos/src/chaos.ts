@@ -50,6 +50,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   const headers = { "X-API-Key": sys.apiKey, "Content-Type": "application/json" };
   const probeIds: string[] = [];
   try {
+    await scenario.prepare?.(sys);
     const load = startLoad({ baseUrl: sys.env.baseUrl, apiKey: sys.apiKey, tasks: config.CHAOS_TASKS, rate: config.CHAOS_RATE });
     const ctx: ScenarioContext = {
       sys,
@@ -115,11 +116,13 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       failureSamples[k] ??= f.error;
     }
     const serviceErrors: Record<string, number> = {};
-    for (const service of [...sys.env.stack.services, ...sys.workers]) {
+    for (const service of [...sys.env.stack.services, ...sys.instances]) {
       for (const r of service.logs()) {
-        if (r.level !== "error" && r.level !== "fatal") continue;
+        const callFailed = r.level === "warn" && r.msg === "orchestrator call failed";
+        if (r.level !== "error" && r.level !== "fatal" && !callFailed) continue;
         const err = r.err as { type?: string; message?: string; code?: string } | undefined;
-        const line = `${service.name.replace(/[#*].*/, "")}: ${String(r.msg)}${err ? ` (${err.type ?? ""} ${err.code ?? ""} ${String(err.message ?? "").slice(0, 120)})` : ""}`;
+        const grpc = callFailed ? ` [${String(r.grpc_code)}: ${String(r.grpc_details).slice(0, 80)}]` : "";
+        const line = `${service.name.replace(/[#*].*/, "")}: ${String(r.msg)}${grpc}${err ? ` (${err.type ?? ""} ${err.code ?? ""} ${String(err.message ?? "").slice(0, 120)})` : ""}`;
         serviceErrors[line] = (serviceErrors[line] ?? 0) + 1;
       }
     }

@@ -2,6 +2,7 @@
 // it returns the recovery time it measured and notes for the report (docs/reliability.md says
 // what each one guarantees).
 import pg from "pg";
+import { freePort, routesFor, SERVICES, type RunningService, type ServiceDefinition } from "@tog/devstack";
 import type { ChaosSystem, SystemOptions } from "./system.ts";
 import type { Load } from "./load.ts";
 
@@ -29,6 +30,8 @@ export interface Scenario {
   /** What the recovery column means for this scenario. */
   recoveryMeaning: string;
   system?: SystemOptions;
+  /** Runs before the load starts (topology changes that are not the fault). */
+  prepare?(sys: ChaosSystem): Promise<void>;
   fault(ctx: ScenarioContext): Promise<FaultResult>;
 }
 
@@ -147,4 +150,95 @@ const postgresRestart: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart];
+// Rolling restart: what a Kubernetes rollout does to every Deployment (maxUnavailable 0), one
+// instance at a time: start the replacement, take the old one out of the router (the
+// Service's endpoints), SIGTERM it and let it drain. Two instances of everything; the gateways
+// reach both orchestrators through one gRPC target (round robin over ready backends), as they
+// do through a headless Service in the cluster.
+interface Routed {
+  definition: ServiceDefinition;
+  service: RunningService;
+}
+const rolling = { orchestrators: [] as RunningService[], routed: [] as Routed[], gatewayEnv: {} as Record<string, string> };
+async function untilReady(service: RunningService): Promise<void> {
+  const end = Date.now() + 30_000;
+  while (Date.now() < end) {
+    const res = await fetch(`${service.url}/readiness`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
+    if (res?.status === 200) return;
+    await sleep(100);
+  }
+  throw new Error(`${service.name} not ready in 30 s`);
+}
+const definitionOf = (name: string) => SERVICES.find((d) => d.name === name)!;
+
+const rollingRestart: Scenario = {
+  name: "rolling-restart",
+  description: "two instances each of gateway, stream, orchestrator and worker; each instance in turn replaced (SIGTERM after its replacement is up), under load",
+  recoveryMeaning: "longest single replacement (replacement ready to old instance exited)",
+  system: { replicas: { gateway: 1, stream: 2, worker: 2 } },
+  async prepare(sys) {
+    const first = sys.env.service("orchestrator");
+    const second = await sys.startInstance("orchestrator", { port: await freePort() });
+    rolling.orchestrators = [first, second];
+    rolling.gatewayEnv = { ORCHESTRATOR_ADDRESS: `ipv4:${rolling.orchestrators.map((o) => `127.0.0.1:${o.port}`).join(",")}` };
+    const gateways = await Promise.all([0, 1].map(() => sys.startInstance("gateway", { env: rolling.gatewayEnv })));
+    await Promise.all(gateways.map(untilReady));
+    rolling.routed = [
+      ...gateways.map((service) => ({ definition: definitionOf("gateway"), service })),
+      ...[0, 1].map((i) => ({ definition: definitionOf("stream"), service: sys.env.service("stream", i) })),
+    ];
+    sys.env.stack.router.setRoutes(routesFor(rolling.routed));
+    await sys.env.service("gateway").stop(10_000);
+  },
+  async fault(ctx) {
+    await ctx.accepted(20);
+    const times: number[] = [];
+    const replace = async (label: string, start: () => Promise<RunningService>, stopOld: () => Promise<void>) => {
+      const replacement = await start();
+      const t = Date.now();
+      await stopOld();
+      times.push(Date.now() - t);
+      ctx.log(`${label} replaced by ${replacement.name}`);
+      return replacement;
+    };
+    // Workers: SIGTERM hands the runs back; the other worker takes them at once.
+    for (const old of ctx.sys.workers.filter((w) => w.isRunning)) {
+      await replace(`worker ${old.name}`, () => ctx.sys.addWorker(), async () => void (await old.stop(30_000)));
+    }
+    // Routed services: the new instance joins the routes, the old one leaves them, then drains.
+    for (const name of ["stream", "gateway"]) {
+      for (const old of rolling.routed.filter((r) => r.definition.name === name)) {
+        await replace(
+          `${name} ${old.service.name}`,
+          async () => {
+            const service = await ctx.sys.startInstance(name, { env: name === "gateway" ? rolling.gatewayEnv : {} });
+            // As a Service adds an endpoint only once its readiness probe passes.
+            await untilReady(service);
+            rolling.routed = [...rolling.routed.filter((r) => r !== old), { definition: old.definition, service }];
+            ctx.sys.env.stack.router.setRoutes(routesFor(rolling.routed));
+            return service;
+          },
+          async () => {
+            // In-flight requests routed to it just before finish there; new ones go elsewhere.
+            await sleep(200);
+            await old.service.stop(30_000);
+          },
+        );
+      }
+    }
+    // Orchestrators: replaced in place (same port: the gRPC target stays valid); the gateways'
+    // round robin uses the other one meanwhile.
+    for (const [i, old] of rolling.orchestrators.entries()) {
+      const t = Date.now();
+      await old.stop(30_000);
+      rolling.orchestrators[i] = await ctx.sys.startInstance("orchestrator", { port: old.port! });
+      times.push(Date.now() - t);
+      ctx.log(`orchestrator on port ${old.port} restarted`);
+      // minReadySeconds: the gateways reconnect (back-off at most 2 s) before the next one goes.
+      await sleep(3_000);
+    }
+    return { recoveryMs: Math.max(...times), notes: [`${times.length} replacements`] };
+  },
+};
+
+export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart];

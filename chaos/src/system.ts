@@ -31,6 +31,10 @@ export interface ChaosSystem {
   /** Every worker process started so far, live or not (the scenario kills and adds them). */
   workers: RunningService[];
   addWorker(): Promise<RunningService>;
+  /** Another instance of a service (recorded, so its logs are read for the report). */
+  startInstance(name: string, options?: { env?: Env; port?: number }): Promise<RunningService>;
+  /** Every process started after the stack (workers included). */
+  readonly instances: RunningService[];
   close(): Promise<void>;
 }
 
@@ -63,6 +67,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
     const running = env;
     const apiKey = (await running.createApiKey({ user: "chaos@example.com", createUser: true, name: "chaos" })).key;
     const workers: RunningService[] = [];
+    const instances: RunningService[] = [];
     for (let i = 0; ; i++) {
       try {
         workers.push(running.service("worker", i));
@@ -78,9 +83,16 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
       apiKey,
       databaseUrl: running.database.url,
       workers,
+      instances,
+      async startInstance(name, opts = {}) {
+        const service = await running.stack.startInstance(name, opts);
+        instances.push(service);
+        return service;
+      },
       async addWorker() {
         const worker = await running.stack.startInstance("worker", { env: { ...WORKER_ENV, ...options.services?.worker } });
         workers.push(worker);
+        instances.push(worker);
         return worker;
       },
       async close() {

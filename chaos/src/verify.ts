@@ -29,7 +29,10 @@ export interface Verdict {
 const TERMINAL_STATUSES = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Waits (up to `drainMs`) until every accepted task is terminal and its terminal event is logged. */
+/**
+ * Waits (up to `drainMs`) until every accepted task is terminal, its terminal event is logged and
+ * its logged seqs have no gap (the persister may still be catching up after a fault).
+ */
 export async function drain(databaseUrl: string, taskIds: string[], drainMs: number): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
@@ -38,7 +41,8 @@ export async function drain(databaseUrl: string, taskIds: string[], drainMs: num
     for (;;) {
       const res = await client.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM tasks t WHERE t.id = ANY($1::uuid[]) AND t.status IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')
-           AND EXISTS (SELECT 1 FROM task_events e WHERE e.workflow_id = t.id AND (e.type = 'WORKFLOW_COMPLETED' OR (e.type = 'ERROR_OCCURRED' AND (e.event::jsonb->'data'->>'terminal')::boolean)))`,
+           AND EXISTS (SELECT 1 FROM task_events e WHERE e.workflow_id = t.id AND (e.type = 'WORKFLOW_COMPLETED' OR (e.type = 'ERROR_OCCURRED' AND (e.event::jsonb->'data'->>'terminal')::boolean)))
+           AND (SELECT count(*) = max(seq) FROM task_events e WHERE e.workflow_id = t.id)`,
         [taskIds],
       );
       if (res.rows[0]!.n >= taskIds.length || Date.now() - started > drainMs) return Date.now() - started;
