@@ -32,6 +32,8 @@ export interface Scenario {
   system?: SystemOptions;
   /** Runs before the load starts (topology changes that are not the fault). */
   prepare?(sys: ChaosSystem): Promise<void>;
+  /** The load this scenario offers instead of the run's CHAOS_TASKS / CHAOS_RATE (read after prepare). */
+  load?(defaults: { tasks: number; rate: number }): { tasks: number; rate: number };
   fault(ctx: ScenarioContext): Promise<FaultResult>;
 }
 
@@ -241,4 +243,84 @@ const rollingRestart: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart];
+// Overload: offered load at 3× what the workers complete. The run queue is bounded
+// (RUNS_MAX_PENDING): beyond it submits are shed with 503 + Retry-After; nothing else grows.
+const OVERLOAD_SECONDS = 30;
+const overloadState = { capacity: 0 };
+const overload: Scenario = {
+  name: "overload-3x",
+  description: `offered load at 3× the measured capacity for ${OVERLOAD_SECONDS} s; 2 workers × 4 runs, RUNS_MAX_PENDING=60`,
+  recoveryMeaning: "time from the end of the offered load until the backlog drained (every accepted task terminal)",
+  system: {
+    replicas: { worker: 2 },
+    env: { RUNS_MAX_PENDING: "60" },
+    services: { worker: { WORKER_CONCURRENCY: "4", OFFLINE_CHUNK_DELAY_MS: "20" } },
+  },
+  async prepare(sys) {
+    // Capacity: simple tasks completed per second with the queue kept full.
+    const headers = { "X-API-Key": sys.apiKey, "Content-Type": "application/json" };
+    const ids = await Promise.all(
+      Array.from({ length: 40 }, async () => {
+        const res = await fetch(`${sys.env.baseUrl}/tasks`, { method: "POST", headers, body: JSON.stringify({ query: "Say hello", mode: "simple" }) });
+        return ((await res.json()) as { task_id: string }).task_id;
+      }),
+    );
+    sys.ownTaskIds.push(...ids);
+    const started = Date.now();
+    const client = new pg.Client({ connectionString: sys.databaseUrl });
+    await client.connect();
+    for (;;) {
+      const done = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND completed_at IS NOT NULL`, [ids]);
+      if (done.rows[0]!.n >= ids.length) break;
+      await sleep(100);
+    }
+    await client.end();
+    overloadState.capacity = ids.length / ((Date.now() - started) / 1_000);
+  },
+  load() {
+    const rate = Math.max(3, Math.round(overloadState.capacity * 3));
+    return { tasks: rate * OVERLOAD_SECONDS, rate };
+  },
+  async fault(ctx) {
+    const rss = new Map<string, number>();
+    let maxPending = 0;
+    const { connectBus } = await import("@tog/bus");
+    const { createLogger } = await import("@tog/core");
+    const bus = await connectBus({ url: ctx.sys.nats.url, name: "chaos", prefix: ctx.sys.env.natsPrefix, logger: createLogger({ service: "chaos", level: "silent" }) });
+    let loadDone = false;
+    const loadEnded = ctx.load.submitted.then(() => {
+      loadDone = true;
+      return Date.now();
+    });
+    while (!loadDone) {
+      const info = await bus.jsm.streams.info(bus.streamName("RUNS")).catch(() => undefined);
+      maxPending = Math.max(maxPending, info?.state.messages ?? 0);
+      for (const s of [...ctx.sys.env.stack.services, ...ctx.sys.instances].filter((x) => x.isRunning)) {
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(await import("node:fs").then((fs) => fs.readFileSync(`/proc/${s.pid}/status`, "utf8")).catch(() => ""))?.[1] ?? 0);
+        const name = s.name.replace(/[#*].*/, "");
+        rss.set(name, Math.max(rss.get(name) ?? 0, kb));
+      }
+      await sleep(500);
+    }
+    await bus.close();
+    const ended = await loadEnded;
+    // Backlog drained: every accepted task terminal.
+    const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
+    await client.connect();
+    const ids = ctx.load.submissions.flatMap((s) => (s.taskId ? [s.taskId] : []));
+    for (;;) {
+      const open = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND completed_at IS NULL`, [ids]);
+      if (open.rows[0]!.n === 0 || Date.now() - ended > 180_000) break;
+      await sleep(250);
+    }
+    await client.end();
+    const drained = Date.now() - ended;
+    const mem = [...rss.entries()].map(([n, kb]) => `${n} ${Math.round(kb / 1024)} MiB`).join(", ");
+    return {
+      recoveryMs: drained,
+      notes: [`capacity ≈ ${overloadState.capacity.toFixed(1)} tasks/s, offered ${Math.round(overloadState.capacity * 3)}/s`, `RUNS messages peak ${maxPending} (bound 60)`, `peak RSS: ${mem}`],
+    };
+  },
+};
+
+export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart, overload];

@@ -33,6 +33,8 @@ export interface ChaosSystem {
   addWorker(): Promise<RunningService>;
   /** Another instance of a service (recorded, so its logs are read for the report). */
   startInstance(name: string, options?: { env?: Env; port?: number }): Promise<RunningService>;
+  /** Tasks the scenario itself submitted (calibration), not the clients: left out of the verdict's duplicates. */
+  readonly ownTaskIds: string[];
   /** Every process started after the stack (workers included). */
   readonly instances: RunningService[];
   close(): Promise<void>;
@@ -84,6 +86,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
       databaseUrl: running.database.url,
       workers,
       instances,
+      ownTaskIds: [],
       async startInstance(name, opts = {}) {
         const service = await running.stack.startInstance(name, opts);
         instances.push(service);

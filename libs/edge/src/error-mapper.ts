@@ -49,7 +49,10 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof AppError) {
-      if (statusOf(err) >= 500) logger.error({ err, path: req.path }, "request failed");
+      // Shedding (503 Overloaded) is the designed answer to too much load, counted by the HTTP
+      // metrics; an error line per shed request made the overload itself worse.
+      if (err.code === "OVERLOADED") logger.debug({ err, path: req.path }, "request shed");
+      else if (statusOf(err) >= 500) logger.error({ err, path: req.path }, "request failed");
       sendError(res, err);
       return;
     }
