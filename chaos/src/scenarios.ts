@@ -323,4 +323,40 @@ const overload: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart, overload];
+// Rate limits across two gateways: one API key sends twice its per-minute limit, alternating
+// between the gateways, inside one window; the allowed count must match the limit (±5 %).
+const RATE_RPM = 300;
+const rateLimits: Scenario = {
+  name: "rate-limits-2-gateways",
+  description: `two gateways, RATE_LIMIT_RPM=${RATE_RPM}; one key sends ${RATE_RPM * 2} requests alternating between them within a minute`,
+  recoveryMeaning: "not applicable",
+  system: { replicas: { gateway: 2 }, env: { RATE_LIMIT_RPM: String(RATE_RPM), RATE_LIMIT_BURST: "1000" } },
+  load: () => ({ tasks: 20, rate: 2 }),
+  async fault(ctx) {
+    // A key of its own: the load's key has other counters.
+    const key = (await ctx.sys.env.createApiKey({ user: "chaos@example.com", name: "rate" })).key;
+    const gateways = [0, 1].map((i) => `${ctx.sys.env.service("gateway", i).url}/api/v1`);
+    let allowed = 0;
+    let limited = 0;
+    let other = 0;
+    const total = RATE_RPM * 2;
+    for (let sent = 0; sent < total; sent += 20) {
+      await Promise.all(
+        Array.from({ length: 20 }, async (_, j) => {
+          const res = await fetch(`${gateways[(sent + j) % 2]}/tasks/00000000-0000-4000-8000-000000000000`, { headers: { "X-API-Key": key } });
+          await res.arrayBuffer();
+          if (res.status === 429) limited++;
+          else if (res.status === 404) allowed++;
+          else other++;
+        }),
+      );
+    }
+    const deviation = ((allowed - RATE_RPM) / RATE_RPM) * 100;
+    return {
+      recoveryMs: null,
+      notes: [`allowed ${allowed} of ${total} (limit ${RATE_RPM}: ${deviation >= 0 ? "+" : ""}${deviation.toFixed(1)} %), 429: ${limited}, other: ${other}`],
+    };
+  },
+};
+
+export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart, overload, rateLimits];
