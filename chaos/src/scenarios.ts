@@ -359,4 +359,31 @@ const rateLimits: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart, overload, rateLimits];
+// A 3-server JetStream cluster with every stream replicated 3 times (NATS_STREAM_REPLICAS=3):
+// one server is SIGKILLed under load and restarted 15 s later.
+const natsCluster: Scenario = {
+  name: "nats-cluster-r3",
+  description: "3 NATS servers, streams R3; one server SIGKILLed under load, back after 15 s",
+  recoveryMeaning: "time from the kill until a task submitted right after it has completed",
+  system: { natsServers: 3 },
+  async fault(ctx) {
+    await ctx.accepted(20);
+    const { connectBus } = await import("@tog/bus");
+    const { createLogger } = await import("@tog/core");
+    const bus = await connectBus({ url: ctx.sys.nats.url, name: "chaos", prefix: ctx.sys.env.natsPrefix, logger: createLogger({ service: "chaos", level: "silent" }) });
+    const replicas = await Promise.all(["RUNS", "EVENTS"].map(async (n) => `${n} R${(await bus.jsm.streams.info(bus.streamName(n))).config.num_replicas}`));
+    await bus.close();
+    const victim = ctx.sys.nats.servers[1]!;
+    const killed = Date.now();
+    await victim.stop("SIGKILL");
+    ctx.log(`SIGKILL ${victim.name}`);
+    await ctx.probe();
+    const recovered = Date.now() - killed;
+    await sleep(Math.max(0, 15_000 - recovered));
+    await victim.start();
+    ctx.log(`${victim.name} back`);
+    return { recoveryMs: recovered, notes: [`streams ${replicas.join(", ")}`, `${victim.name} down for 15 s`] };
+  },
+};
+
+export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart, overload, rateLimits, natsCluster];
