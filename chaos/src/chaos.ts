@@ -230,4 +230,8 @@ async function main() {
   process.exit(rows.some((r) => r.error) ? 1 : 0);
 }
 
+// Ctrl-C or a kill: exit through process.exit so the exit hooks (devstack, own-servers) stop
+// every service and server this run started.
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.once(signal, () => process.exit(130));
+
 await main();

@@ -104,6 +104,9 @@ export class TaskService implements TaskOrchestrator {
         idempotency: command.idempotency,
       },
       async () => {
+        // Again here: a submit that waited for a pool connection while the breaker opened must not
+        // wait out another publish timeout (it would pass the caller's deadline).
+        this.#options.queueBreaker?.assertClosed();
         try {
           await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId, timeoutMs: QUEUE_PUBLISH_TIMEOUT_MS });
         } catch (err) {
