@@ -41,6 +41,8 @@ interface Row {
   error?: string;
 }
 
+/** A probe that takes longer means the system did not recover: the scenario fails instead of hanging. */
+const PROBE_TIMEOUT_MS = 90_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function runScenario(scenario: Scenario): Promise<Row> {
@@ -69,14 +71,16 @@ async function runScenario(scenario: Scenario): Promise<Row> {
             body: JSON.stringify({ query: "Say hi", mode: "simple" }),
             signal: AbortSignal.timeout(10_000),
           }).catch(() => undefined);
-          if (res?.ok) taskId = ((await res.json()) as { task_id: string }).task_id;
+            if (res?.ok) taskId = ((await res.json()) as { task_id: string }).task_id;
           else await sleep(200);
+          if (!taskId && Date.now() - started > PROBE_TIMEOUT_MS) throw new Error(`no submit accepted within ${PROBE_TIMEOUT_MS} ms`);
         }
         probeIds.push(taskId);
         for (;;) {
           const res = await fetch(`${sys.env.baseUrl}/tasks/${taskId}`, { headers, signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
           const status = res?.ok ? ((await res.json()) as { status: string }).status : "";
           if (/COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(status)) return Date.now() - started;
+          if (Date.now() - started > PROBE_TIMEOUT_MS) throw new Error(`probe task ${taskId} not finished within ${PROBE_TIMEOUT_MS} ms`);
           await sleep(100);
         }
       },
@@ -170,42 +174,8 @@ function machine(): string {
   return `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, commit ${commit}`;
 }
 
-async function main() {
-  if (!ownServersAvailable()) {
-    process.stderr.write("chaos needs nats-server, redis-server and PostgreSQL's binaries (/usr/lib/postgresql/<v>/bin)\n");
-    process.exit(2);
-  }
-  const wanted = process.argv.slice(2);
-  const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
-  if (unknown.length > 0) {
-    process.stderr.write(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}\n`);
-    process.exit(2);
-  }
-  const chosen = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
-  const startedAt = new Date();
-  const rows: Row[] = [];
-  for (const scenario of chosen) {
-    try {
-      rows.push(await runScenario(scenario));
-    } catch (err) {
-      process.stderr.write(`[chaos ${scenario.name}] failed: ${(err as Error).stack}\n`);
-      rows.push({
-        scenario: scenario.name,
-        description: scenario.description,
-        verdict: { submitted: 0, refused: 0, completed: 0, failed: 0, lost: 0, duplicateTasks: 0, duplicatedEffects: 0, seqGaps: 0, missingFromLog: 0 },
-        failedRequests: 0,
-        shedRequests: 0,
-        failedByStatus: {},
-        failureSamples: {},
-        recoveryMs: null,
-        recoveryMeaning: scenario.recoveryMeaning,
-        drainMs: 0,
-        notes: [],
-        serviceErrors: {},
-        error: (err as Error).message,
-      });
-    }
-  }
+/** Writes (and rewrites after each scenario, so a run cut short keeps what it measured) the report files. */
+function writeReport(startedAt: Date, rows: Row[]): string {
   const stamp = startedAt.toISOString().replace(/[:T]/g, "-").slice(0, 19);
   const dir = path.join(import.meta.dirname, "..", "results");
   mkdirSync(dir, { recursive: true });
@@ -226,7 +196,49 @@ async function main() {
   ].join("\n");
   writeFileSync(path.join(dir, `chaos-${stamp}.md`), md);
   writeFileSync(path.join(dir, `chaos-${stamp}.json`), JSON.stringify({ startedAt, machine: machine(), config, rows }, null, 2));
-  process.stdout.write(`\n${md}\nwritten to chaos/results/chaos-${stamp}.md\n`);
+  return md;
+}
+
+async function main() {
+  if (!ownServersAvailable()) {
+    process.stderr.write("chaos needs nats-server, redis-server and PostgreSQL's binaries (/usr/lib/postgresql/<v>/bin)\n");
+    process.exit(2);
+  }
+  const wanted = process.argv.slice(2);
+  const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}\n`);
+    process.exit(2);
+  }
+  const chosen = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
+  const startedAt = new Date();
+  const rows: Row[] = [];
+  for (const scenario of chosen) {
+    try {
+      rows.push(await runScenario(scenario));
+      writeReport(startedAt, rows);
+    } catch (err) {
+      process.stderr.write(`[chaos ${scenario.name}] failed: ${(err as Error).stack}\n`);
+      rows.push({
+        scenario: scenario.name,
+        description: scenario.description,
+        verdict: { submitted: 0, refused: 0, completed: 0, failed: 0, lost: 0, duplicateTasks: 0, duplicatedEffects: 0, seqGaps: 0, missingFromLog: 0 },
+        failedRequests: 0,
+        shedRequests: 0,
+        failedByStatus: {},
+        failureSamples: {},
+        recoveryMs: null,
+        recoveryMeaning: scenario.recoveryMeaning,
+        drainMs: 0,
+        notes: [],
+        serviceErrors: {},
+        error: (err as Error).message,
+      });
+      writeReport(startedAt, rows);
+    }
+  }
+  const md = writeReport(startedAt, rows);
+  process.stdout.write(`\n${md}\n`);
   process.exit(rows.some((r) => r.error) ? 1 : 0);
 }
 
