@@ -10,6 +10,8 @@
 #   docker build --target migrate       -t tog/migrate .      (database migrations + JetStream streams, then exits)
 # There is no compile step: Node 24 runs the TypeScript sources directly (type stripping).
 # Every target shares the same layers up to `runtime`; only the command and probe settings differ.
+# Services start with the telemetry preload (`--import @tog/core/preload`): it instruments HTTP,
+# express, gRPC, pg and ioredis only when OTEL_EXPORTER_OTLP_ENDPOINT is set (docs/architecture.md).
 
 ARG NODE_IMAGE=node:24-bookworm-slim
 
@@ -72,34 +74,34 @@ CMD ["sh", "-c", "node libs/db/src/cli/migrate.ts && exec node libs/bus/src/cli/
 FROM runtime AS orchestrator
 ENV PORT=50051 HEALTH_PORT=9464
 EXPOSE 50051
-CMD ["node", "services/orchestrator/src/main.ts"]
+CMD ["node", "--import", "@tog/core/preload", "services/orchestrator/src/main.ts"]
 
 FROM runtime AS worker
 ENV HEALTH_PORT=9464
-CMD ["node", "services/orchestrator/src/worker.ts"]
+CMD ["node", "--import", "@tog/core/preload", "services/orchestrator/src/worker.ts"]
 
 FROM runtime AS model-catalog
 ENV PORT=8090
 EXPOSE 8090
-CMD ["node", "services/model-catalog/src/main.ts"]
+CMD ["node", "--import", "@tog/core/preload", "services/model-catalog/src/main.ts"]
 
 FROM runtime AS stream
 ENV PORT=8082
 EXPOSE 8082
-CMD ["node", "services/stream/src/main.ts"]
+CMD ["node", "--import", "@tog/core/preload", "services/stream/src/main.ts"]
 
 FROM runtime AS session
 ENV PORT=8083
 EXPOSE 8083
-CMD ["node", "services/session/src/main.ts"]
+CMD ["node", "--import", "@tog/core/preload", "services/session/src/main.ts"]
 
 FROM runtime AS console
 ENV PORT=8084
 EXPOSE 8084
-CMD ["node", "services/console/src/main.ts"]
+CMD ["node", "--import", "@tog/core/preload", "services/console/src/main.ts"]
 
 # Last, so that a plain `docker build .` gives the gateway.
 FROM runtime AS gateway
 ENV PORT=8081 HEALTH_PATH=/api/v1/health
 EXPOSE 8081
-CMD ["node", "services/gateway/src/main.ts"]
+CMD ["node", "--import", "@tog/core/preload", "services/gateway/src/main.ts"]

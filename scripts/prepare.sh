@@ -8,10 +8,11 @@ cd "$_tog_root" || return 1
 # shellcheck source=ensure-node.sh
 source scripts/ensure-node.sh || return 1
 bash scripts/ensure-infra.sh || return 1
-if [ -f .tools/infra.env ]; then
+_tog_infra_env="${TOG_INFRA_DIR:-.tools/infra}.env"
+if [ -f "$_tog_infra_env" ]; then
   set -a
-  # shellcheck disable=SC1091
-  source .tools/infra.env
+  # shellcheck disable=SC1090
+  source "$_tog_infra_env"
   set +a
 fi
 # Installed = the last `npm ci` run from here succeeded (postinstall generated the clients) for

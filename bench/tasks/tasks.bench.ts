@@ -13,6 +13,8 @@
 //               that rate; CPU per process and PostgreSQL rows per task
 //   history     fresh user vs a user seeded (SQL, in bulk) with 100,000 tasks in 100,000 sessions
 //               and a 1,000-turn session: PostgreSQL commits, tuples read and latency per endpoint
+//   churn       (with history) 100,000 tasks' row life cycle written through SQL with autovacuum
+//               off for those tables, then submit+run and GET /tasks again: cost after vs before
 //
 // Run: npm run bench:tasks   (BENCH_SECONDS=3 for a smoke run; BENCH_PG=machine for the shared instance)
 import { execFileSync } from "node:child_process";
@@ -28,9 +30,10 @@ import { PgStats, diffDb, tableCounters, type DbCounters, type TableCounters } f
 import { cpuDelta, pidListeningOn, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
+import { churn, churnedTables, restoreAutovacuum } from "./lib/churn.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PHASES = ["baseline", "submit", "port", "completion", "history"] as const;
+const PHASES = ["baseline", "submit", "port", "completion", "history", "churn"] as const;
 
 const config = loadConfig({
   BENCH_SECONDS: envInt(10, 1).describe("Length of each measured load window (s)."),
@@ -40,7 +43,8 @@ const config = loadConfig({
   BENCH_WORKERS: envInt(2, 1).describe("Worker processes."),
   BENCH_PG: z.enum(["private", "machine"]).default("private").describe("private: the bench's own PostgreSQL (autovacuum on); machine: TEST_DATABASE_ADMIN_URL's."),
   BENCH_PG_BIN: z.string().optional().describe("Directory of initdb/pg_ctl (default: newest /usr/lib/postgresql/<v>/bin)."),
-  BENCH_PHASES: envList([...PHASES]).describe("Phases to run: baseline,submit,port,completion,history."),
+  BENCH_PHASES: envList([...PHASES]).describe("Phases to run: baseline,submit,port,completion,history,churn (churn runs inside history)."),
+  BENCH_CHURN_TASKS: envInt(100_000, 1).describe("Tasks whose row life cycle the churn phase writes (no vacuum in between)."),
   BENCH_QUIET_MS: envInt(11_000, 0).describe("Quiet wait before each PostgreSQL statistics read (PG 15 flushes idle backends' counters after ~10 s)."),
   BENCH_HISTORY_REPS: envInt(30, 1).describe("Requests per endpoint and user in the history phase (GET /tasks allows 100/min per key)."),
   BENCH_HISTORY_TASKS: envInt(5, 1).describe("Tasks per submit+run measurement in the history phase."),
@@ -96,6 +100,7 @@ const m: {
   totalCount?: { api: number; sql: number };
   submitCreated?: { accepted: number; tasks: number };
   historyRateLimited?: number;
+  churn?: { before: Cost[]; after: Cost[]; names: string[]; ms: number; tasks: number; tables: Awaited<ReturnType<typeof churnedTables>> };
 } = {};
 
 interface HistoryRow {
@@ -367,7 +372,7 @@ async function historyPhase(env: Env): Promise<void> {
           body: body === undefined ? undefined : JSON.stringify(body),
         });
         text = await res.text();
-        // GET /tasks has its own per-key limit (100/min, contract): wait out `retry_after` rather than fail.
+        // GET /tasks has its own per-key limit (100/min, docs/api.md "Rate limits"): wait out `retry_after` rather than fail.
         if (res.status !== 429 || attempt > 5) break;
         rateLimited++;
         let after = 5;
@@ -537,6 +542,42 @@ async function historyPhase(env: Env): Promise<void> {
     const sql = await c.query<{ n: string }>("SELECT count(*) AS n FROM tasks WHERE user_id = $1", [seeded.user_id]);
     await c.end();
     m.totalCount = { api: Number(listed.body.total_count), sql: Number(sql.rows[0]!.n) };
+
+    if (phases.has("churn")) {
+      // The same measurements before and after the churn, for a user whose own history is the
+      // churn (its lists walk the churned rows) and for the submit+run path everyone takes.
+      const churner = await env.createApiKey({ user: "bench-churn", name: "bench", createUser: true });
+      await runTask(churner.key);
+      const probes: { name: string; run: () => Promise<Cost> }[] = [
+        { name: "submit+run simple task, new session", run: () => submitRun(churner.key) },
+        {
+          name: "GET /tasks?limit=5 of the churned user",
+          run: () =>
+            windowCost(reps, async () => {
+              const t: number[] = [];
+              for (let i = 0; i < reps; i++) t.push((await call(churner.key, "GET", "/tasks?limit=5")).ms);
+              return t;
+            }),
+        },
+      ];
+      const before: Cost[] = [];
+      for (const p of probes) before.push(await p.run());
+      log(`  churn: ${config.BENCH_CHURN_TASKS} tasks' life cycle through SQL, autovacuum off for ${["tasks", "sessions", "user_counters"].join(", ")}…`);
+      try {
+        const c = await churn({ databaseUrl: env.database.url, userId: churner.user_id, tasks: config.BENCH_CHURN_TASKS, batch: 20 });
+        await quiet();
+        const tables = await churnedTables(env.database.url);
+        // The background rate was measured before; restart the counter window after the churn.
+        last = await stats.db();
+        lastAt = performance.now();
+        const after: Cost[] = [];
+        for (const p of probes) after.push(await p.run());
+        m.churn = { before, after, names: probes.map((p) => p.name), ms: c.ms, tasks: c.tasks, tables };
+        probes.forEach((p, i) => log(`  after churn, ${p.name}: tuples ${fmt(before[i]!.tuples)} → ${fmt(after[i]!.tuples)}, commits ${fmt(before[i]!.commits)} → ${fmt(after[i]!.commits)}, p50 ${fmt(before[i]!.p50)} → ${fmt(after[i]!.p50)} ms`));
+      } finally {
+        await restoreAutovacuum(env.database.url);
+      }
+    }
   } finally {
     await stats.close();
     await nc.drain().catch(() => undefined);
@@ -628,6 +669,24 @@ if (m.history) {
   const worst = Math.max(...m.history.filter((h) => h.name.startsWith("submit+run")).map((h) => h.seeded.tuples));
   rows.push({ id: "3t", name: "submit+run of a simple task, tuples read per task (seeded user, worst)", measured: fmt(worst, 0), baseline: "-", ratio: "-", target: `≤ ${fmt(TUPLES_PER_TASK_LIMIT, 0)}`, pass: within(worst, TUPLES_PER_TASK_LIMIT) });
 }
+if (m.churn) {
+  const ch = m.churn;
+  ch.names.forEach((name, i) => {
+    const b = ch.before[i]!;
+    const a = ch.after[i]!;
+    const ok = (after: number, before: number, slack: number) => after <= 1.2 * before || after - before <= slack;
+    const c = (x: Cost) => `${fmt(x.tuples, 0)} tuples, ${fmt(x.commits, 1)} commits, ${ms(x.p50)}`;
+    rows.push({
+      id: `3${String.fromCharCode(117 + i)}`,
+      name: `${name}, after ${fmt(ch.tasks, 0)} tasks of churn with no vacuum (vs before the churn)`,
+      measured: c(a),
+      baseline: c(b),
+      ratio: `${fmt(ratioOf(Math.max(a.tuples, 1), Math.max(b.tuples, 1)))} / ${fmt(ratioOf(Math.max(a.commits, 0.01), Math.max(b.commits, 0.01)))} / ${fmt(ratioOf(a.p50, b.p50))}`,
+      target: "each ≤ 1.2×",
+      pass: ok(a.tuples, b.tuples, HISTORY_SLACK.tuples) && ok(a.commits, b.commits, HISTORY_SLACK.commits) && ok(a.p50, b.p50, HISTORY_SLACK.ms),
+    });
+  });
+}
 if (m.totalCount) {
   rows.push({ id: "3n", name: "GET /tasks total_count of the seeded user is exact", measured: fmt(m.totalCount.api, 0), baseline: `${fmt(m.totalCount.sql, 0)} (SQL count)`, ratio: "-", target: "equal", pass: m.totalCount.api === m.totalCount.sql });
 }
@@ -673,6 +732,9 @@ const setup = [
   `PostgreSQL ${pgSettings.version}, ${config.BENCH_PG === "private" ? "the bench's own instance" : "the machine's shared instance"}, autovacuum ${pgSettings.autovacuum}; Node ${process.version}; ${machine}.`,
   `BENCH_SECONDS=${config.BENCH_SECONDS}, BENCH_CONNECTIONS=${config.BENCH_CONNECTIONS}, BENCH_INFLIGHT=${config.BENCH_INFLIGHT}, BENCH_WORKERS=${config.BENCH_WORKERS}, phases ${[...phases].join(",")}.`,
   m.seed ? `Seeded in ${fmt(m.seed.ms / 1000, 1)} s: ${Object.entries(m.seed.rows).map(([t, n]) => `${t} ${fmt(n, 0)}`).join(", ")}${m.seed.fixups ? " (+ seed-fixups.sql)" : ""}.` : "",
+  m.churn
+    ? `Churn rows 3u–3v: ${fmt(m.churn.tasks, 0)} tasks' row life cycle (insert, claim, mode, finish + session totals; 20 tasks per transaction) written through SQL in ${fmt(m.churn.ms / 1000, 1)} s with autovacuum off for the task tables; afterwards ${Object.entries(m.churn.tables).filter(([, t]) => t.dead > 0).map(([name, t]) => `${name} ${fmt(t.live, 0)} live / ${fmt(t.dead, 0)} dead rows, ${fmt(100 * t.hotShare, 0)} % of updates HOT`).join("; ")}.`
+    : "",
   m.historyNoise
     ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
     : "",

@@ -399,7 +399,7 @@ const streamKill: Scenario = {
   // The streamed tasks are the load (slow on purpose: 1.5 s per chunk).
   load: () => ({ tasks: 0, rate: 1 }),
   async fault(ctx) {
-    const { followSse, followWs, sseUrl, wsUrl } = await import("../../tests-e2e/stream/support.ts");
+    const { followSse, followWs, sseUrl, wsUrl } = await import("@tog/tests-e2e");
     const headers = { "X-API-Key": ctx.sys.apiKey, "Content-Type": "application/json" };
     const tasks = await Promise.all(
       Array.from({ length: STREAM_TASKS }, async () => {

@@ -167,6 +167,12 @@ describe("commands", () => {
     expect(lines.at(-1)).toMatchObject({ status: "TASK_STATUS_COMPLETED", task_id: events[0]!.workflow_id });
     const replay = await run(["stream", String(events[0]!.workflow_id), "--json", "--types", "WORKFLOW_COMPLETED"]);
     expect(replay.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(["WORKFLOW_COMPLETED"]);
+    // The same over WebSocket: every event once, in order; an unknown task is exit 3 (the server's 4404 close).
+    const overWs = await run(["stream", String(events[0]!.workflow_id), "--json", "--transport", "ws"]);
+    expect(overWs.code, overWs.stderr).toBe(0);
+    expect(overWs.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual(events.map((e) => e.seq));
+    const unknown = await run(["stream", "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", "--transport", "ws"]);
+    expect(unknown).toMatchObject({ code: 3, stderr: "tog: 404 Task not found (workflow_id 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d)\n" });
   }, SLOW);
 });
 

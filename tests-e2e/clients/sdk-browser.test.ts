@@ -2,7 +2,8 @@
 // polyfills): proves its browser path uses no Node-only code. A page from another origin than
 // the API (CORS in play) submits a task, follows it over SSE while the stream service is killed
 // and restarted (the SDK resumes: one gap-free sequence), over WebSocket, lists tasks and hits
-// a typed error. Authentication off: a browser WebSocket cannot set the key header.
+// a typed error. Authentication off: a browser WebSocket cannot set the key header. Also the
+// interactive API docs (/api/v1/docs) as a browser renders them.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import { stripTypeScriptTypes } from "node:module";
@@ -108,7 +109,8 @@ beforeAll(async () => {
   context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    // docs.tog.test: the API under a name that is not localhost (Swagger UI treats those apart).
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP docs.tog.test 127.0.0.1"],
   });
 }, 120_000);
 afterAll(async () => {
@@ -150,5 +152,28 @@ describe.skipIf(!available)("@tog/sdk in a browser", () => {
     expect(out.listed).toHaveLength(2);
     expect(out.notFound).toEqual({ typed: true, status: 404, message: "Task not found" });
     expect(out.aborted).toBe("AbortError");
+  });
+
+  it("renders the interactive API docs at /api/v1/docs: every operation, only the gateway's own files", async () => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    const requested: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    page.on("request", (r) => requested.push(r.url()));
+    const origin = `http://docs.tog.test:${new URL(env.baseUrl).port}`;
+    await page.goto(`${origin}/api/v1/docs`);
+    const doc = (await request<{ info: { title: string }; paths: Record<string, Record<string, unknown>> }>(`${env.baseUrl}/openapi.json`)).body;
+    const operations = Object.values(doc.paths).flatMap((ops) => Object.keys(ops).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))).length;
+    await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll(".opblock").length >= n, operations, { timeout: 30_000, polling: 200 });
+    expect(await page.locator(".opblock").count()).toBe(operations);
+    expect(await page.locator(".info .title").first().textContent()).toContain(doc.info.title);
+    await page.waitForLoadState("networkidle");
+    await page.close();
+    expect(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith("data:")), "no CDN, no third party").toEqual([]);
+    expect(requested).toEqual(expect.arrayContaining([`${origin}/api/v1/openapi.json`, `${origin}/api/v1/docs/swagger-ui-bundle.js`]));
+    expect(errors).toEqual([]);
   });
 });

@@ -90,6 +90,18 @@ describe("tasks", () => {
     const anon = await new TogClient({ baseUrl: env.baseUrl }).tasks.listPage().catch((e: unknown) => e);
     expect(anon).toBeInstanceOf(UnauthorizedError);
     expect(anon).toMatchObject({ status: 401, message: "Unauthorized" });
+    // Streams too: over SSE the HTTP answer, over WebSocket the server's 4404 close and its reason.
+    const unknown = "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d";
+    for (const [transport, message] of [
+      ["sse", "Task not found"],
+      ["ws", `Task not found (workflow_id ${unknown})`],
+    ] as const) {
+      const reconnects: ReconnectInfo[] = [];
+      const err = await tog.stream(unknown, { transport, onReconnect: (i) => reconnects.push(i) })[Symbol.asyncIterator]().next().catch((e: unknown) => e);
+      expect(err, transport).toBeInstanceOf(NotFoundError);
+      expect(err, transport).toMatchObject({ status: 404, message });
+      expect(reconnects, transport).toEqual([]);
+    }
   });
 
   it("honours AbortSignal", async () => {
@@ -107,6 +119,20 @@ describe("tasks", () => {
     })();
     await expect(reading).rejects.toMatchObject({ name: "AbortError" });
     expect(seen).toEqual([1, 2]);
+  });
+});
+
+describe("the document and access tokens", () => {
+  it("reads the OpenAPI document and mints a bearer token that opens a stream", async () => {
+    const doc = await tog.openApi();
+    expect(doc).toMatchObject({ openapi: "3.0.3", paths: expect.objectContaining({ "/api/v1/tasks": expect.any(Object) }) });
+    const minted = await tog.accessToken({ ttl_seconds: 120 });
+    expect(minted).toMatchObject({ token_type: "Bearer", expires_in: 120, access_token: expect.any(String) });
+    const t = await tog.tasks.submit({ query: "Say hello", mode: "simple" });
+    const bearer = new TogClient({ baseUrl: env.baseUrl, token: minted.access_token });
+    const types = [];
+    for await (const e of bearer.stream(t.task_id)) types.push(e.type);
+    expect(types.at(-1)).toBe("WORKFLOW_COMPLETED");
   });
 });
 

@@ -198,7 +198,7 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     expect((await read(first.events.at(-1)!.stream_id)).status).toBe(204);
   });
 
-  it("WebSocket: every server message is an event or pong (no subscribed/done control messages)", async () => {
+  it("WebSocket: every server message is an event or pong (no subscribed/done/error messages)", async () => {
     const sub = await call("POST", "/api/v1/tasks", { query: "Say hello" });
     const ws = new WebSocket(`${root.replace(/^http/, "ws")}/api/v1/stream/ws?workflow_id=${sub.body.task_id}`, { headers: { "X-API-Key": key } });
     const messages: J[] = [];
@@ -213,5 +213,15 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     });
     ws.close();
     expect(messages.filter((m) => typeof m.seq !== "number").map((m) => m.type)).toEqual(["pong"]);
+
+    // A refused message is told by the close frame (code 4000 + HTTP status, reason), never by
+    // an error message a client would parse as an event.
+    const other = new WebSocket(`${root.replace(/^http/, "ws")}/api/v1/stream/ws`, { headers: { "X-API-Key": key } });
+    const received: string[] = [];
+    other.on("message", (d) => received.push(String(d)));
+    await new Promise((r) => other.once("open", r));
+    other.send(JSON.stringify({ type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" }));
+    const [code, reason] = await new Promise<[number, string]>((r) => other.once("close", (c, why) => r([c, String(why)])));
+    expect({ code, reason, received }).toEqual({ code: 4404, reason: "Task not found (workflow_id 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d)", received: [] });
   });
 });

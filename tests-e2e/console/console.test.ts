@@ -50,15 +50,60 @@ async function newPage(): Promise<Page> {
   return p;
 }
 
-/** A full-page screenshot, after checking that the page shows what it should and logged no error. */
+/**
+ * A full-page screenshot, after checking that the page shows what it should, is styled, does not
+ * overflow sideways, has no broken image and logged no error; then the saved image itself is
+ * checked (decoded in a blank page of the same browser): the viewport's width and real content,
+ * not a blank or single-colour frame.
+ */
 async function shot(name: string, mustSee: string[]): Promise<void> {
   for (const testId of mustSee) await poll(() => page.getByTestId(testId).first().isVisible(), `${name}: ${testId} visible`).toBe(true);
   // Pico's stylesheet is applied (the page is not unstyled HTML): body uses its font stack.
   // Page functions run in the browser, where globalThis is the window.
-  const font = await page.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.body).fontFamily as string);
-  expect(font, `${name}: styled`).toMatch(/system-ui|Segoe|Roboto/);
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const layout = await page.evaluate(() => {
+    const w = globalThis as any;
+    return {
+      font: w.getComputedStyle(w.document.body).fontFamily as string,
+      overflow: (w.document.documentElement.scrollWidth as number) - (w.innerWidth as number),
+      brokenImages: [...w.document.images].filter((img: any) => img.complete && img.naturalWidth === 0).map((img: any) => img.src as string),
+    };
+  });
+  expect(layout.font, `${name}: styled`).toMatch(/system-ui|Segoe|Roboto/);
+  expect(layout.overflow, `${name}: no horizontal overflow`).toBeLessThanOrEqual(0);
+  expect(layout.brokenImages, `${name}: no broken image`).toEqual([]);
+  const png = await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  const pixels = await imageStats(png);
+  expect(pixels.width, `${name}: screenshot width`).toBe(1280);
+  expect(pixels.height, `${name}: screenshot height`).toBeGreaterThanOrEqual(900);
+  expect(pixels.colours, `${name}: screenshot has text and controls, not a flat frame`).toBeGreaterThanOrEqual(16);
+  expect(pixels.inkShare, `${name}: screenshot is not blank`).toBeGreaterThan(0.005);
   expect(problems, `${name}: no console or page errors`).toEqual([]);
+}
+
+/**
+ * Size, distinct colours and share of pixels unlike the dominant (background) colour of a PNG,
+ * decoded by the page's own browser from bytes (createImageBitmap: no URL, so no CSP question,
+ * and no second tab, which would put this one in the background and pause its frames).
+ */
+async function imageStats(png: Buffer): Promise<{ width: number; height: number; colours: number; inkShare: number }> {
+  return page.evaluate(async (b64) => {
+    const w = globalThis as any;
+    const bytes = Uint8Array.from(w.atob(b64) as string, (c: string) => c.charCodeAt(0));
+    const bitmap = await w.createImageBitmap(new w.Blob([bytes], { type: "image/png" }));
+    const canvas = new w.OffscreenCanvas(bitmap.width, bitmap.height);
+    const ctx = canvas.getContext("2d", { willReadFrequently: true });
+    ctx.drawImage(bitmap, 0, 0);
+    const data = ctx.getImageData(0, 0, bitmap.width, bitmap.height).data as Uint8ClampedArray;
+    const counts = new Map<number, number>();
+    let sampled = 0;
+    for (let i = 0; i < data.length; i += 4 * 3) {
+      const key = (data[i]! << 16) | (data[i + 1]! << 8) | data[i + 2]!;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+      sampled++;
+    }
+    const dominant = Math.max(...counts.values());
+    return { width: bitmap.width as number, height: bitmap.height as number, colours: counts.size, inkShare: (sampled - dominant) / sampled };
+  }, png.toString("base64"));
 }
 
 async function signIn(): Promise<void> {
@@ -313,6 +358,11 @@ describe.skipIf(!available)("web console", () => {
     await page.waitForURL(/\/console\/sessions$/);
     expect((await api<Json>(`/sessions/${sessionId}`)).status).toBe(404);
     await poll(() => page.getByTestId("session-table").textContent()).not.toContain("Greetings from the console");
+  });
+
+  it("answers an unknown console address with its not-found page", async () => {
+    await page.goto(`${consoleUrl}/no/such/page`);
+    await shot("11-not-found", ["not-found"]);
   });
 
   it("never puts the API key in a URL, and signs out", async () => {

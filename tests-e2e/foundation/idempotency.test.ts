@@ -1,4 +1,4 @@
-// Idempotency-Key (contract §4.1): a repeat replays the first 2xx response with the marker
+// Idempotency-Key (docs/api.md "Idempotency"): a repeat replays the first 2xx response with the marker
 // headers; a changed body or another user is a new request; concurrent duplicates run once.
 // Checked on every idempotent route that exists: POST /auth/token now, POST /tasks later.
 import { randomUUID } from "node:crypto";

@@ -1,4 +1,4 @@
-// Rate-limit headers on authenticated responses and the 429 (contract §5 response headers, §7).
+// Rate-limit headers on authenticated responses and the 429 (docs/api.md "Rate limits", "Errors").
 // The gateway runs with RATE_LIMIT_RPM=5 (a high burst, so only the minute limit counts); a
 // second gateway with RATE_LIMIT_BURST=3 checks the per-second limit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -50,7 +50,7 @@ describe.each(PROTECTED_CALLS)("rate-limit headers on $op", (c) => {
       const res = await call(env.baseUrl, c, { "X-API-Key": key });
       expect(res.status, res.text).toBe(c.ok);
       const limit = intHeader(res, "x-ratelimit-limit");
-      // the task list has its own, higher limit (contract §8: 100 per minute)
+      // the task list has its own, higher limit (docs/api.md "Rate limits": 100 per minute)
       expect(limit).toBe(c === LIST_TASKS ? 100 : RPM);
       remaining.push(intHeader(res, "x-ratelimit-remaining"));
       expect(remaining.at(-1)).toBe(limit - 1 - i);

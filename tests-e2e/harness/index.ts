@@ -21,3 +21,5 @@ export {
   type OwnNatsOptions,
   type StopSignal,
 } from "./own-servers.ts";
+// Stream clients as applications write them (reconnect with the last id), for `npm run chaos`.
+export { followSse, followWs, sseUrl, wsUrl, type Connection } from "../stream/support.ts";

@@ -57,7 +57,7 @@ describe("1. forged bearer tokens", () => {
     expect(ws.refusedStatus).toBe(401);
   });
 
-  // Bearer tokens are accepted where the contract allows them: POST /tasks/stream and the streams.
+  // Bearer tokens are accepted where docs/api.md "Authentication" allows them: POST /tasks/stream and the streams.
   const submitWithToken = (baseUrl: string, token: string) =>
     request(`${baseUrl}/tasks/stream`, { method: "POST", headers: { ...json, Authorization: `Bearer ${token}` }, body: JSON.stringify({ query: "with a token" }) });
 

@@ -21,7 +21,7 @@ export interface FuzzAnswer {
   body: string;
 }
 
-/** Statuses the contract (sections 4, 5, 7) and docs/security.md allow for a client's request. */
+/** Statuses docs/api.md ("Errors", the operations) and docs/security.md allow for a client's request. */
 export const CONTRACT_STATUSES = new Set([200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 413, 415, 417, 426, 429, 431]);
 
 /** Sends one request through the public router; event streams are cut after their headers. */
@@ -57,7 +57,7 @@ export function checkAnswer(r: FuzzRequest, a: FuzzAnswer): void {
   if (a.status >= 400 && r.method !== "HEAD") {
     expect(a.contentType, what).toMatch(/^application\/json/);
     const parsed = JSON.parse(a.body) as Record<string, unknown>;
-    // The one error body of another shape: cancel's 409 (contract 4.7).
+    // The one error body of another shape: cancel's 409 (OpenAPI `cancelTask`).
     if (a.status === 409 && /^\/tasks\/[^/]+\/cancel$/.test(r.path)) expect(parsed.success, what).toBe(false);
     else expect(typeof parsed.error, what).toBe("string");
   }

@@ -114,7 +114,7 @@ describe.skipIf(!available)("a browser page", () => {
     expect(sse.events.at(-1)!.data).toMatchObject({ type: "WORKFLOW_COMPLETED", status: "COMPLETED" });
     expect(sse.events.map((e) => e.data.type)).toContain("LLM_PARTIAL");
 
-    // Server messages are events only (contract 4.10): no acknowledgement, no "done".
+    // Server messages are events only (OpenAPI `streamWs`): no acknowledgement, no "done".
     expect(wsMessages.every((m) => typeof m.seq === "number")).toBe(true);
     expect(wsMessages.map((e) => e.seq)).toEqual(range(1, stored.length));
     expect(wsMessages.every((e) => e.workflow_id === workflowId)).toBe(true);

@@ -355,7 +355,7 @@ export async function followWs(options: {
     }
     const resumeAfter = lastSeq;
     client.send({ type: "subscribe", workflow_id: options.workflowId, last_event_id: lastSeq });
-    await Promise.race([client.closed, client.waitForMessage((m) => isTerminalMessage(m) || m.type === "error", 60_000).catch(() => undefined)]);
+    await Promise.race([client.closed, client.waitForMessage(isTerminalMessage, 60_000).catch(() => undefined)]);
     const seen = client.events(options.workflowId);
     connections.push({ resumeAfter, seqs: seen.map((e) => e.seq as number) });
     events.push(...seen);

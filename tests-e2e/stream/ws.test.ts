@@ -1,5 +1,6 @@
-// GET /api/v1/stream/ws end to end: handshake auth and ownership, the 4.10 messages, several
-// workflows on one socket, replay + live, server pings.
+// GET /api/v1/stream/ws end to end: handshake auth and ownership, the 4.10 messages (events and
+// pong only; refusals are close codes), several workflows on one socket, replay + live, server
+// pings, the per-connection message rate.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { Bus } from "@tog/bus";
@@ -67,7 +68,7 @@ describe("handshake", () => {
     const c = await connect({ workflow_id: wf.workflowId, last_event_id: "1" });
     await wf.emit(2, { last: true });
     await c.waitForMessage(isTerminalMessage);
-    // Server messages are events (and pong) only: no acknowledgement, no "done" (contract 4.10).
+    // Server messages are events (and pong) only: no acknowledgement, no "done" (OpenAPI `streamWs`).
     expect(c.messages.map((m) => m.type)).toEqual(["LLM_PARTIAL", "LLM_PARTIAL", "PROGRESS", "WORKFLOW_COMPLETED"]);
     expect(c.events().map((e) => e.seq)).toEqual([2, 3, 4, 5]);
     expect(c.events().at(-1)).toMatchObject({ status: "COMPLETED", result: "done" });
@@ -78,55 +79,56 @@ describe("handshake", () => {
 });
 
 describe("messages", () => {
-  it("answers ping with pong and every malformed or unknown message with an error", async () => {
+  const WF = "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d";
+
+  /** Sends one message on a fresh connection; the server must close it with this code and reason, sending nothing. */
+  async function closedBy(sent: string | Json | Buffer, headers: Record<string, string> = alice()): Promise<{ code: number; reason: string }> {
+    const c = await connect({}, headers);
+    if (Buffer.isBuffer(sent)) c.ws.send(sent, { binary: true });
+    else c.send(sent);
+    const closed = await c.closed;
+    expect(c.messages, JSON.stringify(sent)).toEqual([]);
+    return closed;
+  }
+
+  it("answers ping with pong and refuses every malformed or unknown message by closing with 4400 and the error as reason", async () => {
     const c = await connect();
     c.send({ type: "ping" });
     expect(await c.waitForMessage((m) => m.type === "pong")).toEqual({ type: "pong" });
-    const cases: [string | Json, Json][] = [
-      ["not json", { type: "error", code: 400, error: "Invalid message: not JSON" }],
-      ["[1,2]", { type: "error", code: 400, error: 'Invalid message: expected a JSON object with a "type"' }],
-      [{ kind: "ping" }, { type: "error", code: 400, error: 'Invalid message: "type" is required' }],
-      [{ type: "hello" }, { type: "error", code: 400, error: 'Unknown message type: "hello" (expected subscribe, unsubscribe, ping)' }],
-      [{ type: "subscribe" }, { type: "error", code: 400, error: "workflow_id is required" }],
-      [
-        { type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", types: ["NOPE"] },
-        { type: "error", code: 400, error: 'Invalid types: unknown event type "NOPE"', workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" },
-      ],
-      [
-        { type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", last_event_id: "1-2-3" },
-        {
-          type: "error",
-          code: 400,
-          error: 'Invalid last_event_id: "1-2-3" (expected <millis>-<seq> or a non-negative integer)',
-          workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d",
-        },
-      ],
-      [
-        { type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" },
-        { type: "error", code: 404, error: "Task not found", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" },
-      ],
-      [{ type: "unsubscribe", workflow_id: "abc" }, { type: "error", code: 400, error: "Not subscribed to abc", workflow_id: "abc" }],
+    c.close();
+    const cases: [string | Json | Buffer, string][] = [
+      ["not json", "Invalid message: not JSON"],
+      ["[1,2]", 'Invalid message: expected a JSON object with a "type"'],
+      [{ kind: "ping" }, 'Invalid message: "type" is required'],
+      [{ type: "hello" }, 'Unknown message type: "hello" (expected subscribe, unsubscribe, ping)'],
+      [{ type: "subscribe" }, "workflow_id is required"],
+      [{ type: "subscribe", workflow_id: WF, types: ["NOPE"] }, `Invalid types: unknown event type "NOPE" (workflow_id ${WF})`],
+      [{ type: "subscribe", workflow_id: WF, last_event_id: "1-2-3" }, 'Invalid last_event_id: "1-2-3" (expected <millis>-<seq> or a non-negative integer)'],
+      [Buffer.from([1, 2, 3]), "Invalid message: binary messages are not supported; send JSON text"],
     ];
-    for (const [sent, expected] of cases) {
-      const before = c.messages.length;
-      c.send(sent);
-      await c.waitFor((x) => x.messages.length > before, 5_000, `an answer to ${JSON.stringify(sent)}`);
-      expect(c.messages[before], JSON.stringify(sent)).toEqual(expected);
-    }
-    c.ws.send(Buffer.from([1, 2, 3]), { binary: true });
-    expect(await c.waitForMessage((m) => String(m.error).includes("binary"))).toMatchObject({ type: "error", code: 400 });
-    // Still usable after all that.
+    for (const [sent, reason] of cases) expect(await closedBy(sent), String(sent)).toEqual({ code: 4400, reason });
+    // A reason never exceeds the 123 bytes a close frame holds.
+    const long = await closedBy({ type: "x".repeat(200) });
+    expect(long.code).toBe(4400);
+    expect(long.reason).toBe(`Unknown message type: "${"x".repeat(64)}…" (expected subscribe, unsubsc…`);
+    expect(Buffer.byteLength(long.reason)).toBeLessThanOrEqual(123);
+  });
+
+  it("ignores an unsubscribe of a workflow not subscribed: the connection stays open, nothing is sent but pong", async () => {
+    const c = await connect();
+    c.send({ type: "unsubscribe", workflow_id: "abc" });
+    c.send({ type: "unsubscribe", workflow_id: WF });
     c.send({ type: "ping" });
-    await c.waitFor((x) => x.messages.filter((m) => m.type === "pong").length === 2);
+    await c.waitForMessage((m) => m.type === "pong");
+    expect(c.messages).toEqual([{ type: "pong" }]);
+    expect(c.ws.readyState).toBe(WebSocket.OPEN);
     c.close();
   });
 
-  it("refuses another user's workflow with a 404 error message", async () => {
+  it("refuses an unknown or another user's workflow by closing with 4404, naming the workflow", async () => {
+    expect(await closedBy({ type: "subscribe", workflow_id: WF })).toEqual({ code: 4404, reason: `Task not found (workflow_id ${WF})` });
     const wf = await newWorkflow();
-    const c = await connect({}, { "X-API-Key": bobKey });
-    c.send({ type: "subscribe", workflow_id: wf.workflowId });
-    expect(await c.waitForMessage((m) => m.type === "error")).toEqual({ type: "error", code: 404, error: "Task not found", workflow_id: wf.workflowId });
-    c.close();
+    expect(await closedBy({ type: "subscribe", workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({ code: 4404, reason: `Task not found (workflow_id ${wf.workflowId})` });
   });
 
   it("multiplexes several workflows, each event naming its workflow; filters, resumes and unsubscribes per workflow", async () => {
@@ -172,13 +174,32 @@ describe("messages", () => {
     c.close();
   });
 
-  it("limits subscriptions per connection", async () => {
+  it("limits subscriptions per connection: one more closes it with 4400", async () => {
     const wfs = await Promise.all([newWorkflow(), newWorkflow(), newWorkflow(), newWorkflow()]);
     const c = await connect();
     for (const wf of wfs) c.send({ type: "subscribe", workflow_id: wf.workflowId });
-    const error = await c.waitForMessage((m) => m.type === "error");
-    expect(error).toEqual({ type: "error", code: 400, error: "Too many subscriptions on this connection (at most 3)", workflow_id: wfs[3]!.workflowId });
-    c.close();
+    expect(await c.closed).toEqual({ code: 4400, reason: `Too many subscriptions on this connection (at most 3) (workflow_id ${wfs[3]!.workflowId})` });
+    expect(c.messages).toEqual([]);
+  });
+
+  it("closes a connection over its message rate with 4429 at the first message too many", async () => {
+    const limited = await env.startVariant("stream", { STREAM_WS_MAX_MESSAGES_PER_SECOND: "5" });
+    const c = new WsClient(wsUrl(limited.baseUrl), alice());
+    await c.opened;
+    for (let i = 0; i < 8; i++) c.send({ type: "ping" });
+    expect(await c.closed).toEqual({ code: 4429, reason: "Rate limit exceeded: at most 5 messages per second" });
+    // The five within the rate were answered; nothing but pong was ever sent.
+    expect(c.messages).toEqual(Array.from({ length: 5 }, () => ({ type: "pong" })));
+    // Within the rate a connection lives on.
+    const calm = new WsClient(wsUrl(limited.baseUrl), alice());
+    await calm.opened;
+    for (let round = 0; round < 2; round++) {
+      for (let i = 0; i < 4; i++) calm.send({ type: "ping" });
+      await calm.waitFor((x) => x.messages.length === 4 * (round + 1), 5_000, "the pongs");
+      await new Promise((r) => setTimeout(r, 1_100));
+    }
+    expect(calm.ws.readyState).toBe(WebSocket.OPEN);
+    calm.close();
   });
 });
 

@@ -31,7 +31,7 @@ export interface ModelEntry {
   price: ModelPrice;
 }
 
-/** Model record of the model service, exactly as the contract's section 2.11 names it. */
+/** Model record of the model service, as its own OpenAPI document (`ModelRecord`) names it. */
 export interface ModelRecord {
   id: string;
   name: string;

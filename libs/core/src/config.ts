@@ -43,7 +43,12 @@ export const baseConfigShape = {
   // Empty counts as unset, so compose can pass `${OTEL_EXPORTER_OTLP_ENDPOINT:-}` through.
   OTEL_EXPORTER_OTLP_ENDPOINT: z
     .preprocess((v) => (v === "" ? undefined : v), z.string().url().optional())
-    .describe("OTLP/HTTP endpoint (e.g. http://otel-collector:4318). Unset or empty: spans are made but not exported."),
+    .describe(
+      "OTLP/HTTP endpoint (e.g. http://otel-collector:4318). Set: spans are exported and the instrumentations run; unset or empty: trace ids only (docs/architecture.md, Tracing).",
+    ),
+  OTEL_SDK_DISABLED: envBoolean(false).describe(
+    "true: as without an endpoint (no SDK, nothing instrumented or exported; trace ids only).",
+  ),
   OTEL_TRACES_EXPORTER: z
     .enum(["otlp", "none"])
     .default("otlp")

@@ -40,7 +40,7 @@ export class ValidationError extends AppError {
   }
 }
 
-/** Missing or invalid credentials (401). The message is always the contract's `Unauthorized`. */
+/** Missing or invalid credentials (401). The message is always `Unauthorized` (docs/api.md "Errors"). */
 export class UnauthorizedError extends AppError {
   constructor(options?: AppErrorOptions) {
     super("UNAUTHORIZED", "Unauthorized", options);

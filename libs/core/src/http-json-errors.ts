@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 
 // Node's HTTP server answers requests its parser rejects (unknown method, malformed request line
 // or header, oversized headers, read timeout) and unmet `Expect` headers itself, with an empty
-// body. The contract wants every error a client can receive to be `{"error": ...}` JSON
+// body. Every error a client can receive is `{"error": ...}` JSON (docs/api.md "Errors")
 // (docs/security.md), so every HTTP server of the system (services and the dev router) installs
 // these handlers.
 

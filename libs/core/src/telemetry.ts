@@ -8,10 +8,11 @@ import {
   type Link,
   type Span,
   type TextMapGetter,
+  type TextMapPropagator,
   type TextMapSetter,
 } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { getRPCMetadata, RPCType, W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import {
@@ -25,7 +26,9 @@ import {
   type SpanProcessor,
 } from "@opentelemetry/sdk-trace";
 import { ATTR_SERVICE_NAME } from "@opentelemetry/semantic-conventions";
+import { preloadedSdk } from "./preloaded-sdk.ts";
 import { parseTraceparent } from "./trace-context.ts";
+import { tracesExported } from "./telemetry-settings.ts";
 
 export type TracesSampler =
   | "always_on"
@@ -41,6 +44,7 @@ export interface TelemetryOptions {
   otlpEndpoint?: string | undefined;
   /** The standard OTEL_* settings (libs/core config: OTEL_TRACES_EXPORTER, OTEL_SERVICE_NAME, …). */
   exporter?: "otlp" | "none" | undefined;
+  sdkDisabled?: boolean | undefined;
   serviceNameOverride?: string | undefined;
   resourceAttributes?: string | undefined;
   sampler?: TracesSampler | undefined;
@@ -72,16 +76,68 @@ export function parseResourceAttributes(raw: string | undefined): Record<string,
 }
 
 export interface Telemetry {
+  /** Spans leave the process (OTLP endpoint set, exporter otlp, SDK not disabled). */
+  exported: boolean;
+  /** The preload's instrumentations run (`@opentelemetry/instrumentation-http`, …); empty without export. */
+  instrumentations: string[];
   shutdown(): Promise<void>;
+}
+
+/** The OTEL_* part of a service's config (libs/core baseConfigShape), as initTelemetry takes it. */
+export interface TelemetryConfig {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string | undefined;
+  OTEL_SDK_DISABLED?: boolean | undefined;
+  OTEL_TRACES_EXPORTER?: "otlp" | "none" | undefined;
+  OTEL_SERVICE_NAME?: string | undefined;
+  OTEL_RESOURCE_ATTRIBUTES?: string | undefined;
+  OTEL_TRACES_SAMPLER?: TracesSampler | undefined;
+  OTEL_TRACES_SAMPLER_ARG?: number | undefined;
+}
+
+export function telemetryOptionsOf(serviceName: string, config: TelemetryConfig): TelemetryOptions {
+  return {
+    serviceName,
+    otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    exporter: config.OTEL_TRACES_EXPORTER,
+    sdkDisabled: config.OTEL_SDK_DISABLED,
+    serviceNameOverride: config.OTEL_SERVICE_NAME,
+    resourceAttributes: config.OTEL_RESOURCE_ATTRIBUTES,
+    sampler: config.OTEL_TRACES_SAMPLER,
+    samplerArg: config.OTEL_TRACES_SAMPLER_ARG,
+  };
+}
+
+/**
+ * The W3C propagator, held to the contract's stricter traceparent format (trace-context.ts): a
+ * header that breaks it is ignored with its tracestate, so a new trace starts. Used for every
+ * carrier, the instrumentations' (HTTP headers, gRPC metadata) included.
+ */
+export class ContractTraceContextPropagator implements TextMapPropagator {
+  readonly #w3c = new W3CTraceContextPropagator();
+
+  inject(ctx: Context, carrier: unknown, setter: TextMapSetter): void {
+    this.#w3c.inject(ctx, carrier, setter);
+  }
+
+  extract(ctx: Context, carrier: unknown, getter: TextMapGetter): Context {
+    const raw: unknown = getter.get(carrier, "traceparent");
+    const header = Array.isArray(raw) ? (raw[0] as unknown) : raw;
+    return parseTraceparent(typeof header === "string" ? header : undefined) ? this.#w3c.extract(ctx, carrier, getter) : ctx;
+  }
+
+  fields(): string[] {
+    return this.#w3c.fields();
+  }
 }
 
 let installed: Telemetry | undefined;
 let exporting = false;
+let instrumented = false;
 
 /**
  * True when finished spans go somewhere (an exporter or a test's processor). Optional spans on
  * hot paths (steps, model and tool calls, message producers) are only made then; without it
- * the trace id still travels in the active context (docs/decisions.md, "Tracing cost").
+ * the trace id still travels in the active context (docs/decisions.md, "Tracing").
  */
 export function spansExported(): boolean {
   return exporting;
@@ -98,33 +154,66 @@ export function withOptionalSpan<T>(
 }
 
 /**
- * Installs the tracer provider, the AsyncLocalStorage context manager and the W3C
- * propagator. Tracing is always on (so every log line and message carries a trace id);
- * exporting is on only when an OTLP endpoint is configured.
+ * True when the preload's instrumentations make the HTTP and gRPC server and client spans: the
+ * hand-made ones (libs/edge, libs/proto, the stream's SSE path) then give way to them.
+ */
+export function autoInstrumented(): boolean {
+  return instrumented;
+}
+
+/**
+ * Names the instrumented HTTP server span of the active request by its route template
+ * (`GET /api/v1/tasks/:id`, never one name per id): the HTTP instrumentation reads it when the
+ * response ends. Undefined (nothing matched) leaves the bare method, whatever prefix the express
+ * instrumentation saw. A no-op outside an instrumented request.
+ */
+export function setHttpRoute(route: string | undefined, ctx: Context = context.active()): void {
+  const metadata = getRPCMetadata(ctx);
+  if (metadata?.type === RPCType.HTTP) metadata.route = route;
+}
+
+/**
+ * Installs tracing. Trace ids are always made (so every log line and message carries one).
+ * When spans are exported (tracesExported) and the preload ran, the Node SDK starts with the
+ * preload's instrumentations; exported without the preload, or for tests' span processors, a
+ * plain tracer provider exports the hand-made spans; not exported, a provider without any
+ * processor only makes ids (docs/architecture.md, "Tracing").
  */
 export function initTelemetry(options: TelemetryOptions): Telemetry {
   if (installed) return installed;
+  const exported = tracesExported({
+    OTEL_EXPORTER_OTLP_ENDPOINT: options.otlpEndpoint,
+    OTEL_SDK_DISABLED: options.sdkDisabled,
+    OTEL_TRACES_EXPORTER: options.exporter,
+  });
   const spanProcessors: SpanProcessor[] = [...(options.spanProcessors ?? [])];
-  // Without an exporter no span processor runs: spans only carry ids (cheap on hot paths).
-  if (options.otlpEndpoint && options.exporter !== "none") {
+  if (exported && options.otlpEndpoint) {
     const url = `${options.otlpEndpoint.replace(/\/$/, "")}/v1/traces`;
     spanProcessors.push(new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url }) }));
   }
   const attributes = parseResourceAttributes(options.resourceAttributes);
+  // Precedence as specified: OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then ours.
+  const serviceName = options.serviceNameOverride || attributes[ATTR_SERVICE_NAME] || options.serviceName;
+  const sampler = samplerFor(options.sampler, options.samplerArg);
+  const propagator = new ContractTraceContextPropagator();
+  exporting = spanProcessors.length > 0;
+  const sdk = exported ? preloadedSdk() : undefined;
+  if (sdk) {
+    const started = sdk.start({ serviceName, resourceAttributes: { ...attributes, [ATTR_SERVICE_NAME]: serviceName }, sampler, spanProcessors, propagator });
+    instrumented = sdk.instrumentations.length > 0;
+    installed = { exported, instrumentations: sdk.instrumentations, shutdown: () => started.shutdown() };
+    return installed;
+  }
+  // Without a span processor spans only carry ids: cheap on hot paths.
   const provider = new TracerProvider({
-    // Precedence as specified: OTEL_SERVICE_NAME, then service.name in OTEL_RESOURCE_ATTRIBUTES, then ours.
-    resource: resourceFromAttributes({
-      ...attributes,
-      [ATTR_SERVICE_NAME]: options.serviceNameOverride || attributes[ATTR_SERVICE_NAME] || options.serviceName,
-    }),
-    sampler: samplerFor(options.sampler, options.samplerArg),
+    resource: resourceFromAttributes({ ...attributes, [ATTR_SERVICE_NAME]: serviceName }),
+    sampler,
     spanProcessors,
   });
-  exporting = spanProcessors.length > 0;
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  propagation.setGlobalPropagator(propagator);
   trace.setGlobalTracerProvider(provider);
-  installed = { shutdown: () => provider.shutdown() };
+  installed = { exported, instrumentations: [], shutdown: () => provider.shutdown() };
   return installed;
 }
 
@@ -148,7 +237,7 @@ const carrierSetter: TextMapSetter<Record<string, string>> = {
 
 /**
  * Context from incoming `traceparent`/`tracestate`. A traceparent that breaks the
- * contract's format is dropped (with its tracestate), so a new trace starts.
+ * documented format is dropped (with its tracestate), so a new trace starts.
  */
 export function extractTraceContext(carrier: Carrier): Context {
   const raw = carrierGetter.get(carrier, "traceparent");

@@ -1,4 +1,4 @@
-// W3C trace context. The contract fixes the traceparent format strictly (version 00,
+// W3C trace context (docs/api.md "Requests"). The traceparent format is strict (version 00,
 // 32-hex trace id, 16-hex parent id, 2-hex flags, neither id all zeros); a header that
 // breaks it is ignored and a new trace starts, never an error.
 

@@ -1,7 +1,8 @@
 import { context, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from "@opentelemetry/api";
 import { InMemorySpanExporter, SamplingDecision, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
-import { baseConfigShape, currentTraceIds, initTelemetry, loadConfig, parseResourceAttributes, samplerFor, tracer } from "../src/index.ts";
+import { maskSqlLiterals, pgSpanName } from "../src/auto-instrumentation.ts";
+import { baseConfigShape, ContractTraceContextPropagator, currentTraceIds, initTelemetry, loadConfig, parseResourceAttributes, samplerFor, tracer } from "../src/index.ts";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const decide = (name: Parameters<typeof samplerFor>[0], ratio: number, parentSampled?: boolean) => {
@@ -66,5 +67,30 @@ describe("standard OTEL_* settings", () => {
     context.with(trace.setSpan(parent, unsampled), () => expect(currentTraceIds()?.trace_id).toBe(TRACE_ID));
     unsampled.end();
     expect(spans.getFinishedSpans()).toHaveLength(1);
+  });
+});
+
+describe("ContractTraceContextPropagator", () => {
+  const getter = { keys: (c: Record<string, string>) => Object.keys(c), get: (c: Record<string, string>, k: string) => c[k] };
+  const extract = (carrier: Record<string, string>) => trace.getSpanContext(new ContractTraceContextPropagator().extract(ROOT_CONTEXT, carrier, getter));
+
+  it("continues a traceparent of the contract's format, with its tracestate", () => {
+    const sc = extract({ traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01`, tracestate: "vendor=1" });
+    expect(sc).toMatchObject({ traceId: TRACE_ID, spanId: "00f067aa0ba902b7", isRemote: true });
+    expect(sc?.traceState?.get("vendor")).toBe("1");
+  });
+
+  it("ignores what W3C would accept but the contract does not (another version, extra fields, upper case)", () => {
+    expect(extract({ traceparent: `01-${TRACE_ID}-00f067aa0ba902b7-01`, tracestate: "vendor=1" })).toBeUndefined();
+    expect(extract({ traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01-extra` })).toBeUndefined();
+    expect(extract({ traceparent: `00-${TRACE_ID.toUpperCase()}-00f067aa0ba902b7-01` })).toBeUndefined();
+  });
+});
+
+describe("instrumentation settings", () => {
+  it("SQL literals are masked in span attributes; span names keep the operation only", () => {
+    expect(maskSqlLiterals(`INSERT INTO t VALUES ('it''s', E'a\\\\b', '{"q":"secret"}'::jsonb, 3)`)).toBe("INSERT INTO t VALUES (?, ?, ?::jsonb, 3)");
+    expect(pgSpanName("BEGIN;\nWITH s AS (SELECT 1) SELECT * FROM s", "tog")).toBe("pg.query:BEGIN tog");
+    expect(pgSpanName("  select 1", undefined)).toBe("pg.query:SELECT");
   });
 });

@@ -1,28 +1,52 @@
-import http from "node:http";
+import type http from "node:http";
+import { Pool } from "undici";
 
 // The router's plain-HTTP path (WebSocket upgrades go through http-proxy-3): one upstream request
-// per client request on a keep-alive agent, headers copied once from the raw arrays, bodies piped
-// both ways. Kept this lean because every request of `npm start` pays for it (issue 10: the
-// public port must cost well under half of the gateway's own work per request).
+// per client request on undici's keep-alive pools, headers copied once from the raw arrays, the
+// answer written straight into the client's response with backpressure. undici, not
+// `http.request`: its client costs about a third less CPU per proxied request, and every request
+// of `npm start` pays for this hop (docs/performance.md "The public port").
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): never forwarded in either direction. */
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
 /** Request headers this hop answered itself (the router's server already sent `100 Continue`). */
 const ANSWERED_HERE = "expect";
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-port"]);
+/** Bodies up to this size with a declared length are read whole and sent as one buffer (cheaper than piping). */
+const BUFFERED_BODY_BYTES = 65_536;
 
 export interface Target {
-  hostname: string;
-  port: number;
+  origin: string;
 }
 
 export function parseTarget(url: string): Target {
-  const u = new URL(url);
-  return { hostname: u.hostname, port: Number(u.port || 80) };
+  return { origin: new URL(url).origin };
+}
+
+/** One keep-alive pool per upstream origin; no cap on connections (idle SSE clients each hold one). */
+export class Upstreams {
+  readonly #pools = new Map<string, Pool>();
+
+  pool(target: Target): Pool {
+    let pool = this.#pools.get(target.origin);
+    if (!pool) {
+      // Timeouts are set per request (a stream has none); a free connection closes after 4 s idle,
+      // under the services' own keep-alive timeout, so the router never reuses one being closed.
+      pool = new Pool(target.origin, { connections: null, pipelining: 1, keepAliveTimeout: 4_000, headersTimeout: 0, bodyTimeout: 0 });
+      this.#pools.set(target.origin, pool);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((p) => p.destroy()));
+  }
 }
 
 export interface ForwardOptions {
-  agent: http.Agent;
+  upstreams: Upstreams;
   /** Upstream must start answering within this; unset: no limit (streams). */
   timeoutMs: number | undefined;
   /** The upstream failed before answering (the caller answers 502). */
@@ -34,13 +58,14 @@ export function forward(req: http.IncomingMessage, res: http.ServerResponse, tar
   const raw = req.rawHeaders;
   const headers: string[] = [];
   let xff: string | undefined;
+  let chunked = false;
   for (let i = 0; i < raw.length; i += 2) {
     const name = raw[i]!;
     const lower = name.toLowerCase();
     if (lower === ANSWERED_HERE) continue;
     if (HOP_BY_HOP.has(lower)) {
-      // A request body's framing is kept: the upstream request re-frames it the same way.
-      if (lower === "transfer-encoding") headers.push(name, raw[i + 1]!);
+      // A chunked request body stays chunked: undici frames a stream body that way itself.
+      if (lower === "transfer-encoding") chunked = true;
       continue;
     }
     if (FORWARDED.has(lower)) {
@@ -57,58 +82,74 @@ export function forward(req: http.IncomingMessage, res: http.ServerResponse, tar
     "X-Forwarded-Port", String(req.socket.localPort ?? ""),
   );
 
-  const upstream = http.request({
-    agent: options.agent,
-    hostname: target.hostname,
-    port: target.port,
-    method: req.method,
-    path: req.url,
-    headers,
-    setHost: false,
-  });
-  let failed = false;
-  const fail = (err: Error) => {
-    if (failed) return;
-    failed = true;
-    upstream.destroy();
-    if (res.headersSent) res.destroy();
-    else options.onError(err);
-  };
-  upstream.on("error", fail);
-  if (options.timeoutMs !== undefined) {
-    upstream.setTimeout(options.timeoutMs, () => fail(new Error(`upstream did not answer within ${options.timeoutMs} ms`)));
+  const declared = req.headers["content-length"];
+  const length = declared === undefined ? 0 : Number(declared);
+  if (!chunked && length > 0 && length <= BUFFERED_BODY_BYTES) {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => send(req, res, target, headers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), options));
+    return;
   }
-  upstream.on("response", (answer) => {
-    // A response that started is streamed: from here a timeout would cut a stream.
-    upstream.setTimeout(0);
-    const rawOut = answer.rawHeaders;
-    const out: string[] = [];
-    let eventStream = false;
-    for (let i = 0; i < rawOut.length; i += 2) {
-      const lower = rawOut[i]!.toLowerCase();
-      if (HOP_BY_HOP.has(lower)) {
-        // The upstream refused the rest of a body (e.g. 413 on its Content-Length): close the
-        // client connection too instead of reading a body nobody will use.
-        if (lower === "connection" && !req.complete && /close/i.test(rawOut[i + 1]!)) out.push("Connection", "close");
-        continue;
-      }
-      if (lower === "content-type" && rawOut[i + 1]!.startsWith("text/event-stream")) eventStream = true;
-      out.push(rawOut[i]!, rawOut[i + 1]!);
-    }
-    res.writeHead(answer.statusCode ?? 502, answer.statusMessage, out);
-    // Event streams: status line and headers now, not with the first event.
-    if (eventStream) res.flushHeaders();
-    answer.pipe(res);
-    answer.on("error", () => res.destroy());
-    // An upstream that dies mid-response (crash, kill, restart) cuts the client's response too,
-    // as nginx does; otherwise a stream client waits forever instead of reconnecting.
-    answer.once("close", () => {
-      if (!answer.complete) res.destroy();
-    });
-  });
+  send(req, res, target, headers, chunked || length > 0 ? req : null, options);
+}
+
+function send(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  target: Target,
+  headers: string[],
+  body: Buffer | http.IncomingMessage | null,
+  options: ForwardOptions,
+): void {
+  if (res.destroyed) return;
+  const abort = new AbortController();
+  let answered = false;
   // The client went away before the answer ended: stop the upstream request too.
-  res.on("close", () => {
-    if (!res.writableFinished) upstream.destroy();
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort();
   });
-  req.pipe(upstream);
+  options.upstreams.pool(target).stream(
+    {
+      path: req.url ?? "/",
+      method: req.method as "GET",
+      headers,
+      body,
+      signal: abort.signal,
+      // undici's own timeouts: until the status line (the route's limit) and between body
+      // chunks (none: an idle event stream is fine).
+      headersTimeout: options.timeoutMs ?? 0,
+      bodyTimeout: 0,
+    },
+    ({ statusCode, headers: answer }) => {
+      answered = true;
+      const out: string[] = [];
+      let eventStream = false;
+      for (const name in answer) {
+        const value = answer[name];
+        if (value === undefined) continue;
+        if (HOP_BY_HOP.has(name)) {
+          // The upstream refused the rest of a body (e.g. 413 on its Content-Length): close the
+          // client connection too instead of reading a body nobody will use.
+          if (name === "connection" && !req.complete && /close/i.test(String(value))) out.push("Connection", "close");
+          continue;
+        }
+        if (Array.isArray(value)) for (const v of value) out.push(name, v);
+        else {
+          if (name === "content-type" && value.startsWith("text/event-stream")) eventStream = true;
+          out.push(name, value);
+        }
+      }
+      res.writeHead(statusCode, out);
+      // Event streams: status line and headers now, not with the first event.
+      if (eventStream) res.flushHeaders();
+      return res;
+    },
+    (err) => {
+      if (!err) return;
+      // An upstream that dies mid-response (crash, kill, restart) cuts the client's response
+      // too, as nginx does; otherwise a stream client waits forever instead of reconnecting.
+      if (answered || res.headersSent) res.destroy();
+      else if (!abort.signal.aborted) options.onError(err);
+    },
+  );
 }

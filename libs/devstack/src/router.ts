@@ -3,7 +3,7 @@ import type { Duplex } from "node:stream";
 import type { AddressInfo } from "node:net";
 import { createProxyServer } from "http-proxy-3";
 import { installJsonClientErrors, rawJsonError } from "@tog/core";
-import { forward, parseTarget, type Target } from "./forward.ts";
+import { forward, parseTarget, Upstreams, type Target } from "./forward.ts";
 
 // The local stand-in for the Kubernetes Ingress: one public port, routes chosen by path
 // prefix (first match wins, matched per path segment like an Ingress `Prefix` path), round
@@ -23,9 +23,9 @@ export interface RouterOptions {
   port: number;
   host?: string;
   routes: RouteRule[];
-  /** Whole request (headers + body) must arrive within this; else 408 JSON (contract: read 30 s). */
+  /** Whole request (headers + body) must arrive within this; else 408 JSON (docs/api.md "Limits": read 30 s). */
   readTimeoutMs?: number;
-  /** Idle keep-alive client connections close after this (contract: idle 60 s). */
+  /** Idle keep-alive client connections close after this (docs/api.md "Limits": idle 60 s). */
   idleTimeoutMs?: number;
   /**
    * A declared Content-Length above this is answered 413 here, at once, and the connection closed:
@@ -115,10 +115,9 @@ function rejectUpgrade(socket: Duplex, status: number, message: string): void {
 
 export async function startRouter(options: RouterOptions): Promise<Router> {
   let rules = compile(options.routes);
-  // No cap on upstream sockets: idle SSE clients each hold one, and only the stream service's
-  // own limit (STREAM_MAX_CONNECTIONS → 503) may refuse streams (docs/security.md). LIFO reuse
-  // keeps the warm sockets busy and lets the rest time out.
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 1_024, scheduling: "lifo" });
+  // No cap on upstream connections: idle SSE clients each hold one, and only the stream service's
+  // own limit (STREAM_MAX_CONNECTIONS → 503) may refuse streams (docs/security.md).
+  const upstreams = new Upstreams();
   // WebSocket upgrades only; plain requests take forward.ts.
   const proxy = createProxyServer({ xfwd: true, ws: true });
   const readTimeoutMs = options.readTimeoutMs ?? 30_000;
@@ -129,7 +128,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
 
   const server = http.createServer(
     {
-      // The contract's read timeout, enforced here as at every service: a slowloris header or a
+      // The documented read timeout (docs/api.md "Limits"), enforced here as at every service: a slowloris header or a
       // slow body gets 408 JSON after 30 s (installJsonClientErrors), not a 502 from upstream.
       requestTimeout: readTimeoutMs,
       headersTimeout: readTimeoutMs,
@@ -148,7 +147,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         return;
       }
       forward(req, res, hit.parsed, {
-        agent,
+        upstreams,
         timeoutMs: hit.rule.proxyTimeoutMs,
         onError: (err) => {
           if (req.destroyed && !req.complete) return; // the client went away (or timed out): nobody to answer
@@ -204,7 +203,7 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
         timer.unref();
       }).finally(() => {
         for (const s of upgraded) s.destroy();
-        agent.destroy();
+        void upstreams.close();
       });
       return closing;
     },

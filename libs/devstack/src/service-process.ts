@@ -76,6 +76,9 @@ export interface RunningService {
 
 const INHERITED = ["PATH", "HOME", "TMPDIR", "TEMP", "TMP", "TZ", "LANG", "LC_ALL", "USER", "SystemRoot"];
 const GUARD = new URL("./parent-guard.ts", import.meta.url).href;
+// Every service starts with the telemetry preload, as in the container images: it instruments
+// only when spans are exported (docs/architecture.md, "Tracing").
+const TELEMETRY_PRELOAD = import.meta.resolve("@tog/core/preload");
 
 const live = new Set<ChildProcess>();
 let exitHookInstalled = false;
@@ -115,7 +118,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const lines: OutputLine[] = [];
   const waiters = new Set<(line: OutputLine) => void>();
 
-  const child = spawn(process.execPath, ["--import", GUARD, options.entry, ...(options.args ?? [])], {
+  const child = spawn(process.execPath, ["--import", GUARD, "--import", TELEMETRY_PRELOAD, options.entry, ...(options.args ?? [])], {
     cwd: options.cwd,
     env: childEnv(options.env),
     stdio: ["ignore", options.logs === "inherit" ? "inherit" : "pipe", "pipe", "ipc"],

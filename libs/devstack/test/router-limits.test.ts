@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort, startRouter, startService, type Router, type RunningService } from "../src/index.ts";
 
 // Issue 11 defect 5: the public router caps nothing (idle streams beyond the old 512-socket cap
-// do not block anyone), enforces the contract's read timeout with 408 JSON, and every error it
+// do not block anyone), enforces the documented read timeout with 408 JSON, and every error it
 // answers itself is JSON.
 
 const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");

@@ -51,6 +51,23 @@ describe("startRouter", () => {
     expect(["a", "b"]).toContain(g.name);
   });
 
+  it("forwards small, large and chunked request bodies intact", async () => {
+    const echo = async (body: string | ReadableStream<Uint8Array>, extra: RequestInit = {}) =>
+      ((await (await fetch(`${router.url}/api/v1/echo`, { method: "POST", body, ...extra })).json()) as { body: string }).body;
+    expect(await echo("{\"q\":\"é\"}")).toBe("{\"q\":\"é\"}");
+    const large = "x".repeat(200_000);
+    expect(await echo(large)).toBe(large);
+    const parts = ["one,", "two,", "three"];
+    const chunked = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        const next = parts.shift();
+        if (next === undefined) controller.close();
+        else controller.enqueue(new TextEncoder().encode(next));
+      },
+    });
+    expect(await echo(chunked, { duplex: "half" } as RequestInit)).toBe("one,two,three");
+  });
+
   it("sets X-Forwarded-* headers", async () => {
     const body = (await (await fetch(`${router.url}/api/v1/x`)).json()) as { forwarded: Record<string, string> };
     expect(body.forwarded.for).toMatch(/127\.0\.0\.1/);

@@ -1,3 +1,4 @@
+// test-tier: e2e (startService runs each entry as its own process)
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort, startService, ServiceStartError, type RunningService } from "../src/index.ts";

@@ -7,7 +7,7 @@ export interface CorsSettings {
   allowedOrigins: string[];
 }
 
-// The contract lists GET, POST, PUT, DELETE, OPTIONS; PATCH /sessions/{id} needs PATCH too.
+// GET, POST, PUT, DELETE, OPTIONS, and PATCH for PATCH /sessions/{id} (docs/api.md "Requests").
 export const CORS_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 export const CORS_ALLOWED_HEADERS = [
   "Content-Type",

@@ -4,7 +4,7 @@ import type { Request, RequestHandler, Response } from "express";
 import { ConflictError, OverloadedError, ValidationError, type Logger } from "@tog/core";
 import type { Redis } from "@tog/redis";
 
-// `Idempotency-Key` handling (contract 4.1), closing the reference's hole: concurrent duplicates
+// `Idempotency-Key` handling (docs/api.md "Idempotency"), closing the reference's hole: concurrent duplicates
 // run the handler exactly once.
 //
 // Identity = sha256(key, user id, path, body), fields separated by NUL; the user id is left out

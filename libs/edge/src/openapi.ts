@@ -24,7 +24,7 @@ const SECURITY: Record<RouteAuth, Record<string, string[]>[]> = {
   apiKeyOrBearer: [{ [SECURITY_SCHEME_API_KEY]: [] }, { [SECURITY_SCHEME_BEARER]: [] }],
 };
 
-/** The one error body of the API (contract §7). */
+/** The one error body of the API (docs/api.md "Errors"). */
 export const ErrorResponseSchema = z
   .object({
     error: z.string().openapi({ example: "Unauthorized" }),
@@ -39,13 +39,13 @@ export const RATE_LIMIT_HEADERS = {
 };
 const RETRY_AFTER_HEADER = { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } };
 
-/** Response headers of a replayed idempotent request (contract 4.1, 5). */
+/** Response headers of a replayed idempotent request (docs/api.md "Idempotency"). */
 export const IDEMPOTENCY_REPLAY_HEADERS = {
   "X-Idempotency-Cached": { description: "`true` when this answer is the replay of an earlier request with the same Idempotency-Key.", schema: { type: "string" as const } },
   "X-Idempotency-Key": { description: "The Idempotency-Key of the replayed request (only on replays).", schema: { type: "string" as const } },
 };
 
-/** W3C trace context, read on every request (contract 5). */
+/** W3C trace context, read on every request (docs/api.md "Requests"). */
 const TRACE_CONTEXT_HEADERS = {
   traceparent: z
     .string()
@@ -95,6 +95,41 @@ export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject 
   middleware?: RequestHandler[];
   /** Error text for invalid input; default: `Invalid request body: <detail>` / `Invalid <name> parameter`. */
   invalidMessage?: (part: RequestPart, error: z.ZodError) => string;
+}
+
+/**
+ * A route as the public document describes it: everything of a RouteSpec but the middleware,
+ * which belongs to the process that serves it. Defined once (libs/api), described in the
+ * document and mounted by the owning service with `mountRoute` or `ApiDocs.route`.
+ */
+export type RouteDefinition<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined> = Omit<
+  RouteSpec<P, Q, B>,
+  "middleware"
+>;
+
+/** Keeps the schemas' types of a route definition, so handlers mounted from it are typed. */
+export function defineRoute<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  definition: RouteDefinition<P, Q, B>,
+): RouteDefinition<P, Q, B> {
+  return definition;
+}
+
+/** Mounts `handler` behind validation by the spec's schemas, without describing it anywhere. */
+export function mountRoute<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
+  router: Router,
+  spec: RouteSpec<P, Q, B>,
+  handler: RouteHandler<P, Q, B>,
+): void {
+  const validate = createValidator(spec);
+  const run: RequestHandler = async (req, res) => {
+    await handler(req, res, validate(req));
+  };
+  router[spec.method](toExpressPath(spec.path), ...(spec.middleware ?? []), run);
+}
+
+/** An error answer in the OpenAPI document: the one `{"error": "..."}` body. */
+export function errorResponse(description: string): RouteResponse {
+  return { description, schema: ErrorResponseSchema };
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : undefined;
@@ -154,13 +189,14 @@ export class ApiDocs {
     spec: RouteSpec<P, Q, B>,
     handler: RouteHandler<P, Q, B>,
   ): void {
+    this.describe(spec);
+    mountRoute(router, spec, handler);
+  }
+
+  /** Registers a route in the document only: for a document that lists routes other processes serve. */
+  describe(spec: RouteDefinition<AnyObject | undefined, AnyObject | undefined, z.ZodType | undefined>): void {
     this.registry.registerPath(toRouteConfig(spec));
     this.cached = undefined;
-    const validate = createValidator(spec);
-    const run: RequestHandler = async (req, res) => {
-      await handler(req, res, validate(req));
-    };
-    router[spec.method](toExpressPath(spec.path), ...(spec.middleware ?? []), run);
   }
 
   /** The OpenAPI 3.0 document of every route registered so far. */
@@ -222,12 +258,12 @@ function jsonOf(r: RouteResponse) {
   return r.schema === undefined ? undefined : { [type]: { schema: r.schema } };
 }
 
-const errorResponse = (description: string) => ({
+const errorResponseConfig = (description: string) => ({
   description,
   content: { "application/json": { schema: ErrorResponseSchema } },
 });
 
-function toRouteConfig(spec: RouteSpec<AnyObject | undefined, AnyObject | undefined, z.ZodType | undefined>): RouteConfig {
+function toRouteConfig(spec: RouteDefinition<AnyObject | undefined, AnyObject | undefined, z.ZodType | undefined>): RouteConfig {
   const rateHeaders = spec.rateLimited
     ? Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]))
     : {};
@@ -245,15 +281,15 @@ function toRouteConfig(spec: RouteSpec<AnyObject | undefined, AnyObject | undefi
     };
   }
   type Headers = NonNullable<RouteResponse["headers"]> | Record<string, { $ref: string }>;
-  const withHeaders = (r: ReturnType<typeof errorResponse>, extra: Headers = {}): ResponseConfig => {
+  const withHeaders = (r: ReturnType<typeof errorResponseConfig>, extra: Headers = {}): ResponseConfig => {
     const headers = { ...rateHeaders, ...extra };
     return Object.keys(headers).length > 0 ? { ...r, headers: headers as ResponseConfig["headers"] } : r;
   };
   const hasInput = spec.params !== undefined || spec.query !== undefined || spec.body !== undefined;
-  if (hasInput) responses["400"] ??= withHeaders(errorResponse("Invalid request."));
-  if (spec.auth !== "none") responses["401"] ??= errorResponse("Missing or invalid credential.");
+  if (hasInput) responses["400"] ??= withHeaders(errorResponseConfig("Invalid request."));
+  if (spec.auth !== "none") responses["401"] ??= errorResponseConfig("Missing or invalid credential.");
   if (spec.rateLimited) {
-    responses["429"] ??= withHeaders(errorResponse("Rate limit exceeded."), {
+    responses["429"] ??= withHeaders(errorResponseConfig("Rate limit exceeded."), {
       "Retry-After": { $ref: "#/components/headers/Retry-After" },
     });
   }
@@ -287,7 +323,7 @@ function toRouteConfig(spec: RouteSpec<AnyObject | undefined, AnyObject | undefi
   };
 }
 
-/** Default error text for invalid input (the contract's forms). */
+/** Default error text for invalid input (docs/api.md "Requests"). */
 export function defaultInvalidMessage(part: RequestPart, error: z.ZodError): string {
   const issue = error.issues[0];
   if (part === "body") {
@@ -311,6 +347,17 @@ export function parseRequestPart<S extends z.ZodType>(
   const result = schema.safeParse(value);
   if (!result.success) throw new ValidationError(invalidMessage(part, result.error));
   return result.data;
+}
+
+/**
+ * The text of the first failed rule, for schemas that word every rule as the complete client
+ * message. A rule without its own text (zod's default wording starts with "Invalid input")
+ * falls back to the generic form.
+ */
+export function firstRuleMessage(part: RequestPart, error: z.ZodError): string {
+  const message = error.issues[0]?.message;
+  if (message === undefined || message.startsWith("Invalid input")) return defaultInvalidMessage(part, error);
+  return message;
 }
 
 function createValidator<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined>(

@@ -70,7 +70,7 @@ export interface RateDecision {
   retryAfter?: number;
 }
 
-/** The contract's rate-limit headers (section 5) of a decision, in order. */
+/** The rate-limit headers (docs/api.md "Rate limits") of a decision, in order. */
 export function rateLimitHeaders(decision: RateDecision): [string, string][] {
   return [
     ["X-RateLimit-Limit", String(decision.limit)],

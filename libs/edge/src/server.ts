@@ -4,11 +4,11 @@ import type { Express } from "express";
 import { installJsonClientErrors } from "@tog/core";
 
 export interface ServerTimeouts {
-  /** Whole request (headers + body) must arrive within this (contract: read 30 s). */
+  /** Whole request (headers + body) must arrive within this (docs/api.md "Limits": read 30 s). */
   readTimeoutMs: number;
-  /** Non-streaming responses must finish within this (contract: write 30 s). */
+  /** Non-streaming responses must finish within this (docs/api.md "Limits": write 30 s). */
   writeTimeoutMs: number;
-  /** Idle keep-alive connections close after this (contract: idle 60 s). */
+  /** Idle keep-alive connections close after this (docs/api.md "Limits": idle 60 s). */
   idleTimeoutMs: number;
 }
 
@@ -22,7 +22,7 @@ export interface StartedServer {
 }
 
 /**
- * Listens with the contract's timeouts. The write timeout is a per-response timer that
+ * Listens with the documented timeouts (docs/api.md "Limits"). The write timeout is a per-response timer that
  * streaming routes switch off by calling `markStreaming(res)`.
  */
 export async function startHttpServer(

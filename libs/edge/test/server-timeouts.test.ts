@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { markStreaming } from "../src/index.ts";
 import { sleep, startTestApp, type TestApp } from "./edge-harness.ts";
 
-// The contract's 30/30/60 s, scaled down.
+// The documented 30/30/60 s (docs/api.md "Limits"), scaled down.
 const timeouts = { readTimeoutMs: 300, writeTimeoutMs: 500, idleTimeoutMs: 700 };
 let app: TestApp;
 

@@ -1,4 +1,4 @@
-import { ValidationError } from "@tog/core";
+import { isUuid, ValidationError } from "@tog/core";
 import type { Db } from "@tog/db";
 
 // Reads of the permanent event log. Events come back as the exact JSON text that was
@@ -36,8 +36,6 @@ export interface EventHistoryRepository {
   readLast(workflowId: string): Promise<StoredEvent | null>;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function createEventHistoryRepository(options: { db: Db }): EventHistoryRepository {
   const { db } = options;
 
@@ -48,7 +46,7 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
       const afterSeq = query.afterSeq ?? 0;
       checkCount("afterSeq", afterSeq, 0);
       // Not a UUID: no workflow can have that id (and the uuid cast would fail).
-      if (!UUID_RE.test(query.workflowId)) return { events: [], totalCount: 0 };
+      if (!isUuid(query.workflowId)) return { events: [], totalCount: 0 };
       const [rows, counted] = await Promise.all([
         db.$queryRaw<{ event: string }[]>`
           SELECT event::text AS event FROM task_events
@@ -61,7 +59,7 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
     },
 
     async lastSeq(workflowId) {
-      if (!UUID_RE.test(workflowId)) return 0;
+      if (!isUuid(workflowId)) return 0;
       const rows = await db.$queryRaw<{ seq: number | null }[]>`
         SELECT max(seq) AS seq FROM task_events WHERE workflow_id = ${workflowId}::uuid`;
       return rows[0]?.seq ?? 0;
@@ -70,7 +68,7 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
     async readRange(workflowId, afterSeq, limit) {
       checkCount("afterSeq", afterSeq, 0);
       checkCount("limit", limit, 1);
-      if (!UUID_RE.test(workflowId)) return [];
+      if (!isUuid(workflowId)) return [];
       const rows = await db.$queryRaw<{ seq: number; event: string }[]>`
         SELECT seq, event::text AS event FROM task_events
         WHERE workflow_id = ${workflowId}::uuid AND seq > ${afterSeq}
@@ -79,7 +77,7 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
     },
 
     async readLast(workflowId) {
-      if (!UUID_RE.test(workflowId)) return null;
+      if (!isUuid(workflowId)) return null;
       const rows = await db.$queryRaw<{ seq: number; event: string }[]>`
         SELECT seq, event::text AS event FROM task_events
         WHERE workflow_id = ${workflowId}::uuid ORDER BY seq DESC LIMIT 1`;

@@ -3,9 +3,9 @@ import { ValidationError } from "@tog/core";
 import { EVENT_TYPES, type EventType } from "./event-types.ts";
 import { EVENT_PAYLOAD_SCHEMAS, type EventPayloads } from "./payloads.ts";
 
-// The event of the contract's 6.1, plus `trace_id`: the W3C trace id (32 lower-case hex) of the
+// The event of docs/api.md "Events and streams", with `trace_id`: the W3C trace id (32 lower-case hex) of the
 // task that emitted it, on every event, so a client or an operator can jump from any event to the
-// task's trace. `data` is optional in the contract; every one of our types has a payload, so our
+// task's trace. `data` could be optional; every one of our types has a payload, so our
 // events always carry it.
 
 /** `agent_id` of workflow-level events (WORKFLOW_STARTED, WORKFLOW_COMPLETED, terminal errors). */

@@ -1,6 +1,6 @@
 import { ValidationError } from "@tog/core";
 
-/** The 26 public event types of the contract (6.2), in its order. */
+/** The 26 public event types (docs/api.md "Event payloads"), in their documented order. */
 export const SPEC_EVENT_TYPES = [
   "WORKFLOW_STARTED",
   "WORKFLOW_COMPLETED",

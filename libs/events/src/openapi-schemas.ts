@@ -55,7 +55,7 @@ export function eventOpenApiSchemas(): Record<string, JsonSchema> {
     const extra = TOP_LEVEL[type] ?? {};
     out[eventSchemaName(type)] = {
       type: "object",
-      description: `A ${type} event (contract 6.1, 6.2) as streams send it.`,
+      description: `A ${type} event as streams send it.`,
       properties: {
         workflow_id: { type: "string" },
         type: { type: "string", enum: [type] },

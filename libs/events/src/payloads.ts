@@ -3,7 +3,7 @@ import type { EventType } from "./event-types.ts";
 
 // One definition per payload: the zod schema. The TypeScript types are inferred from it, so
 // emitters (type-checked `data`) and readers (runtime validation of stored events) can never
-// disagree. Field names are exactly those of the contract's 6.2 table. Objects are strict:
+// disagree. Field names are those of docs/api.md "Event payloads" (generated from these schemas). Objects are strict:
 // an emitter that misspells a field fails in tests instead of shipping an extra key.
 
 const text = () => z.string();

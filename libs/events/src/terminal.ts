@@ -12,6 +12,13 @@ import type { ErrorOccurredPayload, ErrorType, FailureStatus } from "./payloads.
 export const TERMINAL_STATUSES = ["COMPLETED", "FAILED", "TIMEOUT", "CANCELLED"] as const;
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
+const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_STATUSES);
+
+/** True for a task status a task never leaves (bare form, as stored: `COMPLETED`, not `TASK_STATUS_COMPLETED`). */
+export function isTerminalStatus(status: string): status is TerminalStatus {
+  return TERMINAL.has(status);
+}
+
 /** The least a stream must look at: works on a parsed event without validating it. */
 interface EventLike {
   type: string;

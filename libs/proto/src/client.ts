@@ -1,6 +1,6 @@
 import { Client, Metadata, credentials, status, type ChannelCredentials, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
 import type { MethodDefinition } from "@grpc/proto-loader";
-import { SpanKind, UpstreamUnavailableError, injectTraceContext, withSpan, type Logger } from "@tog/core";
+import { SpanKind, UpstreamUnavailableError, autoInstrumented, injectTraceContext, withSpan, type Logger, type Span } from "@tog/core";
 import { DEFAULT_ORCHESTRATOR_DEADLINE_MS } from "./config.ts";
 import { statusToError } from "./grpc-errors.ts";
 import { ORCHESTRATOR_SERVICE_NAME, orchestratorServiceDefinition } from "./orchestrator-definition.ts";
@@ -58,33 +58,41 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
   const service = orchestratorServiceDefinition();
   const client = new Client(options.address, options.credentials ?? credentials.createInsecure(), { ...CHANNEL_OPTIONS, ...options.channelOptions });
 
+  // `span`: the hand-made client span; undefined when the gRPC instrumentation makes one (and
+  // writes its own context into the metadata).
+  function send<Req, ReqOut, ResIn, ResOut>(method: MethodDefinition<Req, ResIn, ReqOut, ResOut>, request: Req, span: Span | undefined): Promise<ResOut> {
+    const name = method.path.slice(1);
+    return new Promise<ResOut>((resolve, reject) => {
+      const metadata = new Metadata();
+      if (span) for (const [key, value] of Object.entries(injectTraceContext())) metadata.set(key, value);
+      const callOptions = { deadline: Date.now() + deadlineMs };
+      const onDone = (err: ServiceError | null, response?: ResOut) => {
+        if (err) {
+          span?.setAttribute("rpc.grpc.status_code", err.code);
+          const level = TRANSPORT_CODES.has(err.code) ? "warn" : "debug";
+          logger[level]({ method: name, grpc_code: status[err.code], grpc_details: err.details }, "orchestrator call failed");
+          reject(statusToError(err));
+          return;
+        }
+        span?.setAttribute("rpc.grpc.status_code", status.OK);
+        resolve(response as ResOut);
+      };
+      try {
+        client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, callOptions, onDone);
+      } catch (err) {
+        // A closed channel throws synchronously instead of failing the call.
+        reject(new UpstreamUnavailableError("Orchestrator unavailable", { cause: err }));
+      }
+    });
+  }
+
   function call<Req, ReqOut, ResIn, ResOut>(method: MethodDefinition<Req, ResIn, ReqOut, ResOut>, request: Req): Promise<ResOut> {
+    // With the preload's instrumentations the gRPC instrumentation makes the client span (docs/architecture.md, "Tracing").
+    if (autoInstrumented()) return send(method, request, undefined);
     const name = method.path.slice(1);
     return withSpan(
       name,
-      (span) =>
-        new Promise<ResOut>((resolve, reject) => {
-          const metadata = new Metadata();
-          for (const [key, value] of Object.entries(injectTraceContext())) metadata.set(key, value);
-          const callOptions = { deadline: Date.now() + deadlineMs };
-          const onDone = (err: ServiceError | null, response?: ResOut) => {
-            if (err) {
-              span.setAttribute("rpc.grpc.status_code", err.code);
-              const level = TRANSPORT_CODES.has(err.code) ? "warn" : "debug";
-              logger[level]({ method: name, grpc_code: status[err.code], grpc_details: err.details }, "orchestrator call failed");
-              reject(statusToError(err));
-              return;
-            }
-            span.setAttribute("rpc.grpc.status_code", status.OK);
-            resolve(response as ResOut);
-          };
-          try {
-            client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, callOptions, onDone);
-          } catch (err) {
-            // A closed channel throws synchronously instead of failing the call.
-            reject(new UpstreamUnavailableError("Orchestrator unavailable", { cause: err }));
-          }
-        }),
+      (span) => send(method, request, span),
       {
         kind: SpanKind.CLIENT,
         attributes: {

@@ -6,7 +6,7 @@ import {
   type sendUnaryData,
   type ServerUnaryCall,
 } from "@grpc/grpc-js";
-import { SpanKind, SpanStatusCode, context, extractTraceContext, trace, withSpan, type Logger } from "@tog/core";
+import { SpanKind, SpanStatusCode, autoInstrumented, context, extractTraceContext, trace, withSpan, type Logger, type Span } from "@tog/core";
 import { errorToStatus, isInternal } from "./grpc-errors.ts";
 import type { TaskOrchestratorHandlers } from "./generated/tog/orchestrator/v1/TaskOrchestrator.ts";
 import { ORCHESTRATOR_SERVICE_NAME, orchestratorServiceDefinition } from "./orchestrator-definition.ts";
@@ -53,31 +53,36 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
 
   function unary<Req, Res>(method: string, handle: (request: Req) => Promise<Res>) {
     const name = `${ORCHESTRATOR_SERVICE_NAME}/${method}`;
+    // `span`: the hand-made server span; undefined when the gRPC instrumentation made one (it
+    // sets the status from the code the callback gets).
+    const answer = async (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>, span: Span | undefined) => {
+      try {
+        const response = await handle(call.request);
+        span?.setAttribute("rpc.grpc.status_code", status.OK);
+        if (!call.cancelled) callback(null, response);
+      } catch (err) {
+        const reply = errorToStatus(err);
+        span?.setAttribute("rpc.grpc.status_code", reply.code);
+        if (isInternal(err)) {
+          span?.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+          logger.error({ err, method: name }, "orchestrator call failed");
+        } else logger.debug({ err, method: name }, "orchestrator call rejected");
+        if (!call.cancelled) callback(reply);
+      }
+      if (call.cancelled) logger.debug({ method: name }, "call cancelled or past its deadline before the answer");
+    };
+    const failed = (err: unknown) => logger.error({ err, method: name }, "answering a call failed");
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
-      withSpan(
-        name,
-        async (span) => {
-          try {
-            const response = await handle(call.request);
-            span.setAttribute("rpc.grpc.status_code", status.OK);
-            if (!call.cancelled) callback(null, response);
-          } catch (err) {
-            const reply = errorToStatus(err);
-            span.setAttribute("rpc.grpc.status_code", reply.code);
-            if (isInternal(err)) {
-              span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-              logger.error({ err, method: name }, "orchestrator call failed");
-            } else logger.debug({ err, method: name }, "orchestrator call rejected");
-            if (!call.cancelled) callback(reply);
-          }
-          if (call.cancelled) logger.debug({ method: name }, "call cancelled or past its deadline before the answer");
-        },
-        {
-          parent: callerContext(call.metadata),
-          kind: SpanKind.SERVER,
-          attributes: { "rpc.system": "grpc", "rpc.service": ORCHESTRATOR_SERVICE_NAME, "rpc.method": method },
-        },
-      ).catch((err: unknown) => logger.error({ err, method: name }, "answering a call failed"));
+      // With the preload's instrumentations the gRPC server span already runs (docs/architecture.md, "Tracing").
+      if (autoInstrumented()) {
+        answer(call, callback, undefined).catch(failed);
+        return;
+      }
+      withSpan(name, (span) => answer(call, callback, span), {
+        parent: callerContext(call.metadata),
+        kind: SpanKind.SERVER,
+        attributes: { "rpc.system": "grpc", "rpc.service": ORCHESTRATOR_SERVICE_NAME, "rpc.method": method },
+      }).catch(failed);
     };
   }
 

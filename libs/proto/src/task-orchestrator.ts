@@ -10,7 +10,7 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const REQUEST_MODES = ["simple", "standard", "complex", "supervisor"] as const;
 export type RequestMode = (typeof REQUEST_MODES)[number];
 
-/** Response form of the mode (contract 3.2); supervisor runs report EXECUTION_MODE_COMPLEX. */
+/** Response form of the mode (docs/api.md "Statuses and modes"); supervisor runs report EXECUTION_MODE_COMPLEX. */
 export type ExecutionMode = "EXECUTION_MODE_SIMPLE" | "EXECUTION_MODE_STANDARD" | "EXECUTION_MODE_COMPLEX";
 
 export interface SubmitTaskCommand {
@@ -165,7 +165,7 @@ export interface TaskOrchestrator {
   ping(): Promise<void>;
 }
 
-// How statuses and modes are written in HTTP responses (contract 3.1, 3.2), shared by every
+// How statuses and modes are written in HTTP responses (docs/api.md "Statuses and modes"), shared by every
 // service that renders tasks so they read the same everywhere.
 
 export const EXECUTION_MODES = ["EXECUTION_MODE_SIMPLE", "EXECUTION_MODE_STANDARD", "EXECUTION_MODE_COMPLEX"] as const;

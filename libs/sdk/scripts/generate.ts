@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import openapiTS, { astToString } from "openapi-typescript";
-import { publicApiDocument } from "@tog/gateway";
+import { publicApiDocument } from "@tog/api";
 
 export const SDK_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 export const DOCUMENT_FILE = path.join(SDK_ROOT, "openapi", "gateway-api.json");

@@ -6,6 +6,8 @@ import { sseEvents, wsEvents, type StreamOptions } from "./stream.ts";
 import { Transport, type RequestOptions, type TransportOptions } from "./transport.ts";
 import {
   isTerminalStatus,
+  type AccessToken,
+  type AccessTokenRequest,
   type ApprovalDecisionRequest,
   type ApprovalDecisionResult,
   type CancelAccepted,
@@ -347,6 +349,19 @@ export class TogClient {
   /** GET /readiness; a 503 (not ready) throws ServiceUnavailableError after the retries. */
   async readiness(options: RequestOptions = {}): Promise<Ready> {
     return (await this.transport.call<Ready>({ method: "GET", path: "/api/v1/readiness", safe: true }, options)).body;
+  }
+
+  /** GET /openapi.json: the server's OpenAPI document (the one this SDK was generated from ships as `@tog/sdk/openapi.json`). */
+  async openApi(options: RequestOptions = {}): Promise<Record<string, unknown>> {
+    return (await this.transport.call<Record<string, unknown>>({ method: "GET", path: "/api/v1/openapi.json", safe: true }, options)).body;
+  }
+
+  /**
+   * POST /auth/token: exchanges the client's API key for a short-lived bearer token (for a
+   * backend that hands streams to a browser). Not retried: each call mints a token.
+   */
+  async accessToken(body: AccessTokenRequest = {}, options: RequestOptions = {}): Promise<AccessToken> {
+    return (await this.transport.call<AccessToken>({ method: "POST", path: "/api/v1/auth/token", body, safe: false }, options)).body;
   }
 }
 

@@ -1,5 +1,5 @@
 // Typed errors. Every non-2xx answer becomes an ApiError subclass carrying the HTTP status and
-// the server's message (`error` of the contract's error body, section 7).
+// the server's message (`error` of the one error body, docs/api.md "Errors").
 
 export class TogError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -11,7 +11,7 @@ export class TogError extends Error {
 /** The server answered with a non-2xx status. */
 export class ApiError extends TogError {
   readonly status: number;
-  /** The parsed JSON body (the contract's `{error}`, or the cancel 409 body), when there was one. */
+  /** The parsed JSON body (the `{error}` body, or the cancel 409 body), when there was one. */
   readonly body: unknown;
   /** Seconds from Retry-After, when the server sent it. */
   readonly retryAfter: number | undefined;

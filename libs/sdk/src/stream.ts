@@ -4,7 +4,7 @@ import { abortError, ApiError, apiErrorFor, isAbortError, StreamError } from "./
 import { toApiError, type Transport } from "./transport.ts";
 import { isTerminalEvent, type EventType, type TogEvent } from "./types.ts";
 
-// Resumable event streams (contract 4.9, 4.10, 6.3). Both transports give the caller ONE
+// Resumable event streams (docs/api.md "Events and streams"). Both transports give the caller ONE
 // gap-free sequence of a workflow's events across any number of reconnects:
 //   - resume from the last event received (SSE: Last-Event-ID; WebSocket: last_event_id = seq),
 //   - wait as the server's `retry:` says, then back off exponentially with jitter,
@@ -230,6 +230,14 @@ class Inbox {
   }
 }
 
+/** The HTTP status a server close code 4400–4599 stands for (docs/decisions.md "WebSocket server messages"). */
+function refusalStatus(code: number): number | undefined {
+  return code >= 4400 && code <= 4599 ? code - 4000 : undefined;
+}
+
+/** Our own close item for a connection that brought nothing for too long (not a server code). */
+const IDLE_CLOSE = 4000;
+
 function isNode(): boolean {
   return typeof (globalThis as { process?: { versions?: { node?: string } } }).process?.versions?.node === "string";
 }
@@ -269,7 +277,7 @@ export async function* wsEvents(transport: Transport, workflowId: string, option
     let lastMessage = Date.now();
     const watchdog = setInterval(() => {
       const quiet = Date.now() - lastMessage;
-      if (quiet >= idleMs) inbox.push({ kind: "close", code: 4000, reason: `no data for ${idleMs} ms` });
+      if (quiet >= idleMs) inbox.push({ kind: "close", code: IDLE_CLOSE, reason: `no data for ${idleMs} ms` });
       else if (quiet >= idleMs / 2 && ws.readyState === 1) ws.send('{"type":"ping"}');
     }, Math.max(50, Math.floor(idleMs / 4)));
     try {
@@ -283,23 +291,22 @@ export async function* wsEvents(transport: Transport, workflowId: string, option
           continue;
         }
         if (item.kind === "close") {
+          // The server refuses a message by closing with 4000 + the HTTP status (no error
+          // messages, contract 4.10): 4400/4404 fail the stream, the rest is retried.
+          const status = refusalStatus(item.code);
+          if (status !== undefined && FATAL.has(status)) {
+            throw apiErrorFor({ status, message: item.reason || `Refused (${item.code})`, body: { error: item.reason, close_code: item.code }, method: "GET", url });
+          }
           reason = `connection closed (${item.code}${item.reason ? ` ${item.reason}` : ""})`;
           break;
         }
-        let message: { type?: unknown; seq?: unknown; code?: unknown; error?: unknown };
+        let message: { type?: unknown; seq?: unknown };
         try {
           message = JSON.parse(item.data) as typeof message;
         } catch {
           continue;
         }
-        if (message.type === "pong") continue;
-        if (message.type === "error") {
-          const status = typeof message.code === "number" ? message.code : 500;
-          const text = typeof message.error === "string" ? message.error : "Stream error";
-          if (FATAL.has(status)) throw apiErrorFor({ status, message: text, body: message, method: "GET", url });
-          reason = `server error ${status}: ${text}`;
-          break;
-        }
+        // Server messages are events and {"type":"pong"} only.
         if (typeof message.seq !== "number") continue;
         const event = message as unknown as TogEvent;
         const taken = cursor.accept(event);

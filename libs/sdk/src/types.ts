@@ -29,15 +29,17 @@ export type SessionTurn = Schemas["SessionTurn"];
 export type SessionRenamed = Schemas["SessionRenamed"];
 export type Health = Schemas["Health"];
 export type Ready = Schemas["Ready"];
+export type AccessTokenRequest = Schemas["AccessTokenRequest"];
+export type AccessToken = Schemas["AccessToken"];
 
 /** One event of a workflow's stream (SSE `data:` / WebSocket message), discriminated by `type`. */
 export type TogEvent = Schemas["StreamEvent"];
-/** Every event type (the contract's 26 plus AGENT_FAILED). */
+/** Every event type (the documented 26 plus AGENT_FAILED). */
 export type EventType = TogEvent["type"];
 /** The event of one type: `EventOf<"LLM_PARTIAL">["data"]["chunk"]` is a string. */
 export type EventOf<T extends EventType> = Extract<TogEvent, { type: T }>;
 
-/** Task status values (contract 3.1). */
+/** Task status values (docs/api.md "Statuses and modes"). */
 export type TaskStatus = TaskDetail["status"];
 /** Status filter values of GET /tasks. */
 export type TaskStatusFilter = NonNullable<NonNullable<operations["listTasks"]["parameters"]["query"]>["status"]>;

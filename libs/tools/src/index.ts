@@ -1,7 +1,28 @@
-export * from "./tool.ts";
-export * from "./errors.ts";
-export * from "./policy.ts";
-export * from "./registry.ts";
+export {
+  type AnyTool,
+  defineTool,
+  type JsonSchema,
+  type JsonValue,
+  type LlmToolDefinition,
+  RISK_LEVELS,
+  type RiskLevel,
+  type Tool,
+  type ToolContext,
+  toolJsonSchema,
+  type ToolResult,
+  toolText,
+} from "./tool.ts";
+export { errorTypeOf, formatZodIssues, invalidArguments, ToolError, type ToolErrorType } from "./errors.ts";
+export {
+  type ApprovalPolicy,
+  type ApprovalThreshold,
+  DEFAULT_APPROVAL_THRESHOLD,
+  isRiskAtLeast,
+  requiresApproval,
+  riskRank,
+  toolsConfigShape,
+} from "./policy.ts";
+export { createToolRegistry, type InvokeOptions, type ToolInvocation, type ToolRegistry } from "./registry.ts";
 export { builtinTools, type BuiltinToolsOptions } from "./builtin/index.ts";
 export { calculate, calculatorTool, type Calculation } from "./builtin/calculator.ts";
 export { datetimeTool } from "./builtin/datetime.ts";

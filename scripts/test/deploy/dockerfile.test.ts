@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -53,7 +54,8 @@ describe("Dockerfile", () => {
   it("has a target for every service, running its entry file as a non-root user with a health check", () => {
     for (const service of SERVICES) {
       const config = imageConfig(stages, service.name);
-      expect(config.cmd, service.name).toEqual(["node", service.entry]);
+      // with the telemetry preload, as npm start and the e2e harness run services (libs/devstack)
+      expect(config.cmd, service.name).toEqual(["node", "--import", "@tog/core/preload", service.entry]);
       expect(existsSync(path.join(REPO_ROOT, service.entry)), service.entry).toBe(true);
       expect(config.user, `${service.name}: USER`).toMatch(/^[1-9]\d*(:[1-9]\d*)?$/);
       expect(config.healthcheck?.[0], `${service.name}: HEALTHCHECK`).toBe("node");
@@ -73,6 +75,11 @@ describe("Dockerfile", () => {
       }
       for (const key of Object.keys(config.env)) expect(key, "no secrets baked into an image").not.toMatch(/SECRET|PASSWORD|TOKEN|API_KEY|_URL$/);
     }
+  });
+
+  it("the telemetry preload the services start with resolves from the application's root", () => {
+    const preload = createRequire(path.join(REPO_ROOT, "package.json")).resolve("@tog/core/preload");
+    expect(existsSync(preload)).toBe(true);
   });
 
   it("has a migrate target that runs the migrations, then the JetStream setup", () => {

@@ -1,15 +1,14 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
 import type { Logger } from "@tog/core";
-import type { Metrics } from "@tog/ops";
-import { ApiDocs, createHttpApp, type AccessTokens, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
+import type { Metrics, ReadinessCheck } from "@tog/ops";
+import { createHttpApp, type AccessTokens, type ApiDocs, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
+import { publicApiDocs } from "@tog/api";
 import { registerDocsRoutes } from "./docs.routes.ts";
 import { registerHealthRoutes } from "./health.routes.ts";
-import type { ReadinessCheck } from "./readiness.ts";
 
-/** What a route module gets to mount its routes (later: tasks, approvals, sessions…). */
+/** What a route module gets to mount its routes (tasks, approvals, tokens). */
 export interface RouteContext {
   router: Router;
-  docs: ApiDocs;
   auth: Auth;
   /** Per-route rate limits; mount after auth. */
   limits: RateLimits;
@@ -33,11 +32,6 @@ export interface GatewayAppOptions {
   readinessTimeoutMs: number;
   /** Route modules mounted after the probes, in order. */
   modules?: RouteModule[];
-  /**
-   * OpenAPI registries of the routes other services serve under the same base URL (sessions,
-   * streams), so /api/v1/openapi.json describes the whole public API.
-   */
-  docsInclude?: ApiDocs["registry"][];
   metrics?: Metrics | undefined;
 }
 
@@ -46,27 +40,10 @@ export interface GatewayApp {
   docs: ApiDocs;
 }
 
-/** Every tag the public document's operations use, in reading order. */
-export const API_TAGS = [
-  { name: "Tasks", description: "Submit, list, inspect and cancel tasks; their event history and timeline." },
-  { name: "Approvals", description: "Human approval decisions for workflows waiting on an APPROVAL_REQUESTED." },
-  { name: "Streaming", description: "Live events of a workflow over Server-Sent Events or WebSocket, resumable by id." },
-  { name: "Sessions", description: "Conversations: lists, metadata, history, turns, title, soft delete." },
-  { name: "Auth", description: "Short-lived access tokens for the streaming routes." },
-  { name: "Health", description: "Probes and this document (no authentication)." },
-];
-
 export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
-  const docs = new ApiDocs({
-    title: "Task Orchestration Gateway API",
-    version: options.version,
-    description:
-      "HTTP API of the Task Orchestration Gateway. Every endpoint lives under /api/v1; the probes are also served at the server root. Interactive documentation: /api/v1/docs.",
-    include: options.docsInclude,
-    license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
-    servers: [{ url: "/", description: "The server that serves this document (paths include /api/v1)." }],
-    tags: API_TAGS,
-  });
+  // The whole public API (sessions and streams too, served by their own services under the same
+  // base URL), as libs/api defines it; this app mounts the gateway's part of it.
+  const docs = publicApiDocs();
   const router = express.Router();
   registerHealthRoutes(router, {
     docs,
@@ -78,7 +55,6 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   registerDocsRoutes(router);
   for (const mount of options.modules ?? []) mount({
       router,
-      docs,
       auth: options.auth,
       limits: options.limits,
       idempotency: options.idempotency,

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { baseConfigShape, envInt, loadConfig, type Env } from "@tog/core";
 import { dbConfigShape } from "@tog/db";
 import { redisConfigShape } from "@tog/redis";
-import { busConfigShape } from "@tog/bus";
 import { assertAuthConfig, authConfigShape, edgeConfigShape, readLocalTokenSecret } from "@tog/edge";
 import { orchestratorClientConfigShape, orchestratorClientTlsConfigShape } from "@tog/proto";
 import { opsConfigShape } from "@tog/ops";
@@ -11,7 +10,6 @@ export const gatewayConfigShape = {
   ...baseConfigShape,
   ...dbConfigShape,
   ...redisConfigShape,
-  ...busConfigShape,
   ...edgeConfigShape,
   ...authConfigShape,
   ...orchestratorClientConfigShape,
@@ -20,7 +18,7 @@ export const gatewayConfigShape = {
   PORT: envInt(8081, 0, 65_535).describe("Gateway HTTP port."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Gateway listen address."),
   READINESS_TIMEOUT_MS: envInt(2_000, 50, 30_000).describe(
-    "Deadline for all readiness checks together (PostgreSQL, Redis, NATS run in parallel); a check not done by then fails.",
+    "Deadline for all readiness checks together (PostgreSQL, Redis and the orchestrator's ping run in parallel); a check not done by then fails.",
   ),
 };
 
@@ -32,7 +30,7 @@ export function loadGatewayConfig(env: Env): GatewayConfig {
   return config;
 }
 
-/** What the keys CLI needs: no HTTP, Redis or NATS. */
+/** What the keys CLI needs: no HTTP, Redis or orchestrator. */
 export const keysCliConfigShape = {
   ...baseConfigShape,
   ...dbConfigShape,

@@ -1,11 +1,8 @@
 import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
-import { createMetrics, startServiceOps } from "@tog/ops";
+import { createMetrics, pingCheck, postgresCheck, redisCheck, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
-import { connectBus } from "@tog/bus";
 import { clientCredentialsOf, createOrchestratorClient } from "@tog/proto";
-import { sessionOpenApiRegistry } from "@tog/session";
-import { streamOpenApiRegistry } from "@tog/stream";
 import {
   AccessTokens,
   ApiKeyRepository,
@@ -17,7 +14,6 @@ import {
 } from "@tog/edge";
 import { loadGatewayConfig } from "./config.ts";
 import { createGatewayApp } from "./app.ts";
-import { natsCheck, orchestratorCheck, postgresCheck, redisCheck } from "./readiness.ts";
 import { taskRoutes } from "./tasks/task.routes.ts";
 import { GATEWAY_VERSION } from "./version.ts";
 import { tokenRoutes } from "./token.routes.ts";
@@ -37,10 +33,6 @@ lifecycle.on("clients", "redis", () => redis.quit());
 try {
   await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
-  const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
-    connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
-  );
-  lifecycle.on("clients", "nats", () => bus.close());
 
   const users = new UserRepository({ db });
   if (config.GATEWAY_SKIP_AUTH) {
@@ -69,7 +61,6 @@ try {
 
   metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
   metrics.dependency("redis", () => redis.ping());
-  metrics.dependency("nats", () => bus.ping(1_000));
   metrics.dependency("orchestrator", () => orchestrator.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
 
@@ -89,10 +80,9 @@ try {
         submitIdempotency: createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger, whenStoreDown: "continue" }),
       }),
     ],
-    docsInclude: [streamOpenApiRegistry(), sessionOpenApiRegistry()],
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
     maxBodyBytes: config.MAX_BODY_BYTES,
-    readinessChecks: [postgresCheck(db), redisCheck(redis), natsCheck(bus), orchestratorCheck(orchestrator)],
+    readinessChecks: [postgresCheck(db), redisCheck(redis), pingCheck("orchestrator", orchestrator)],
     readinessTimeoutMs: config.READINESS_TIMEOUT_MS,
   });
 

@@ -3,7 +3,6 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
 import { createRedis, type Redis } from "@tog/redis";
-import { connectBus, type Bus } from "@tog/bus";
 import {
   AccessTokens,
   ApiKeyRepository,
@@ -15,8 +14,10 @@ import {
   type StartedServer,
 } from "@tog/edge";
 import { createTestDatabase, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
-import { createGatewayApp, GATEWAY_VERSION, natsCheck, postgresCheck, redisCheck, type ReadinessCheck } from "../src/index.ts";
+import { pingCheck, postgresCheck, redisCheck, type ReadinessCheck } from "@tog/ops";
+import { createGatewayApp, GATEWAY_VERSION } from "../src/index.ts";
 import { tokenRoutes } from "../src/token.routes.ts";
+import { InMemoryOrchestrator } from "./support/in-memory-orchestrator.ts";
 
 const logger = createLogger({ service: "gateway-test", level: "silent" });
 const CLOSED_PORT_REDIS = "redis://127.0.0.1:1";
@@ -25,7 +26,7 @@ let database: TestDatabase;
 let db: Db;
 let redis: Redis;
 let deadRedis: Redis;
-let bus: Bus;
+const orchestrator = pingCheck("orchestrator", new InMemoryOrchestrator());
 const servers: StartedServer[] = [];
 
 const tokens = new AccessTokens({ secret: "x".repeat(32), ttlSeconds: 60 });
@@ -63,13 +64,11 @@ beforeAll(async () => {
   redis = createRedis({ url: testInfraConfig.TEST_REDIS_URL, keyPrefix: prefix });
   deadRedis = createRedis({ url: CLOSED_PORT_REDIS, keyPrefix: prefix });
   deadRedis.on("error", () => undefined);
-  bus = await connectBus({ url: testInfraConfig.TEST_NATS_URL, name: "gateway-test", prefix: uniqueId("gw"), logger });
-  base = (await serve([postgresCheck(db), redisCheck(redis), natsCheck(bus)])).base;
+  base = (await serve([postgresCheck(db), redisCheck(redis), orchestrator])).base;
 });
 
 afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
-  await bus?.close();
   redis?.disconnect();
   deadRedis?.disconnect();
   await db?.$disconnect();
@@ -105,6 +104,8 @@ describe("GET /api/v1/docs", () => {
     const page = await fetch(`${base}/api/v1/docs`);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toMatch(/^text\/html/);
+    // Its own policy: the API's `default-src 'none'` would block every file of the page.
+    expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self';/);
     const html = await page.text();
     const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
     expect(sources.every((u) => u.startsWith("/api/v1/docs/")), sources.join(", ")).toBe(true);
@@ -112,22 +113,24 @@ describe("GET /api/v1/docs", () => {
     for (const asset of sources) {
       const res = await fetch(`${base}${asset}`);
       expect(res.status, asset).toBe(200);
+      expect(res.headers.get("cache-control"), asset).toBe(asset.endsWith("init.js") ? "no-cache" : "public, max-age=86400");
       expect((await res.arrayBuffer()).byteLength, asset).toBeGreaterThan(100);
     }
     const init = await (await fetch(`${base}/api/v1/docs/init.js`)).text();
     expect(init).toContain('url: "/api/v1/openapi.json"');
+    expect(init).toContain("validatorUrl: null");
   });
 });
 
 describe("GET /api/v1/readiness", () => {
-  it("answers 200 when PostgreSQL, Redis and NATS answer", async () => {
+  it("answers 200 when PostgreSQL, Redis and the orchestrator answer", async () => {
     const res = await fetch(`${base}/api/v1/readiness`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: "ready", checks: { postgres: "ok", redis: "ok", nats: "ok" } });
+    expect(await res.json()).toEqual({ status: "ready", checks: { postgres: "ok", redis: "ok", orchestrator: "ok" } });
   });
 
   it("answers 503 naming the failed dependency when Redis is on a closed port", async () => {
-    const { base: b } = await serve([postgresCheck(db), redisCheck(deadRedis), natsCheck(bus)], 800);
+    const { base: b } = await serve([postgresCheck(db), redisCheck(deadRedis), orchestrator], 800);
     const started = Date.now();
     const res = await fetch(`${b}/api/v1/readiness`);
     expect(Date.now() - started).toBeLessThan(3_000);
@@ -136,19 +139,19 @@ describe("GET /api/v1/readiness", () => {
     expect(body).toEqual({
       status: "not ready",
       error: "Not ready: redis",
-      checks: { postgres: "ok", redis: expect.stringMatching(/^(unavailable|timed out after 800 ms)$/), nats: "ok" },
+      checks: { postgres: "ok", redis: expect.stringMatching(/^(unavailable|timed out after 800 ms)$/), orchestrator: "ok" },
     });
   });
 
   it("answers 503 when PostgreSQL is on a closed port", async () => {
     const deadDb = createDbClient({ databaseUrl: "postgresql://postgres@127.0.0.1:1/none", poolMax: 1 });
     try {
-      const { base: b } = await serve([postgresCheck(deadDb), redisCheck(redis), natsCheck(bus)], 1_500);
+      const { base: b } = await serve([postgresCheck(deadDb), redisCheck(redis), orchestrator], 1_500);
       const res = await fetch(`${b}/api/v1/readiness`);
       expect(res.status).toBe(503);
       const body = (await res.json()) as { error: string; checks: Record<string, string> };
       expect(body.error).toBe("Not ready: postgres");
-      expect(body.checks).toEqual({ postgres: "unavailable", redis: "ok", nats: "ok" });
+      expect(body.checks).toEqual({ postgres: "unavailable", redis: "ok", orchestrator: "ok" });
     } finally {
       await deadDb.$disconnect();
     }

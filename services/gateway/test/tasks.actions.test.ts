@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { runReadiness } from "../src/index.ts";
-import { orchestratorCheck } from "../src/readiness.ts";
+import { pingCheck, runReadiness } from "@tog/ops";
 import { InMemoryOrchestrator } from "./support/in-memory-orchestrator.ts";
 import { call, startTaskApp, type TaskApp, type TestUser } from "./support/task-app.ts";
 
@@ -209,12 +208,12 @@ describe("POST /api/v1/approvals/decision", () => {
   });
 });
 
-describe("readiness: orchestratorCheck", () => {
+describe("readiness: the orchestrator's ping", () => {
   it("is ok while ping answers and names the orchestrator when it fails", async () => {
     const orchestrator = new InMemoryOrchestrator();
-    expect(await runReadiness([orchestratorCheck(orchestrator)], 500)).toMatchObject({ ready: true, checks: { orchestrator: "ok" } });
+    expect(await runReadiness([pingCheck("orchestrator", orchestrator)], 500)).toMatchObject({ ready: true, checks: { orchestrator: "ok" } });
     orchestrator.pingError = new Error("connect ECONNREFUSED 127.0.0.1:50051");
-    const report = await runReadiness([orchestratorCheck(orchestrator)], 500);
+    const report = await runReadiness([pingCheck("orchestrator", orchestrator)], 500);
     expect(report).toMatchObject({ ready: false, failed: ["orchestrator"], checks: { orchestrator: "unavailable" } });
   });
 });

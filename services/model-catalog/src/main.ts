@@ -1,5 +1,5 @@
 // Model catalog service: GET /providers/models from the static catalog (no provider discovery).
-import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig, type Logger } from "@tog/core";
+import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig, logTracing, telemetryOptionsOf, type Logger } from "@tog/core";
 import { loadCatalog } from "@tog/catalog";
 import { startHttpServer } from "@tog/edge";
 import { createMetrics, startOpsServer } from "@tog/ops";
@@ -11,8 +11,9 @@ let logger: Logger | undefined;
 
 try {
   const config = loadConfig(modelCatalogConfigShape, process.env);
-  const telemetry = initTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const telemetry = initTelemetry(telemetryOptionsOf(SERVICE, config));
   logger = createLogger({ service: SERVICE, level: config.LOG_LEVEL });
+  logTracing(logger, telemetry, config.OTEL_EXPORTER_OTLP_ENDPOINT);
 
   const catalog = loadCatalog(config.MODELS_CONFIG_PATH);
   const selection = catalog.validateSelection({

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { MODEL_TIERS } from "@tog/catalog";
 import { ApiDocs } from "@tog/edge";
 
-// The model catalog's own OpenAPI document (contract 4.18): an internal service on its own port,
+// The model catalog's own OpenAPI document: an internal service on its own port,
 // so it is not part of the gateway's public document. Served at GET /openapi.json.
 
 const ModelRecordSchema = z
@@ -28,7 +28,7 @@ export function modelCatalogDocs(version: string): ApiDocs {
   const docs = new ApiDocs({
     title: "Task Orchestration Gateway model catalog",
     version,
-    description: "Internal model service (contract 4.18): the static model catalog, tiers and prices. No authentication; keep it on the internal network.",
+    description: "Internal model service: the static model catalog, tiers and prices. No authentication; keep it on the internal network.",
     license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
     servers: [{ url: "/", description: "The model catalog service (default port 8090)." }],
     tags: [{ name: "Models", description: "The model catalog." }, { name: "Health", description: "Probe and this document." }],

@@ -112,6 +112,16 @@ describe("GET /providers/models (shipped catalog)", () => {
     expect(await missing.json()).toEqual({ error: "Not found" });
   });
 
+  it("serves its own OpenAPI document (not part of the gateway's) at GET /openapi.json", async () => {
+    const res = await fetch(`${noKeys.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
+    expect(doc.openapi).toMatch(/^3\.0\./);
+    expect(Object.keys(doc.paths)).toContain("/providers/models");
+    expect(Object.keys(doc.paths["/providers/models"]!)).toContain("get");
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(["ModelRecord", "ModelCatalog"]));
+  });
+
   it("never logs the API key", () => {
     expect(openai.output()).toContain("model catalog listening");
     expect(openai.output()).not.toContain("sk-fake-test-key");

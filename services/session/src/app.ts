@@ -1,8 +1,8 @@
 import express, { type Express } from "express";
 import type { Db } from "@tog/db";
 import type { Logger } from "@tog/core";
-import type { Metrics } from "@tog/ops";
-import { pingRedis, type Redis } from "@tog/redis";
+import { postgresCheck, readinessHandler, redisCheck, type Metrics } from "@tog/ops";
+import type { Redis } from "@tog/redis";
 import { ApiDocs, createHttpApp, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
 import type { SessionService } from "./sessions/session.service.ts";
 import { registerSessionRoutes } from "./sessions/session.routes.ts";
@@ -37,7 +37,7 @@ export function createSessionDocs(): ApiDocs {
   return new ApiDocs({
     title: "Task Orchestration Gateway API — sessions",
     version: SESSION_SERVICE_VERSION,
-    description: "Session management (contract 4.11–4.16), served by the session service under /api/v1/sessions.",
+    description: "Session management, served by the session service under /api/v1/sessions.",
   });
 }
 
@@ -50,31 +50,10 @@ export function createSessionApp(options: SessionAppOptions): SessionApp {
   router.get("/health", (_req, res) => {
     res.json({ status: "healthy", version: SESSION_SERVICE_VERSION, time: new Date().toISOString() });
   });
-  router.get("/readiness", async (_req, res) => {
-    const checks: Record<string, string> = {};
-    const run = async (name: string, check: () => Promise<unknown>) => {
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([
-          check(),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error("timeout")), options.readinessTimeoutMs);
-          }),
-        ]);
-        checks[name] = "ok";
-      } catch (err) {
-        options.logger.warn({ err, check: name }, "readiness check failed");
-        checks[name] = "unavailable";
-      } finally {
-        clearTimeout(timer);
-      }
-    };
-    await Promise.all([run("postgres", () => options.db.$queryRaw`SELECT 1`), run("redis", () => pingRedis(options.redis, options.readinessTimeoutMs))]);
-    const failed = Object.entries(checks).filter(([, v]) => v !== "ok").map(([k]) => k);
-    res.setHeader("Cache-Control", "no-store");
-    if (failed.length === 0) res.json({ status: "ready", checks });
-    else res.status(503).json({ status: "not ready", error: `Not ready: ${failed.join(", ")}`, checks });
-  });
+  router.get(
+    "/readiness",
+    readinessHandler({ checks: [postgresCheck(options.db), redisCheck(options.redis)], timeoutMs: options.readinessTimeoutMs, logger: options.logger }),
+  );
   router.get("/openapi.json", docs.handler());
 
   const app = createHttpApp({ logger: options.logger, metrics: options.metrics, maxBodyBytes: options.maxBodyBytes, cors: options.cors, routes: (a) => a.use(router) });

@@ -7,4 +7,3 @@ export { SessionCache, type SessionCacheOptions } from "./sessions/session-cache
 export { startChangeFeed, type ChangeFeed, type ChangeFeedOptions } from "./sessions/change-feed.ts";
 export { startSessionRetention, SESSION_RETENTION_LOCK_KEY, type SessionRetentionJob, type SessionRetentionOptions } from "./sessions/retention.ts";
 export { cleanTitle, validTitle, TITLE_MAX_CHARS } from "./sessions/title.ts";
-export { sessionOpenApiRegistry } from "./openapi.ts";

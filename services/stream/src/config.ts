@@ -44,8 +44,8 @@ export const streamConfigShape = {
   STREAM_MAX_CONNECTIONS: envInt(50_000, 1).describe("SSE + WebSocket connections one instance accepts; more → 503."),
   STREAM_WS_MAX_SUBSCRIPTIONS: envInt(100, 1, 10_000).describe("Workflows one WebSocket connection may subscribe to at once."),
   STREAM_WS_MAX_MESSAGES_PER_SECOND: envInt(100, 1, 100_000).describe(
-    "Client messages (and pings) one WebSocket connection may send per second; more are dropped with one 429 error per second, " +
-      "four times more closes the connection (1008).",
+    "Client messages (and pings) one WebSocket connection may send per second; the first one over the rate closes the connection " +
+      "with 4429 (the client reconnects and resubscribes with last_event_id).",
   ),
 };
 

@@ -2,14 +2,10 @@ import type { Router } from "express";
 import { z } from "zod";
 import type { Logger } from "@tog/core";
 import type { ApiDocs } from "@tog/edge";
+import { readinessHandler, type ReadinessCheck } from "@tog/ops";
 
 // Probes without authentication: `/health` (what the dev router and Kubernetes liveness use)
 // and `/readiness`, each also under /api/v1/stream/ so they are reachable through the Ingress.
-
-export interface ReadinessCheck {
-  name: string;
-  check(): Promise<unknown>;
-}
 
 const HealthSchema = z
   .object({ status: z.literal("healthy"), version: z.string(), time: z.string().openapi({ format: "date-time" }) })
@@ -28,6 +24,7 @@ export function registerHealthRoutes(
   options: { docs: ApiDocs; version: string; checks: ReadinessCheck[]; timeoutMs: number; logger: Logger },
 ): void {
   const { docs, version, checks, timeoutMs, logger } = options;
+  const readiness = readinessHandler({ checks, timeoutMs, logger });
   for (const path of ["/health", "/api/v1/stream/health"]) {
     docs.route(
       router,
@@ -58,31 +55,7 @@ export function registerHealthRoutes(
           503: { description: "A dependency failed.", schema: ReadinessSchema },
         },
       },
-      async (_req, res) => {
-        const results = await Promise.allSettled(checks.map((c) => withDeadline(c.check(), timeoutMs)));
-        const out: Record<string, string> = {};
-        const failed: string[] = [];
-        results.forEach((r, i) => {
-          const name = checks[i]!.name;
-          out[name] = r.status === "fulfilled" ? "ok" : "unavailable";
-          if (r.status === "rejected") {
-            failed.push(name);
-            logger.warn({ err: r.reason, check: name }, "readiness check failed");
-          }
-        });
-        res.setHeader("Cache-Control", "no-store");
-        if (failed.length === 0) res.json({ status: "ready", checks: out });
-        else res.status(503).json({ status: "not ready", error: `Not ready: ${failed.join(", ")}`, checks: out });
-      },
+      readiness,
     );
-  }
-}
-
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms)))]);
-  } finally {
-    clearTimeout(timer);
   }
 }

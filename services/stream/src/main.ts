@@ -1,6 +1,6 @@
 // Stream fan-out: SSE and WebSocket streams of workflow events, scaled on its own.
 import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
-import { createMetrics, startServiceOps } from "@tog/ops";
+import { createMetrics, natsCheck, postgresCheck, redisCheck, startServiceOps } from "@tog/ops";
 import { createDbClient } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { createEventHistoryRepository } from "@tog/event-log";
@@ -93,11 +93,7 @@ try {
     },
     maxConnections: config.STREAM_MAX_CONNECTIONS,
     cors: { mode: production ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
-    readinessChecks: [
-      { name: "postgres", check: () => db.$queryRaw`SELECT 1` },
-      { name: "nats", check: () => bus.ping(2_000) },
-      { name: "redis", check: () => redis.ping() },
-    ],
+    readinessChecks: [postgresCheck(db), natsCheck(bus), redisCheck(redis)],
   });
 
   metrics.gauge("tog_stream_connections", "Open stream connections by kind (sse, websocket).", ["kind"], (g) => {

@@ -1,4 +1,4 @@
-import { NotFoundError } from "@tog/core";
+import { isUuid, NotFoundError } from "@tog/core";
 import type { Db } from "@tog/db";
 
 // Who may stream a workflow: the user who submitted the task (task id = workflow id). Unknown
@@ -8,8 +8,6 @@ import type { Db } from "@tog/db";
 // given never races the row; a missing row means an unknown id.
 //
 // Owners never change, so positive answers are cached (bounded); misses are not cached.
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface TaskOwners {
   /** The owner's user id, or null when no such task exists. */
@@ -22,7 +20,7 @@ export function createTaskOwners(options: { db: Db; cacheSize?: number }): TaskO
   const cache = new Map<string, string>();
   return {
     async ownerOf(workflowId) {
-      if (!UUID_RE.test(workflowId)) return null;
+      if (!isUuid(workflowId)) return null;
       const id = workflowId.toLowerCase();
       const hit = cache.get(id);
       if (hit !== undefined) return hit;

@@ -5,7 +5,7 @@ import type { StreamContext } from "./stream-context.ts";
 
 // Opening a stream counts against the caller's limit in a bucket of its own (RATE_LIMIT_STREAM_RPM,
 // RATE_LIMIT_STREAM_BURST; docs/security.md "Rate limits"): the SSE response and the WebSocket
-// handshake carry the contract's X-RateLimit-* headers (section 5) like every authenticated
+// handshake carry the X-RateLimit-* headers (docs/api.md "Rate limits") like every authenticated
 // response, and a runaway reconnect loop gets 429 + Retry-After. Only the open pays (two Redis
 // commands, pipelined); events on an open stream are never counted.
 

@@ -1,4 +1,4 @@
-import { ValidationError } from "@tog/core";
+import { isUuid, ValidationError } from "@tog/core";
 import { parseEventTypeFilter, parseResumePoint } from "@tog/events";
 
 // What a client asks for, from an SSE query, a WebSocket handshake query or a WebSocket
@@ -12,14 +12,12 @@ export interface StreamRequest {
   resumeAfter: number;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export function normalizeWorkflowId(value: unknown): string {
   if (value === undefined || value === null || value === "") throw new ValidationError("workflow_id is required");
   if (typeof value !== "string") throw new ValidationError("Invalid workflow_id parameter: expected one string");
   const trimmed = value.trim();
   if (trimmed === "") throw new ValidationError("workflow_id is required");
-  return UUID_RE.test(trimmed) ? trimmed.toLowerCase() : trimmed;
+  return isUuid(trimmed) ? trimmed.toLowerCase() : trimmed;
 }
 
 /** A query parameter given once (a repeated one is refused rather than guessed). */

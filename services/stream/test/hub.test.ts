@@ -146,7 +146,10 @@ describe("workflow hub", () => {
     await waitUntil(() => joins.every((j) => j.sink.finished !== undefined), 15_000, "every client to finish");
     for (const j of joins) {
       expect(j.sink.events.map((e) => e.seq)).toEqual(range(j.resume + 1, total));
-      expect(j.sink.finished?.seq).toBe(total);
+      // A client that joins after the end, resuming at or past the terminal event, is ended
+      // without one (the producer can finish before the last joins on a busy machine).
+      if (j.resume >= total) expect(j.sink.finished).toBeNull();
+      else expect(j.sink.finished?.seq).toBe(total);
     }
     hub.close();
   });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { ValidationError } from "@tog/core";
 import { decodeHubEvent } from "../src/hub/hub-event.ts";
 import { streamRequestFromQuery } from "../src/stream-request.ts";
+import { closeReason, refusalCode } from "../src/ws/ws-close.ts";
 import { parseClientMessage } from "../src/ws/ws-protocol.ts";
 import { makeEvent } from "./support.ts";
 
@@ -68,6 +69,25 @@ describe("WebSocket client messages", () => {
       [`{"type":"subscribe","workflow_id":"${wf}","last_event_id":true}`, "Invalid last_event_id: expected <millis>-<seq> or a non-negative integer"],
     ];
     for (const [text, message] of cases) expect(() => parseClientMessage(text), text).toThrow(new ValidationError(message));
+  });
+});
+
+describe("WebSocket refusals (close code and reason, never a message)", () => {
+  it("maps an HTTP status to 4000 + status, and a 500 to 1011", () => {
+    expect([400, 404, 429, 502, 503].map(refusalCode)).toEqual([4400, 4404, 4429, 4502, 4503]);
+    expect(refusalCode(500)).toBe(1011);
+    expect(refusalCode(200)).toBe(1011);
+  });
+
+  it("names the workflow when it fits the 123 bytes of a close reason, else cuts the message", () => {
+    expect(closeReason("Task not found", "abc")).toBe("Task not found (workflow_id abc)");
+    expect(closeReason("Invalid message: not JSON")).toBe("Invalid message: not JSON");
+    const longId = "w".repeat(128);
+    expect(closeReason("Task not found", longId)).toBe("Task not found");
+    const long = closeReason(`Unknown message type: "${"é".repeat(100)}"`);
+    expect(Buffer.byteLength(long)).toBeLessThanOrEqual(123);
+    expect(long.endsWith("…")).toBe(true);
+    expect(long.startsWith('Unknown message type: "éé')).toBe(true);
   });
 });
 

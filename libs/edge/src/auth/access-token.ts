@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { SignJWT, jwtVerify } from "jose";
-import { ConfigError } from "@tog/core";
+import { ConfigError, isUuid } from "@tog/core";
 
 // Bearer access tokens: compact JWS, HS256, signed with AUTH_TOKEN_SECRET.
 //   header  {"alg":"HS256","typ":"JWT"}
@@ -11,7 +11,6 @@ import { ConfigError } from "@tog/core";
 export const ACCESS_TOKEN_ISSUER = "tog-gateway";
 export const ACCESS_TOKEN_AUDIENCE = "tog-api";
 const ALGORITHM = "HS256";
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface AccessTokensOptions {
   /** Signs and verifies; undefined: no token is issued or accepted (auth.config.ts). */
@@ -80,7 +79,7 @@ export class AccessTokens {
         requiredClaims: ["exp", "iat", "sub"],
         clockTolerance: this.clockToleranceSeconds,
       });
-      if (typeof payload.sub !== "string" || !UUID_RE.test(payload.sub)) return undefined;
+      if (typeof payload.sub !== "string" || !isUuid(payload.sub)) return undefined;
       return { userId: payload.sub.toLowerCase() };
     } catch {
       return undefined;

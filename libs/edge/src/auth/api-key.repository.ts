@@ -1,5 +1,5 @@
 import type { Db } from "@tog/db";
-import type { Logger } from "@tog/core";
+import { isUuid, type Logger } from "@tog/core";
 import { apiKeyDisplayPrefix, generateApiKey, hashApiKey } from "./api-key.ts";
 
 /** What may leave the repository: never the key, never its hash. */
@@ -48,7 +48,6 @@ const INFO_SELECT = {
   revokedAt: true,
 } as const;
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CACHE_MAX_ENTRIES = 10_000;
 
 export class ApiKeyRepository {
@@ -94,7 +93,7 @@ export class ApiKeyRepository {
 
   /** Keys matching an id or a display prefix (a prefix may, rarely, match several). */
   async findByIdOrPrefix(ref: string): Promise<ApiKeyInfo[]> {
-    if (UUID_RE.test(ref)) {
+    if (isUuid(ref)) {
       const one = await this.db.apiKey.findUnique({ where: { id: ref.toLowerCase() }, select: INFO_SELECT });
       return one ? [one] : [];
     }

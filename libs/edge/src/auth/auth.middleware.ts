@@ -5,7 +5,7 @@ import { hashApiKey, isApiKeyFormat } from "./api-key.ts";
 import type { ApiKeyRepository } from "./api-key.repository.ts";
 import type { AccessTokens } from "./access-token.ts";
 
-// Who may call a protected route (contract §5):
+// Who may call a protected route (docs/api.md "Authentication"):
 // - `X-API-Key: sk_<64 hex>` on every protected route.
 // - `Authorization: Bearer <value>` only where the route allows it (the streaming routes):
 //   a value starting with `sk_` is an API key, anything else must be a valid access token.
@@ -25,7 +25,7 @@ export interface AuthOptions {
 }
 
 export interface RequireAuthOptions {
-  /** Accept `Authorization: Bearer` (contract: only the streaming endpoints). */
+  /** Accept `Authorization: Bearer` (docs/api.md "Authentication": the streaming routes and POST /tasks/stream). */
   allowBearer?: boolean;
 }
 

@@ -1,8 +1,6 @@
 import type { Db, User } from "@tog/db";
-import { ConflictError, NotFoundError } from "@tog/core";
+import { ConflictError, isUuid, NotFoundError } from "@tog/core";
 import { DEFAULT_USER_ID, DEFAULT_USER_NAME } from "../principal.ts";
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface UserRepositoryOptions {
   db: Db;
@@ -25,7 +23,7 @@ export class UserRepository {
 
   /** A user by id (UUID), email (contains `@`) or name; undefined when none, ConflictError when a name is ambiguous. */
   async find(ref: string): Promise<User | undefined> {
-    if (UUID_RE.test(ref)) return (await this.db.user.findUnique({ where: { id: ref.toLowerCase() } })) ?? undefined;
+    if (isUuid(ref)) return (await this.db.user.findUnique({ where: { id: ref.toLowerCase() } })) ?? undefined;
     if (ref.includes("@")) return (await this.db.user.findUnique({ where: { email: ref.toLowerCase() } })) ?? undefined;
     const byName = await this.db.user.findMany({ where: { name: ref }, take: 2 });
     if (byName.length > 1) throw new ConflictError(`More than one user is named "${ref}"; use the id or email`);
@@ -41,7 +39,7 @@ export class UserRepository {
   /** Creates a user from a reference: an email becomes the email (name = its local part), anything else the name. */
   async createFromRef(ref: string): Promise<User> {
     if (ref === DEFAULT_USER_NAME || ref === DEFAULT_USER_ID) return this.ensureDefaultUser();
-    if (UUID_RE.test(ref)) return this.db.user.create({ data: { id: ref.toLowerCase(), name: ref.toLowerCase() } });
+    if (isUuid(ref)) return this.db.user.create({ data: { id: ref.toLowerCase(), name: ref.toLowerCase() } });
     if (ref.includes("@")) {
       const email = ref.toLowerCase();
       return this.db.user.create({ data: { email, name: email.split("@")[0] || email } });

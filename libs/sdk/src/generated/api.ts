@@ -10,7 +10,7 @@ export type paths = {
         };
         /**
          * Stream a workflow's events (SSE)
-         * @description Server-Sent Events of one workflow (contract 4.9). Credentials by header only (`X-API-Key` or `Authorization: Bearer`); any credential in the query string → 401. Only the task's owner may stream it; an unknown workflow or another user's → 404 `Task not found`, before any stream starts.
+         * @description Server-Sent Events of one workflow. Credentials by header only (`X-API-Key` or `Authorization: Bearer`); any credential in the query string → 401. Only the task's owner may stream it; an unknown workflow or another user's → 404 `Task not found`, before any stream starts.
          *
          *     Each message: `id: <stream_id>`, `event: <type>`, `data: <json>`, blank line. `data` is the event of 6.1 with top-level copies (`result`, `tool`, `params`, `status`). The stream opens with a comment and `retry: <STREAM_RETRY_MS>`; a `: ping` comment (or, when filtered events moved the position on, an `id:` line without data) follows every STREAM_KEEPALIVE_MS (15 s).
          *
@@ -38,13 +38,13 @@ export type paths = {
         };
         /**
          * Stream events of several workflows (WebSocket)
-         * @description WebSocket (contract 4.10). Credentials in the handshake headers only (`X-API-Key` or `Authorization: Bearer`); a credential in the query → 401. In production a browser's Origin must be in CORS_ALLOWED_ORIGINS (403). With `workflow_id` in the query the connection subscribes to it at connect (400/404 refuse the handshake).
+         * @description WebSocket. Credentials in the handshake headers only (`X-API-Key` or `Authorization: Bearer`); a credential in the query → 401. In production a browser's Origin must be in CORS_ALLOWED_ORIGINS (403). With `workflow_id` in the query the connection subscribes to it at connect (400/404 refuse the handshake).
          *
          *     Client messages (JSON text): `{"type":"subscribe","workflow_id":"…","types":["LLM_OUTPUT"] (or "A,B"),"last_event_id":"<millis>-<seq>" or n}` (replay after that point, then live; subscribing again to the same workflow replaces the subscription), `{"type":"unsubscribe","workflow_id":"…"}`, `{"type":"ping"}`.
          *
-         *     Server messages (contract 4.10): events (SSE-form JSON, each naming its `workflow_id`) and `{"type":"pong"}`; subscribe and unsubscribe are not acknowledged. A subscription ends with the workflow's terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED with `data.terminal`), which is sent even when `types` leaves it out; the socket stays open. Only a message the server refuses (malformed, unknown, not owned, too many subscriptions) gets `{"type":"error","code":400|404|409|502|503,"error":"…","workflow_id"?}`, never a silent drop.
+         *     Server messages: events (SSE-form JSON, each naming its `workflow_id`) and `{"type":"pong"}`; subscribe and unsubscribe are not acknowledged. A subscription ends with the workflow's terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED with `data.terminal`), which is sent even when `types` leaves it out; the socket stays open. There is no error message: a message the server refuses closes the connection with code **4000 + the HTTP status** the same refusal gets over HTTP and the error message (naming the workflow when it fits) as close reason: 4400 malformed, unknown type, binary, invalid field or too many subscriptions; 4404 unknown or another user's workflow; 4429 over STREAM_WS_MAX_MESSAGES_PER_SECOND (100) client messages and pings per second; 4502/4503 event store unavailable (retry); 1011 unexpected server error. An `unsubscribe` of a workflow not subscribed is ignored.
          *
-         *     Several workflows per connection (STREAM_WS_MAX_SUBSCRIPTIONS, 100). Server pings every STREAM_KEEPALIVE_MS; a peer that misses one is dropped. A slow client (unsent data over STREAM_MAX_BUFFER_BYTES) is closed with 1013; a restarting instance closes with 1012: resubscribe with each workflow's last seq as `last_event_id`.
+         *     Several workflows per connection (STREAM_WS_MAX_SUBSCRIPTIONS, 100). Server pings every STREAM_KEEPALIVE_MS; a peer that misses one is dropped. A slow client (unsent data over STREAM_MAX_BUFFER_BYTES) is closed with 1013; a restarting instance closes with 1012: after these and 4429/4502/4503 reconnect and resubscribe with each workflow's last seq as `last_event_id`; 4400/4404 are not worth retrying.
          *
          *     Rate limit: opening a stream (this request) counts per API key (per user with auth off) in the streams' own bucket, RATE_LIMIT_STREAM_RPM per minute (6000) and RATE_LIMIT_STREAM_BURST per second (500), apart from the other endpoints' RATE_LIMIT_RPM; events on an open stream never count. The response (and every refusal after authentication) carries `X-RateLimit-Limit` (the per-minute limit), `X-RateLimit-Remaining` and `X-RateLimit-Reset` (Unix seconds); over the limit → 429 `{"error":"Rate limit exceeded","retry_after":n}` with `Retry-After`. The limits are high so that resumes never hit them; only a runaway reconnect loop does.
          */
@@ -407,7 +407,7 @@ export type paths = {
 export type webhooks = Record<string, never>;
 export type components = {
     schemas: {
-        /** @description A WORKFLOW_STARTED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A WORKFLOW_STARTED event as streams send it. */
         Event_WORKFLOW_STARTED: {
             workflow_id: string;
             /**
@@ -433,7 +433,7 @@ export type components = {
                 estimated_complexity: number;
             };
         };
-        /** @description A WORKFLOW_COMPLETED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A WORKFLOW_COMPLETED event as streams send it. */
         Event_WORKFLOW_COMPLETED: {
             workflow_id: string;
             /**
@@ -464,7 +464,7 @@ export type components = {
             /** @enum {string} */
             status?: "COMPLETED";
         };
-        /** @description A AGENT_STARTED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A AGENT_STARTED event as streams send it. */
         Event_AGENT_STARTED: {
             workflow_id: string;
             /**
@@ -488,7 +488,7 @@ export type components = {
                 tools_available: string[];
             };
         };
-        /** @description A AGENT_THINKING event (contract 6.1, 6.2) as streams send it. */
+        /** @description A AGENT_THINKING event as streams send it. */
         Event_AGENT_THINKING: {
             workflow_id: string;
             /**
@@ -512,7 +512,7 @@ export type components = {
                 confidence: number;
             };
         };
-        /** @description A AGENT_COMPLETED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A AGENT_COMPLETED event as streams send it. */
         Event_AGENT_COMPLETED: {
             workflow_id: string;
             /**
@@ -539,7 +539,7 @@ export type components = {
             /** @description Copy of `data.result`. */
             result?: unknown;
         };
-        /** @description A TOOL_INVOKED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A TOOL_INVOKED event as streams send it. */
         Event_TOOL_INVOKED: {
             workflow_id: string;
             /**
@@ -571,7 +571,7 @@ export type components = {
                 [key: string]: unknown;
             };
         };
-        /** @description A TOOL_OBSERVATION event (contract 6.1, 6.2) as streams send it. */
+        /** @description A TOOL_OBSERVATION event as streams send it. */
         Event_TOOL_OBSERVATION: {
             workflow_id: string;
             /**
@@ -600,7 +600,7 @@ export type components = {
             /** @description Copy of `data.result`. */
             result?: unknown;
         };
-        /** @description A TEAM_RECRUITED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A TEAM_RECRUITED event as streams send it. */
         Event_TEAM_RECRUITED: {
             workflow_id: string;
             /**
@@ -627,7 +627,7 @@ export type components = {
                 }[];
             };
         };
-        /** @description A TEAM_RETIRED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A TEAM_RETIRED event as streams send it. */
         Event_TEAM_RETIRED: {
             workflow_id: string;
             /**
@@ -652,7 +652,7 @@ export type components = {
                 reason: string;
             };
         };
-        /** @description A TEAM_STATUS event (contract 6.1, 6.2) as streams send it. */
+        /** @description A TEAM_STATUS event as streams send it. */
         Event_TEAM_STATUS: {
             workflow_id: string;
             /**
@@ -678,7 +678,7 @@ export type components = {
                 coordination_mode: string;
             };
         };
-        /** @description A DEPENDENCY_SATISFIED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A DEPENDENCY_SATISFIED event as streams send it. */
         Event_DEPENDENCY_SATISFIED: {
             workflow_id: string;
             /**
@@ -702,7 +702,7 @@ export type components = {
                 can_proceed: boolean;
             };
         };
-        /** @description A MESSAGE_SENT event (contract 6.1, 6.2) as streams send it. */
+        /** @description A MESSAGE_SENT event as streams send it. */
         Event_MESSAGE_SENT: {
             workflow_id: string;
             /**
@@ -726,7 +726,7 @@ export type components = {
                 message_type: string;
             };
         };
-        /** @description A MESSAGE_RECEIVED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A MESSAGE_RECEIVED event as streams send it. */
         Event_MESSAGE_RECEIVED: {
             workflow_id: string;
             /**
@@ -750,7 +750,7 @@ export type components = {
                 acknowledged: boolean;
             };
         };
-        /** @description A LLM_PROMPT event (contract 6.1, 6.2) as streams send it. */
+        /** @description A LLM_PROMPT event as streams send it. */
         Event_LLM_PROMPT: {
             workflow_id: string;
             /**
@@ -776,7 +776,7 @@ export type components = {
                 sanitized_prompt: string;
             };
         };
-        /** @description A LLM_PARTIAL event (contract 6.1, 6.2) as streams send it. */
+        /** @description A LLM_PARTIAL event as streams send it. */
         Event_LLM_PARTIAL: {
             workflow_id: string;
             /**
@@ -800,7 +800,7 @@ export type components = {
                 total_tokens_so_far: number;
             };
         };
-        /** @description A LLM_OUTPUT event (contract 6.1, 6.2) as streams send it. */
+        /** @description A LLM_OUTPUT event as streams send it. */
         Event_LLM_OUTPUT: {
             workflow_id: string;
             /**
@@ -826,7 +826,7 @@ export type components = {
                 duration_ms: number;
             };
         };
-        /** @description A PROGRESS event (contract 6.1, 6.2) as streams send it. */
+        /** @description A PROGRESS event as streams send it. */
         Event_PROGRESS: {
             workflow_id: string;
             /**
@@ -851,7 +851,7 @@ export type components = {
                 current_task: string;
             };
         };
-        /** @description A DATA_PROCESSING event (contract 6.1, 6.2) as streams send it. */
+        /** @description A DATA_PROCESSING event as streams send it. */
         Event_DATA_PROCESSING: {
             workflow_id: string;
             /**
@@ -876,7 +876,7 @@ export type components = {
                 processing_stage: string;
             };
         };
-        /** @description A WAITING event (contract 6.1, 6.2) as streams send it. */
+        /** @description A WAITING event as streams send it. */
         Event_WAITING: {
             workflow_id: string;
             /**
@@ -900,7 +900,7 @@ export type components = {
                 estimated_wait_seconds: number | null;
             };
         };
-        /** @description A ERROR_OCCURRED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A ERROR_OCCURRED event as streams send it. */
         Event_ERROR_OCCURRED: {
             workflow_id: string;
             /**
@@ -939,7 +939,7 @@ export type components = {
              */
             status?: "FAILED" | "TIMEOUT" | "CANCELLED";
         };
-        /** @description A ERROR_RECOVERY event (contract 6.1, 6.2) as streams send it. */
+        /** @description A ERROR_RECOVERY event as streams send it. */
         Event_ERROR_RECOVERY: {
             workflow_id: string;
             /**
@@ -966,7 +966,7 @@ export type components = {
                 success: boolean;
             };
         };
-        /** @description A APPROVAL_REQUESTED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A APPROVAL_REQUESTED event as streams send it. */
         Event_APPROVAL_REQUESTED: {
             workflow_id: string;
             /**
@@ -996,7 +996,7 @@ export type components = {
                 };
             };
         };
-        /** @description A APPROVAL_DECISION event (contract 6.1, 6.2) as streams send it. */
+        /** @description A APPROVAL_DECISION event as streams send it. */
         Event_APPROVAL_DECISION: {
             workflow_id: string;
             /**
@@ -1024,7 +1024,7 @@ export type components = {
                 comments: string;
             };
         };
-        /** @description A WORKSPACE_UPDATED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A WORKSPACE_UPDATED event as streams send it. */
         Event_WORKSPACE_UPDATED: {
             workflow_id: string;
             /**
@@ -1050,7 +1050,7 @@ export type components = {
                 action: "set" | "append" | "delete";
             };
         };
-        /** @description A ROLE_ASSIGNED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A ROLE_ASSIGNED event as streams send it. */
         Event_ROLE_ASSIGNED: {
             workflow_id: string;
             /**
@@ -1074,7 +1074,7 @@ export type components = {
                 tools: string[];
             };
         };
-        /** @description A DELEGATION event (contract 6.1, 6.2) as streams send it. */
+        /** @description A DELEGATION event as streams send it. */
         Event_DELEGATION: {
             workflow_id: string;
             /**
@@ -1099,7 +1099,7 @@ export type components = {
                 priority: "low" | "normal" | "high";
             };
         };
-        /** @description A AGENT_FAILED event (contract 6.1, 6.2) as streams send it. */
+        /** @description A AGENT_FAILED event as streams send it. */
         Event_AGENT_FAILED: {
             workflow_id: string;
             /**
@@ -1210,7 +1210,7 @@ export type components = {
             workflow_id: string;
             query: string;
             /**
-             * @description Written as everywhere in the API (contract 3.1).
+             * @description Written as everywhere in the API.
              * @enum {string}
              */
             status: "TASK_STATUS_QUEUED" | "TASK_STATUS_RUNNING" | "TASK_STATUS_COMPLETED" | "TASK_STATUS_FAILED" | "TASK_STATUS_CANCELLED" | "TASK_STATUS_TIMEOUT" | "TASK_STATUS_UNSPECIFIED";
@@ -1267,7 +1267,7 @@ export type components = {
             /** @description The task's result; when that is empty, the output of its first LLM_OUTPUT event; "" when neither exists. */
             final_output: string;
             /**
-             * @description Written as everywhere in the API (contract 3.1).
+             * @description Written as everywhere in the API.
              * @enum {string}
              */
             status: "TASK_STATUS_QUEUED" | "TASK_STATUS_RUNNING" | "TASK_STATUS_COMPLETED" | "TASK_STATUS_FAILED" | "TASK_STATUS_CANCELLED" | "TASK_STATUS_TIMEOUT" | "TASK_STATUS_UNSPECIFIED";

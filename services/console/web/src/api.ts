@@ -1,6 +1,6 @@
 // Every call the console makes to the public API, in one place (see README "Web console"): the
 // page holds the API key in memory and session storage and sends it as the X-API-Key header,
-// never in a URL. Response shapes follow the contract (/work/shared/spec is the source; here
+// never in a URL. Response shapes follow docs/api.md (generated from the OpenAPI document; here
 // only the fields the console shows).
 
 export interface TaskSummary {

@@ -2,7 +2,7 @@ import type { TaskEvent } from "./api.ts";
 import { ms, show, tokens, usd } from "./format.ts";
 
 // One readable line per event type for the live timeline: a label, a category (for colour)
-// and a summary from the payload (contract 6.2). LLM_PARTIAL chunks are not lines of their
+// and a summary from the payload (docs/api.md "Event payloads"). LLM_PARTIAL chunks are not lines of their
 // own: the timeline joins them into the streamed text of their agent.
 
 export type Tone = "workflow" | "agent" | "tool" | "llm" | "progress" | "approval" | "error" | "team" | "system";

@@ -53,7 +53,7 @@ export async function followTaskEvents(options: FollowOptions): Promise<void> {
   const idleTimeoutMs = options.idleTimeoutMs ?? 45_000;
   const signal = options.signal;
   let lastSeq = options.afterSeq ?? 0;
-  // A numeric Last-Event-ID resumes after that seq (contract 4.9), so a page that already shows
+  // A numeric Last-Event-ID resumes after that seq (OpenAPI `streamSse`), so a page that already shows
   // events from the history starts right after them.
   let lastId: string | undefined = lastSeq > 0 ? String(lastSeq) : undefined;
   let retryMs = DEFAULT_RETRY_MS;

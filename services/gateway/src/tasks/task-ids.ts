@@ -1,8 +1,4 @@
-import type { z } from "zod";
-import { NotFoundError } from "@tog/core";
-import { defaultInvalidMessage, type RequestPart } from "@tog/edge";
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { isUuid, NotFoundError } from "@tog/core";
 
 export const TASK_NOT_FOUND = "Task not found";
 
@@ -12,17 +8,6 @@ export const TASK_NOT_FOUND = "Task not found";
  * form the ids are stored and emitted in.
  */
 export function taskIdOrNotFound(id: string): string {
-  if (!UUID_RE.test(id)) throw new NotFoundError(TASK_NOT_FOUND);
+  if (!isUuid(id)) throw new NotFoundError(TASK_NOT_FOUND);
   return id.toLowerCase();
-}
-
-/**
- * The text of the first failed rule: the task schemas word every rule as the complete client
- * message. A rule without its own text (zod's default wording starts with "Invalid input")
- * falls back to the edge's generic form.
- */
-export function firstIssueMessage(error: z.ZodError, part: RequestPart): string {
-  const message = error.issues[0]?.message;
-  if (message === undefined || message.startsWith("Invalid input")) return defaultInvalidMessage(part, error);
-  return message;
 }

@@ -1,14 +1,9 @@
 import type { z } from "zod";
 import { apiTaskStatus, displayMode, type TaskDetail, type TaskStatus, type TimelineResult } from "@tog/proto";
-import type { TaskDetailSchema, TaskSummarySchema, TimelineSchema } from "./response.schemas.ts";
+import { isTerminalStatus } from "@tog/events";
+import type { TaskDetailSchema, TaskSummarySchema, TimelineSchema } from "@tog/api";
 
-// How orchestrator records look over HTTP (contract 2.3, 2.4, 3.1, 3.2).
-
-const TERMINAL: ReadonlySet<TaskStatus> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
-
-export function isTerminal(status: TaskStatus): boolean {
-  return TERMINAL.has(status);
-}
+// How orchestrator records look over HTTP (`TaskDetail`, `TaskSummary`, `Timeline`; docs/api.md "Statuses and modes").
 
 export const apiStatus = (status: TaskStatus) => apiTaskStatus(status);
 export { displayMode };
@@ -63,7 +58,7 @@ export function toTaskSummaryView(task: TaskDetail): z.input<typeof TaskSummaryS
     status: apiStatus(task.status),
     mode: displayMode(task),
     created_at: task.createdAt,
-    completed_at: isTerminal(task.status) ? (task.completedAt ?? task.updatedAt) : null,
+    completed_at: isTerminalStatus(task.status) ? (task.completedAt ?? task.updatedAt) : null,
     total_token_usage:
       task.usage === null
         ? null
@@ -93,7 +88,7 @@ export function eventsPageJson(workflowId: string, events: readonly string[], to
 export function toTimelineView(timeline: TimelineResult, includePayloads: boolean): z.input<typeof TimelineSchema> {
   const entries = timeline.entries;
   let durationMs: number | null = null;
-  if (isTerminal(timeline.status) && entries.length > 0) {
+  if (isTerminalStatus(timeline.status) && entries.length > 0) {
     let start = Infinity;
     let end = -Infinity;
     for (const e of entries) {

@@ -1,33 +1,35 @@
 import type { Request, RequestHandler, Response } from "express";
 import type { z } from "zod";
-import type { RequestPart } from "@tog/edge";
+import { mountRoute, requireJsonBody } from "@tog/edge";
 import type { TaskOrchestrator } from "@tog/proto";
+import {
+  cancelTaskRoute,
+  getTaskEventsRoute,
+  getTaskRoute,
+  getTaskTimelineRoute,
+  listTasksRoute,
+  submitTaskRoute,
+  submitTaskStreamRoute,
+  TASK_LIST_RPM,
+  type CancelAcceptedSchema,
+  type CancelConflictSchema,
+  type StreamSubmittedSchema,
+  type SubmitTaskBody,
+  type TaskListSchema,
+  type TaskSubmittedSchema,
+} from "@tog/api";
 import type { RouteContext, RouteModule } from "../app.ts";
 import { registerApprovalRoutes } from "./approval.routes.ts";
-import { requireJsonBody } from "./require-json.ts";
-import { errorResponse } from "./route-docs.ts";
-import { CancelTaskBody, ListTasksQuery, TaskEventsQuery, TaskIdParams, TimelineQuery } from "./request.schemas.ts";
-import {
-  CancelAcceptedSchema,
-  CancelConflictSchema,
-  StreamSubmittedSchema,
-  TaskDetailSchema,
-  TaskEventsPageSchema,
-  TaskListSchema,
-  TaskSubmittedSchema,
-  TimelineSchema,
-} from "./response.schemas.ts";
-import { SubmitTaskBody } from "./submit-request.schema.ts";
 import { toSubmitCommand } from "./submission.ts";
 import { eventsPageJson, toTaskDetailView, toTaskSummaryView, toTimelineView } from "./task-views.ts";
 import { withFailureMessage } from "./internal-failure.ts";
-import { firstIssueMessage, taskIdOrNotFound } from "./task-ids.ts";
+import { taskIdOrNotFound } from "./task-ids.ts";
 
-// The task operations of the contract (4.1–4.8): submit, submit-and-stream, list, detail, event
-// history, timeline, cancel, and (approval.routes.ts) the approval decision. Each route:
-// auth → rate limit → [Content-Type check → idempotency] → validation → orchestrator call.
-// Ownership is the orchestrator's: it answers NotFoundError for another user's task on reads and
-// ForbiddenError on cancel/decide; the edge maps both.
+// The task operations as libs/api defines them (docs/api.md "Tasks"): submit, submit-and-stream,
+// list, detail, event history, timeline, cancel, and (approval.routes.ts) the approval decision.
+// Each route: auth → rate limit → [Content-Type check → idempotency] → validation → orchestrator
+// call. Ownership is the orchestrator's: it answers NotFoundError for another user's task on
+// reads and ForbiddenError on cancel/decide; the edge maps both.
 
 export interface TaskRoutesOptions {
   orchestrator: TaskOrchestrator;
@@ -38,17 +40,8 @@ export interface TaskRoutesOptions {
   submitIdempotency?: RequestHandler;
 }
 
-/** GET /tasks has its own per-minute budget (contract §8), so polling does not eat the submit budget. */
-export const TASK_LIST_RPM = 100;
+export { TASK_LIST_RPM };
 const TASK_LIST_BUCKET = "task-list";
-
-const WORKFLOW_HEADER = { description: "The task id (= workflow id).", schema: { type: "string" as const } };
-const SESSION_HEADER = {
-  description:
-    "The session as the client named it: the external id it sent (as sent when printable ASCII, else percent-encoded UTF-8), else the session UUID.",
-  schema: { type: "string" as const },
-};
-const NOT_FOUND = { 404: errorResponse("`Task not found`: unknown id, a malformed (non-UUID) id, or another user's task.") };
 
 /**
  * A header carries visible ASCII only: an external session id is sent as is when it is printable
@@ -59,25 +52,12 @@ export function sessionHeader(ref: string): string {
   return PRINTABLE_ASCII.test(ref) ? ref : encodeURIComponent(ref);
 }
 
-/** Invalid input is reported with the exact text of the first failed rule. */
-const firstRuleMessage = (part: RequestPart, error: z.ZodError) => firstIssueMessage(error, part);
-
 export function taskRoutes(options: TaskRoutesOptions): RouteModule {
   const { orchestrator } = options;
   return (ctx: RouteContext) => {
-    const { router, docs, auth, limits } = ctx;
+    const { router, auth, limits } = ctx;
     const idempotency = options.submitIdempotency ?? ctx.idempotency;
     const userId = (req: Request) => req.principal!.userId;
-
-    const submitDescription = [
-      "Queues the task and returns at once; execution continues asynchronously.",
-      "400 texts: `Query is required` (missing, null or blank query); `Invalid request body: <detail>` (malformed JSON or not an object);",
-      "`disable_ai cannot be combined with model controls (found: …)`; `Invalid mode: <v> (allowed: simple, standard, complex, supervisor)`;",
-      "`Invalid model_tier: <v> (allowed: small, medium, large)` (also `context.model_tier`); `template and template_name name different templates; supply only one`;",
-      "a wrong type of a recognized context key names the key (`context.history_window_size must be an integer from 1 to 1000`).",
-      "A body that is not `application/json` → 415. `null` fields count as absent; unknown top-level fields are ignored.",
-      "Stored context: every recognized key with its default, top-level model controls over the context's, `template_name` folded into `template`, free-form keys kept.",
-    ].join(" ");
 
     const sendSubmission = async (req: Request, res: Response, body: SubmitTaskBody, streaming: boolean) => {
       // With an Idempotency-Key the task row keeps the request's identity, so a repeat replays
@@ -93,35 +73,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       return submitted;
     };
 
-    docs.route(
+    mountRoute(
       router,
-      {
-        method: "post",
-        path: "/api/v1/tasks",
-        summary: "Submit a task",
-        description: submitDescription,
-        tags: ["Tasks"],
-        operationId: "submitTask",
-        auth: "apiKey",
-        rateLimited: true,
-        idempotent: true,
-        body: SubmitTaskBody,
-        middleware: [auth.require(), limits.middleware(), requireJsonBody, idempotency],
-        invalidMessage: firstRuleMessage,
-        responses: {
-          200: {
-            description: "Queued.",
-            schema: TaskSubmittedSchema,
-            headers: { "X-Workflow-ID": WORKFLOW_HEADER, "X-Session-ID": SESSION_HEADER },
-          },
-          403: errorResponse("`Forbidden`: the session belongs to another user."),
-          404: errorResponse("`Session not found`: the session was deleted."),
-          415: errorResponse("`Content-Type must be application/json`."),
-          500: errorResponse("`Failed to submit task: internal error` (details only in the log)."),
-          502: errorResponse("The orchestrator cannot be reached."),
-          503: errorResponse("Overloaded (the run queue is full) or the idempotency store is down."),
-        },
-      },
+      { ...submitTaskRoute, middleware: [auth.require(), limits.middleware(), requireJsonBody, idempotency] },
       async (req, res, { body }) => {
         const submitted = await sendSubmission(req, res, body, false);
         res.status(200).json({
@@ -133,39 +87,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       },
     );
 
-    docs.route(
+    mountRoute(
       router,
-      {
-        method: "post",
-        path: "/api/v1/tasks/stream",
-        summary: "Submit a task and get its stream URL",
-        description: `Same body and rules as POST /tasks; also accepts a bearer token. ${submitDescription}`,
-        tags: ["Tasks"],
-        operationId: "submitTaskStream",
-        auth: "apiKeyOrBearer",
-        rateLimited: true,
-        idempotent: true,
-        body: SubmitTaskBody,
-        middleware: [auth.require({ allowBearer: true }), limits.middleware(), requireJsonBody, idempotency],
-        invalidMessage: firstRuleMessage,
-        responses: {
-          201: {
-            description: "Queued; open `stream_url` for its events.",
-            schema: StreamSubmittedSchema,
-            headers: {
-              "X-Workflow-ID": WORKFLOW_HEADER,
-              "X-Session-ID": SESSION_HEADER,
-              Location: { description: "`/api/v1/tasks/<task_id>`.", schema: { type: "string" } },
-            },
-          },
-          403: errorResponse("`Forbidden`: the session belongs to another user."),
-          404: errorResponse("`Session not found`: the session was deleted."),
-          415: errorResponse("`Content-Type must be application/json`."),
-          500: errorResponse("`Failed to submit task: internal error` (details only in the log)."),
-          502: errorResponse("The orchestrator cannot be reached."),
-          503: errorResponse("Overloaded (the run queue is full) or the idempotency store is down."),
-        },
-      },
+      { ...submitTaskStreamRoute, middleware: [auth.require({ allowBearer: true }), limits.middleware(), requireJsonBody, idempotency] },
       async (req, res, { body }) => {
         const submitted = await sendSubmission(req, res, body, true);
         res.setHeader("Location", `/api/v1/tasks/${submitted.taskId}`);
@@ -177,28 +101,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       },
     );
 
-    docs.route(
+    mountRoute(
       router,
-      {
-        method: "get",
-        path: "/api/v1/tasks",
-        summary: "List your tasks, newest first",
-        description:
-          `Own rate-limit bucket of ${TASK_LIST_RPM} requests/min. 400 texts: \`Invalid limit parameter: must be an integer from 1 to 100\`, ` +
-          "`Invalid offset parameter: must be an integer from 0 to 2147483647`, `Invalid status parameter: <v> (allowed: …)`. " +
-          "An empty parameter value is the same as leaving it out.",
-        tags: ["Tasks"],
-        operationId: "listTasks",
-        auth: "apiKey",
-        rateLimited: true,
-        query: ListTasksQuery,
-        middleware: [auth.require(), limits.middleware({ rpm: TASK_LIST_RPM, bucket: TASK_LIST_BUCKET })],
-        invalidMessage: firstRuleMessage,
-        responses: {
-          200: { description: "One page.", schema: TaskListSchema },
-          500: errorResponse("`Failed to list tasks: internal error` (details only in the log)."),
-        },
-      },
+      { ...listTasksRoute, middleware: [auth.require(), limits.middleware({ rpm: TASK_LIST_RPM, bucket: TASK_LIST_BUCKET })] },
       async (req, res, { query }) => {
         const page = await withFailureMessage("Failed to list tasks", () =>
           orchestrator.listTasks({
@@ -213,27 +118,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       },
     );
 
-    docs.route(
+    mountRoute(
       router,
-      {
-        method: "get",
-        path: "/api/v1/tasks/{id}",
-        summary: "Task status and result",
-        description:
-          "`result`, `model_used`, `provider` and `usage` appear only once the task is COMPLETED; `response` only when `result` is a JSON object or array. " +
-          "Another user's task answers 404, like an unknown one.",
-        tags: ["Tasks"],
-        operationId: "getTask",
-        auth: "apiKey",
-        rateLimited: true,
-        params: TaskIdParams,
-        middleware: [auth.require(), limits.middleware()],
-        responses: {
-          200: { description: "The task.", schema: TaskDetailSchema, headers: { "X-Workflow-ID": WORKFLOW_HEADER } },
-          ...NOT_FOUND,
-          500: errorResponse("`Failed to get task status: internal error` (details only in the log)."),
-        },
-      },
+      { ...getTaskRoute, middleware: [auth.require(), limits.middleware()] },
       async (req, res, { params }) => {
         const taskId = taskIdOrNotFound(params.id);
         const task = await withFailureMessage("Failed to get task status", () => orchestrator.getTask(userId(req), taskId));
@@ -242,25 +129,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       },
     );
 
-    docs.route(
+    mountRoute(
       router,
-      {
-        method: "get",
-        path: "/api/v1/tasks/{id}/events",
-        summary: "Stored event history of a task",
-        description:
-          "Events exactly as emitted (LLM_PARTIAL included), oldest first. Page with `limit`/`offset`, or follow `next_after_seq` with `after_seq` " +
-          "(stable while the task still runs). 400 texts: `Invalid limit parameter: must be an integer from 1 to 200`, `Invalid offset parameter: …`, `Invalid after_seq parameter: …`.",
-        tags: ["Tasks"],
-        operationId: "getTaskEvents",
-        auth: "apiKey",
-        rateLimited: true,
-        params: TaskIdParams,
-        query: TaskEventsQuery,
-        middleware: [auth.require(), limits.middleware()],
-        invalidMessage: firstRuleMessage,
-        responses: { 200: { description: "One page of events.", schema: TaskEventsPageSchema }, ...NOT_FOUND },
-      },
+      { ...getTaskEventsRoute, middleware: [auth.require(), limits.middleware()] },
       async (req, res, { params, query }) => {
         const taskId = taskIdOrNotFound(params.id);
         const page = await orchestrator.getTaskEvents({
@@ -274,25 +145,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       },
     );
 
-    docs.route(
+    mountRoute(
       router,
-      {
-        method: "get",
-        path: "/api/v1/tasks/{id}/timeline",
-        summary: "Deterministic step timeline of a task",
-        description:
-          "Steps, approvals and signals of the durable run, ordered by start time then step key; `seq` is the 1-based position. " +
-          "`include_payloads=true` adds each entry's payload.",
-        tags: ["Tasks"],
-        operationId: "getTaskTimeline",
-        auth: "apiKey",
-        rateLimited: true,
-        params: TaskIdParams,
-        query: TimelineQuery,
-        middleware: [auth.require(), limits.middleware()],
-        invalidMessage: firstRuleMessage,
-        responses: { 200: { description: "The timeline.", schema: TimelineSchema }, ...NOT_FOUND },
-      },
+      { ...getTaskTimelineRoute, middleware: [auth.require(), limits.middleware()] },
       async (req, res, { params, query }) => {
         const includePayloads = query.include_payloads ?? false;
         const timeline = await orchestrator.getTimeline({ userId: userId(req), taskId: taskIdOrNotFound(params.id), includePayloads });
@@ -300,31 +155,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       },
     );
 
-    docs.route(
+    mountRoute(
       router,
-      {
-        method: "post",
-        path: "/api/v1/tasks/{id}/cancel",
-        summary: "Cancel a queued or running task",
-        description:
-          "The body is optional (no Content-Type needed without one). 202 also for a repeated cancel of a task still stopping; " +
-          "409 once the task is terminal, naming the state. Another user's task → 403 `Forbidden`.",
-        tags: ["Tasks"],
-        operationId: "cancelTask",
-        auth: "apiKey",
-        rateLimited: true,
-        params: TaskIdParams,
-        body: CancelTaskBody.optional(),
-        middleware: [auth.require(), limits.middleware(), requireJsonBody],
-        invalidMessage: firstRuleMessage,
-        responses: {
-          202: { description: "Cancellation accepted.", schema: CancelAcceptedSchema },
-          403: errorResponse("`Forbidden`: another user's task."),
-          ...NOT_FOUND,
-          409: { description: "The task is already terminal.", schema: CancelConflictSchema },
-          415: errorResponse("`Content-Type must be application/json`."),
-        },
-      },
+      { ...cancelTaskRoute, middleware: [auth.require(), limits.middleware(), requireJsonBody] },
       async (req, res, { params, body }) => {
         const reason = body?.reason || undefined;
         const result = await orchestrator.cancelTask(userId(req), taskIdOrNotFound(params.id), reason);

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { ConflictError, ForbiddenError, NotFoundError } from "@tog/core";
+import { ConflictError, ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 import type {
   ApprovalDecisionCommand,
   ApprovalDecisionResult,
@@ -16,13 +16,11 @@ import type {
   TimelineQuery,
   TimelineResult,
 } from "@tog/proto";
+import { isTerminalStatus } from "@tog/events";
 
 // A stand-in for the orchestrator in gateway route tests: it keeps tasks in memory, honours the
 // interface's ownership rules (reads of another user's task → NotFound, cancel/decide →
 // Forbidden) and records every call, so tests can look at exactly what the routes sent.
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
 
 interface StoredApproval {
   id: string;
@@ -126,7 +124,7 @@ export class InMemoryOrchestrator implements TaskOrchestrator {
     } else {
       const known = this.sessions.get(command.sessionId);
       if (known && known.userId !== command.userId) throw new ForbiddenError();
-      sessionId = known?.id ?? (UUID_RE.test(command.sessionId) ? command.sessionId.toLowerCase() : randomUUID());
+      sessionId = known?.id ?? (isUuid(command.sessionId) ? command.sessionId.toLowerCase() : randomUUID());
       sessionRef = command.sessionId;
       this.sessions.set(command.sessionId, { id: sessionId, userId: command.userId });
     }
@@ -161,7 +159,7 @@ export class InMemoryOrchestrator implements TaskOrchestrator {
     this.calls.cancelTask.push({ userId, taskId, reason });
     this.failIfAsked();
     const task = this.owned(userId, taskId);
-    if (TERMINAL.has(task.status)) return { accepted: false, status: task.status, message: `Task is already ${task.status}` };
+    if (isTerminalStatus(task.status)) return { accepted: false, status: task.status, message: `Task is already ${task.status}` };
     if (task.status === "QUEUED") {
       task.status = "CANCELLED";
       task.completedAt = this.now();

@@ -8,21 +8,17 @@ import {
   createIdempotency,
   createRateLimiter,
   startHttpServer,
-  UserRepository,
   type ApiDocs,
   type StartedServer,
 } from "@tog/edge";
-import { createTestDatabase, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
+import { call, createTestDatabase, createTestUser, testInfraConfig, uniqueId, type TestDatabase, type TestUser } from "@tog/testkit";
 import { createGatewayApp, GATEWAY_VERSION, taskRoutes } from "../../src/index.ts";
 import { InMemoryOrchestrator } from "./in-memory-orchestrator.ts";
 
+export { call, type TestUser };
+
 // The gateway as main.ts builds it (real PostgreSQL for API keys, real Redis for rate limits and
 // idempotency), with the task routes mounted on an in-memory orchestrator.
-
-export interface TestUser {
-  id: string;
-  key: string;
-}
 
 export interface TaskApp {
   base: string;
@@ -58,19 +54,13 @@ export async function startTaskApp(): Promise<TaskApp> {
     readinessTimeoutMs: 1_000,
   });
   const server: StartedServer = await startHttpServer(app, { port: 0, host: "127.0.0.1" });
-  const users = new UserRepository({ db });
-  const keys = new ApiKeyRepository({ db });
   return {
     base: `http://127.0.0.1:${server.port}`,
     docs,
     orchestrator,
     tokens,
     db,
-    async newUser(label) {
-      const user = await users.createFromRef(`${uniqueId(label)}@example.com`);
-      const { key } = await keys.create({ userId: user.id, name: label });
-      return { id: user.id, key };
-    },
+    newUser: (label) => createTestUser(db, label),
     async close() {
       await server.close();
       redis.disconnect();
@@ -78,39 +68,4 @@ export async function startTaskApp(): Promise<TaskApp> {
       await database.drop();
     },
   };
-}
-
-export interface CallOptions {
-  key?: string;
-  /** Serialized as JSON with `Content-Type: application/json`. */
-  json?: unknown;
-  /** Sent as is (set `headers` for its Content-Type). */
-  raw?: string;
-  headers?: Record<string, string>;
-}
-
-export interface CallResult<T = any> {
-  status: number;
-  headers: Headers;
-  body: T;
-  text: string;
-}
-
-export async function call<T = any>(base: string, method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.key) headers["X-API-Key"] = options.key;
-  let body: string | undefined = options.raw;
-  if (options.json !== undefined) {
-    headers["Content-Type"] ??= "application/json";
-    body = JSON.stringify(options.json);
-  }
-  const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
-  const text = await res.text();
-  let parsed: unknown = undefined;
-  try {
-    parsed = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
 }

@@ -3,6 +3,8 @@
 // still stored, while a message that cannot fit the columns is rejected up front instead of
 // failing, and blocking, a whole batch.
 
+import { isUuid } from "@tog/core";
+
 /** One row of task_events. `json` is the message data, character for character. */
 export interface EventRow {
   workflowId: string;
@@ -16,7 +18,6 @@ export interface EventRow {
 
 export type EventRowResult = { ok: true; row: EventRow } | { ok: false; reason: string };
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const MAX_SEQ = 2_147_483_647;
 // Years 0001–9999: the range an ISO string without an expanded year covers.
 const FIRST_MS = -62_135_596_800_000; // 0001-01-01T00:00:00.000Z
@@ -44,7 +45,7 @@ export function toEventRow(data: Uint8Array): EventRowResult {
     return { ok: false, reason: "data is not a JSON object" };
   }
   const e = value as Record<string, unknown>;
-  if (typeof e.workflow_id !== "string" || !UUID_RE.test(e.workflow_id)) {
+  if (typeof e.workflow_id !== "string" || !isUuid(e.workflow_id)) {
     return { ok: false, reason: "workflow_id is missing or not a UUID" };
   }
   if (typeof e.seq !== "number" || !Number.isInteger(e.seq) || e.seq < 1 || e.seq > MAX_SEQ) {

@@ -1,4 +1,4 @@
-import { NotFoundError } from "@tog/core";
+import { isUuid, NotFoundError } from "@tog/core";
 import { Prisma, type Db } from "@tog/db";
 import { WORKFLOW_AGENT_ID } from "@tog/events";
 import type { TaskStatus, TimelineEntry, TimelineResult } from "@tog/proto";
@@ -101,11 +101,9 @@ interface Draft {
   key: string;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 export async function buildTimeline(options: BuildTimelineOptions): Promise<TimelineResult> {
   const { db, workflowId, includePayloads } = options;
-  if (!UUID_RE.test(workflowId)) throw new NotFoundError("Task not found");
+  if (!isUuid(workflowId)) throw new NotFoundError("Task not found");
   const id = workflowId.toLowerCase();
 
   // One snapshot for the four reads, so a running workflow's timeline is consistent.

@@ -2,7 +2,7 @@ import { ValidationError } from "@tog/core";
 import type { TaskSpec } from "../runtime/workflow-context.ts";
 
 // `context.use_case_preset`: a named set of history-window controls, so a client picks a
-// conversation style instead of five numbers. The gateway fills every control with its contract
+// conversation style instead of five numbers. The gateway fills every control with its documented
 // default (50, 5, 15, 0.8, 0.5) before the orchestrator sees the task, so a control still at
 // that default is indistinguishable from an absent one: the preset sets those, and a control the
 // client set to another value wins over the preset.
@@ -20,7 +20,7 @@ export interface WindowSettings {
   compressionTargetRatio: number;
 }
 
-/** The contract's defaults (§8). */
+/** The documented defaults (docs/api.md "Submitting a task"). */
 export const DEFAULT_WINDOW: Readonly<WindowSettings> = Object.freeze({
   historyWindowSize: 50,
   primersCount: 5,
@@ -30,7 +30,7 @@ export const DEFAULT_WINDOW: Readonly<WindowSettings> = Object.freeze({
 });
 
 export const USE_CASE_PRESETS = Object.freeze({
-  /** The contract's defaults. */
+  /** The documented defaults. */
   default: DEFAULT_WINDOW,
   /** Casual conversation: a short memory, compressed early (cheaper turns). */
   chat: Object.freeze({ historyWindowSize: 30, primersCount: 3, recentsCount: 12, compressionTriggerRatio: 0.7, compressionTargetRatio: 0.4 }),
@@ -54,7 +54,7 @@ export function validateUseCasePreset(value: string | undefined): void {
 }
 
 /**
- * The controls a run uses: the preset's values for controls left at the contract default,
+ * The controls a run uses: the preset's values for controls left at the documented default,
  * the client's own values for the others. An unknown preset (refused at submit; possible only
  * for a task queued before a preset was removed) counts as no preset.
  */

@@ -53,26 +53,24 @@ export class SessionMemory {
       ).rows;
     // Two messages per turn: enough turns for the primers and for the rest of the window. The
     // newest turns first: when there are fewer than the window holds, they are all the turns
-    // (a new session: one query that finds nothing), and neither the oldest nor a count is needed.
+    // (a new session: one query that finds nothing), and the oldest are not needed. A long
+    // session is never counted: when head and tail do not meet, the window keeps the same
+    // messages whatever the real number in between, so `available`/`omitted` (logged only)
+    // are then lower bounds (docs/performance.md "Session memory").
     const tailLimit = Math.max(1, Math.ceil(settings.historyWindowSize / 2));
     const tail = (await earlier("DESC", tailLimit)).reverse();
     let turnRows = tail;
-    let total = 2 * tail.length;
     if (tail.length === tailLimit) {
-      const [counted, head] = await Promise.all([
-        this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM tasks WHERE ${EARLIER}`, params),
-        earlier("ASC", Math.max(1, Math.ceil(settings.primersCount / 2))),
-      ]);
+      const head = await earlier("ASC", Math.max(1, Math.ceil(settings.primersCount / 2)));
       const turns = new Map<string, TurnRow>();
       for (const t of head) turns.set(t.id, t);
       for (const t of tail) turns.set(t.id, t);
       turnRows = [...turns.values()];
-      total = 2 * Number(counted.rows[0]?.n ?? 0);
     }
     const messages: ChatMessage[] = [];
     for (const t of turnRows) messages.push({ role: "user", content: t.query }, { role: "assistant", content: t.result });
 
-    const shaped = shapeHistory(messages, settings, this.#contextWindow(task.spec), Math.max(total, messages.length));
+    const shaped = shapeHistory(messages, settings, this.#contextWindow(task.spec));
     if (shaped.compression || shaped.omitted > 0) {
       this.#logger?.info(
         { workflowId: task.id, sessionId: task.sessionId, available: shaped.available, omitted: shaped.omitted, compression: shaped.compression },

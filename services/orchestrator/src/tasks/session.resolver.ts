@@ -1,11 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { ForbiddenError, NotFoundError } from "@tog/core";
+import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 
-// Contract 2.6: a session id is a UUID or a client's own string. A UUID names the session
+// docs/api.md "Sessions": a session id is a UUID or a client's own string. A UUID names the session
 // itself; any other string is an external id kept beside an internal UUID. Either way the
 // session is its creator's: another user gets 403, a deleted session 404.
-
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** What the resolver needs of a pg client or pool. */
 export interface Sql {
@@ -30,24 +28,24 @@ interface SessionRow {
  * transaction; counts the task on the session.
  */
 export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: string, tokenBudget: number): Promise<ResolvedSession> {
-  const isUuid = UUID_RE.test(ref);
+  const byId = isUuid(ref);
   const find = async () =>
     (
       await sql.query<SessionRow>(
-        isUuid
+        byId
           ? "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE id = $1::uuid FOR UPDATE"
           : "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE user_id = $2::uuid AND external_id = $1 FOR UPDATE",
-        isUuid ? [ref] : [ref, userId],
+        byId ? [ref] : [ref, userId],
       )
     ).rows[0];
   let row = await find();
   let created = false;
   if (!row) {
-    const id = isUuid ? ref.toLowerCase() : randomUUID();
+    const id = byId ? ref.toLowerCase() : randomUUID();
     const inserted = await sql.query(
       `INSERT INTO sessions (id, user_id, external_id, token_budget, context) VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb)
        ON CONFLICT DO NOTHING`,
-      [id, userId, isUuid ? null : ref, tokenBudget, JSON.stringify(isUuid ? {} : { external_id: ref })],
+      [id, userId, byId ? null : ref, tokenBudget, JSON.stringify(byId ? {} : { external_id: ref })],
     );
     created = inserted.rowCount === 1;
     row = await find();
@@ -61,7 +59,7 @@ export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: str
 
 /** The internal id of a session reference for list filters; null when there is none (or it was deleted). External ids are per user. */
 export async function findSessionId(sql: Sql, ref: string, userId: string): Promise<string | null> {
-  const rows = UUID_RE.test(ref)
+  const rows = isUuid(ref)
     ? await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE id = $1::uuid AND deleted_at IS NULL", [ref])
     : await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE user_id = $2::uuid AND external_id = $1 AND deleted_at IS NULL", [ref, userId]);
   return rows.rows[0]?.id ?? null;

@@ -1,10 +1,10 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { publish, publishCore, publishSessionChanged, systemSubjects, type Bus } from "@tog/bus";
-import { ConflictError, ForbiddenError, NotFoundError, OverloadedError, currentTraceIds, injectTraceContext, type Logger } from "@tog/core";
+import { ConflictError, currentTraceIds, ForbiddenError, injectTraceContext, isUuid, type Logger, NotFoundError, OverloadedError } from "@tog/core";
 import type { Db, DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
-import { buildEvent, eventMessageId, terminalErrorData } from "@tog/events";
+import { buildEvent, eventMessageId, isTerminalStatus, terminalErrorData } from "@tog/events";
 import type {
   ApprovalDecisionCommand,
   ApprovalDecisionResult,
@@ -22,7 +22,7 @@ import type {
   TimelineResult,
 } from "@tog/proto";
 import type { TaskSpec } from "../runtime/workflow-context.ts";
-import { findSessionId, UUID_RE } from "./session.resolver.ts";
+import { findSessionId } from "./session.resolver.ts";
 import type { QueueBreaker } from "./queue-breaker.ts";
 import { SubmitRepository } from "./submit.repository.ts";
 import { specFromCommand } from "./task-spec.ts";
@@ -56,7 +56,6 @@ export interface TaskServiceOptions {
   queueBreaker?: QueueBreaker | undefined;
 }
 
-const TERMINAL = new Set<TaskStatus>(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
 const MAX_MESSAGES_EXCEEDED = 10077;
 
 /** Well inside the gateway's gRPC deadline (5 s), so a submit never hangs past it while NATS is away. */
@@ -166,7 +165,7 @@ export class TaskService implements TaskOrchestrator {
         SELECT user_id::text, session_id::text, status, trace_id FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`)[0];
       if (!row) throw new NotFoundError("Task not found");
       if (row.user_id !== userId) throw new ForbiddenError();
-      if (TERMINAL.has(row.status)) return { kind: "terminal" as const, status: row.status };
+      if (isTerminalStatus(row.status)) return { kind: "terminal" as const, status: row.status };
       await tx.$executeRaw`
         INSERT INTO task_signals (workflow_id, name, payload) VALUES (${taskId}::uuid, 'cancel', ${JSON.stringify({ reason: reason ?? null, by: userId })}::jsonb)`;
       if (row.status === "QUEUED") {
@@ -216,7 +215,7 @@ export class TaskService implements TaskOrchestrator {
   async decideApproval(command: ApprovalDecisionCommand): Promise<ApprovalDecisionResult> {
     const decision = command.approved ? "approved" : "denied";
     await this.#db.$transaction(async (tx) => {
-      const task = UUID_RE.test(command.workflowId)
+      const task = isUuid(command.workflowId)
         ? (await tx.$queryRaw<{ user_id: string }[]>`SELECT user_id::text FROM tasks WHERE id = ${command.workflowId}::uuid`)[0]
         : undefined;
       if (!task) throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
@@ -255,7 +254,7 @@ export class TaskService implements TaskOrchestrator {
 
   /** Reads are owner-only and do not reveal other users' tasks: 404 either way. */
   async #owned(userId: string, taskId: string, _purpose: "read"): Promise<TaskRow> {
-    const row = UUID_RE.test(taskId) ? await this.#queries.get(taskId) : null;
+    const row = isUuid(taskId) ? await this.#queries.get(taskId) : null;
     if (!row || row.user_id !== userId) throw new NotFoundError("Task not found");
     return row;
   }

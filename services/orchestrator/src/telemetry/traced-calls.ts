@@ -6,7 +6,7 @@ import type { ToolRegistry } from "@tog/tools";
 // Spans of a workflow's steps, model calls (GenAI semantic conventions: operation, model,
 // provider, input/output tokens) and tool calls. Made only when spans are exported
 // (spansExported): without an exporter the runtime gets the very objects it passed in, so the
-// hot path pays nothing (docs/decisions.md, "Tracing cost").
+// hot path pays nothing (docs/decisions.md, "Tracing").
 
 /** The model router, with one CLIENT span per completion (`chat <model>`). */
 export function tracedLlm(llm: LlmRouter): LlmRouter {

@@ -1,7 +1,7 @@
 import { startPeriodicJob, type Logger } from "@tog/core";
 import type { Db } from "@tog/db";
 
-// Session history retention (contract §8: 30 days by default). A session whose last activity is
+// Session history retention (docs/api.md "Sessions": 30 days by default). A session whose last activity is
 // older than SESSION_RETENTION_DAYS is purged for good: its row, its tasks with their steps,
 // approvals and signals (foreign-key cascades) and their events in the permanent log. Deleted
 // sessions follow the same rule (their data is retained until then). A session with a task that

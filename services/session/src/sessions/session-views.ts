@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { apiTaskStatus, displayMode } from "@tog/proto";
-import type { SessionDetailSchema, SessionHistoryTaskSchema, SessionRenamedSchema, SessionSummarySchema, TurnSchema } from "./response.schemas.ts";
+import type { SessionDetailSchema, SessionHistoryTaskSchema, SessionRenamedSchema, SessionSummarySchema, TurnSchema } from "@tog/api";
 import type { SessionRecord, SessionTaskRecord } from "./session.repository.ts";
 import type { TurnTask } from "./session.service.ts";
 

@@ -1,9 +1,9 @@
-import { ForbiddenError, NotFoundError } from "@tog/core";
+import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 import type { SessionCache, SessionView } from "./session-cache.ts";
 import type { SessionRecord, SessionRepository, SessionTaskRecord, TurnEventRecord } from "./session.repository.ts";
 import { validTitle } from "./title.ts";
 
-// The session rules (contract 2.5–2.7, 3.4, 4.11–4.16, §5 rule 7):
+// The session rules (docs/api.md "Sessions", "Authentication"; operations listSessions … deleteSession):
 // - `{sessionId}` is the UUID (any case) or the external id the client submitted with.
 // - A session is its owner's. Another user gets 403 on get, history, patch and delete; the
 //   events endpoint answers 404 instead (as for a deleted session).
@@ -13,8 +13,6 @@ import { validTitle } from "./title.ts";
 // the session's entries before answering, the change feed drops them for everyone else's.
 
 export const SESSION_NOT_FOUND = "Session not found";
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface TurnTask extends SessionTaskRecord {
   events: TurnEventRecord[];
@@ -102,7 +100,7 @@ export class SessionService {
     await this.#cache.invalidate(session.id);
   }
 
-  /** Owned and not deleted; another user's session is 403, or 404 where the contract hides it. */
+  /** Owned and not deleted; another user's session is 403, or 404 where the API hides it (its turns). */
   async #readable(userId: string, ref: string, foreign: "forbidden" | "not-found"): Promise<SessionRecord> {
     const session = await this.#find(userId, ref);
     if (!session || session.deletedAt !== null) throw new NotFoundError(SESSION_NOT_FOUND);
@@ -112,7 +110,7 @@ export class SessionService {
 
   /** The session a path segment names: a UUID, else an external id of this user (external ids are per user). */
   async #find(userId: string, ref: string, options: { fresh?: boolean } = {}): Promise<SessionRecord | null> {
-    if (UUID_RE.test(ref)) {
+    if (isUuid(ref)) {
       const id = ref.toLowerCase();
       return options.fresh ? this.#repo.findById(id) : this.#cached(id, "meta", () => this.#repo.findById(id), (s) => s !== null);
     }

@@ -1,6 +1,7 @@
 import { ValidationError } from "@tog/core";
+import { TITLE_MAX_CHARS } from "@tog/api";
 
-// PATCH /sessions/{id} `title` (contract 4.15): cleaned, then at most 60 characters.
+// PATCH /sessions/{id} `title` (OpenAPI `renameSession`): cleaned, then at most 60 characters.
 //
 // Cleaning, in order: Unicode NFC (a decomposed "é" is one character, as the user sees it);
 // line breaks and tabs become spaces; other control characters (Cc), invisible formatting
@@ -12,7 +13,7 @@ import { ValidationError } from "@tog/core";
 // Length is counted in Unicode code points, not UTF-16 units or bytes: 60 emoji are 60
 // characters. A longer title is refused (400), never cut, so no character is ever split.
 
-export const TITLE_MAX_CHARS = 60;
+export { TITLE_MAX_CHARS };
 
 const LINE_BREAKS = /[\t\n\v\f\r\u0085\u2028\u2029]/g;
 const INVISIBLE = /[\p{Cc}\u00AD\u180E\u200B\u200C\u2060-\u2064\uFEFF\u200E\u200F\u202A-\u202E\u2066-\u2069]/gu;
@@ -37,7 +38,7 @@ export function codePointLength(text: string): number {
   return n;
 }
 
-/** The cleaned title, or ValidationError with the contract's 400. */
+/** The cleaned title, or ValidationError with the documented 400 text. */
 export function validTitle(raw: string): string {
   const title = cleanTitle(raw);
   if (title === "") throw new ValidationError("title must not be empty (after removing control characters and surrounding whitespace)");

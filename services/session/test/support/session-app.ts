@@ -2,23 +2,21 @@ import { randomUUID } from "node:crypto";
 import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
 import { createRedis, type Redis } from "@tog/redis";
-import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer, UserRepository, type StartedServer } from "@tog/edge";
+import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer, type StartedServer } from "@tog/edge";
 import { publishSessionChanged, type Bus } from "@tog/bus";
-import { createTestDatabase, openTestBus, testInfraConfig, uniqueId, type TestDatabase } from "@tog/testkit";
+import { isTerminalStatus } from "@tog/events";
+import { call, createTestDatabase, createTestUser, openTestBus, testInfraConfig, uniqueId, type TestDatabase, type TestUser } from "@tog/testkit";
 import { createSessionApp } from "../../src/app.ts";
 import { startChangeFeed, type ChangeFeed } from "../../src/sessions/change-feed.ts";
 import { SessionCache } from "../../src/sessions/session-cache.ts";
 import { SessionRepository } from "../../src/sessions/session.repository.ts";
 import { SessionService } from "../../src/sessions/session.service.ts";
 
+export { call, type TestUser };
+
 // The session service as main.ts builds it (real PostgreSQL, Redis and NATS, the change feed), in
 // this process; rows of sessions, tasks and events are written directly as the orchestrator
 // and the event persister would.
-
-export interface TestUser {
-  id: string;
-  key: string;
-}
 
 export interface SessionApp {
   base: string;
@@ -60,8 +58,6 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
     readinessTimeoutMs: 1_000,
   });
   const server: StartedServer = await startHttpServer(app, { port: 0, host: "127.0.0.1" });
-  const users = new UserRepository({ db });
-  const keys = new ApiKeyRepository({ db });
   return {
     base: `http://127.0.0.1:${server.port}`,
     db,
@@ -71,11 +67,7 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
       publishSessionChanged(bus, sessionId);
       await bus.nc.flush();
     },
-    async newUser(label) {
-      const user = await users.createFromRef(`${uniqueId(label)}@example.com`);
-      const { key } = await keys.create({ userId: user.id, name: label });
-      return { id: user.id, key };
-    },
+    newUser: (label) => createTestUser(db, label),
     async close() {
       await server.close();
       await feed.stop();
@@ -109,7 +101,7 @@ export interface TaskFixture {
 export async function insertTask(db: Db, userId: string, sessionId: string, t: TaskFixture = {}): Promise<string> {
   const id = randomUUID();
   const status = t.status ?? "COMPLETED";
-  const terminal = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"].includes(status);
+  const terminal = isTerminalStatus(status);
   const created = t.createdAt ?? new Date();
   await db.$executeRaw`
     INSERT INTO tasks (id, user_id, session_id, query, status, mode, spec, result, trace_id, total_tokens, input_tokens, output_tokens, cost_usd,
@@ -150,23 +142,4 @@ export function completedRun(result: string): TaskFixture["events"] {
     { type: "AGENT_COMPLETED", agent_id: "generalist" },
     { type: "WORKFLOW_COMPLETED", data: { result, agents_used: 1, tools_invoked: 0 } },
   ];
-}
-
-export async function call<T = any>(base: string, method: string, path: string, options: { key?: string; json?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.key) headers["X-API-Key"] = options.key;
-  let body: string | undefined = options.raw;
-  if (options.json !== undefined) {
-    headers["Content-Type"] ??= "application/json";
-    body = JSON.stringify(options.json);
-  }
-  const res = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
-  const text = await res.text();
-  let parsed: unknown;
-  try {
-    parsed = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: parsed as T, text };
 }

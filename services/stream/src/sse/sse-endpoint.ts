@@ -1,7 +1,8 @@
 import type http from "node:http";
 import type { SpanContext } from "@opentelemetry/api";
-import { context, extractTraceContext, isAppError, SpanKind, trace, tracer, type Logger } from "@tog/core";
+import { autoInstrumented, context, extractTraceContext, isAppError, setHttpRoute, SpanKind, trace, tracer, type Logger } from "@tog/core";
 import { statusOf, type CorsSettings } from "@tog/edge";
+import { SSE_PATH } from "@tog/api";
 import type { StreamContext } from "../stream-context.ts";
 import { countStreamOpen } from "../stream-rate-limit.ts";
 import { groupQuery, streamRequestFromQuery } from "../stream-request.ts";
@@ -12,11 +13,9 @@ import { serveSse, type HeaderList, type SseSink } from "./sse-stream.ts";
 // stream's request and response live as long as the stream, so whatever a framework hangs on
 // them is paid per idle connection (measured: the express + edge stack about doubles the heap a
 // bare node:http stream holds). This path keeps the same rules — CORS (the edge's policy),
-// header-only credentials, the contract's error bodies, a span and one log line per request —
+// header-only credentials, the one error body, a span and one log line per request —
 // and everything else (preflights, probes, the OpenAPI document, the documented express route)
 // stays on the express app.
-
-export const SSE_PATH = "/api/v1/stream/sse";
 
 export interface SseEndpoint {
   /** Handles GET /api/v1/stream/sse; false for any other request (the caller passes it on). */
@@ -49,6 +48,15 @@ export function createSseEndpoint(ctx: StreamContext, keepAlive: Ticker<SseSink>
       const started = performance.now();
       const headers = corsHeaders(req.headers.origin, cors);
       // `headers` collects what every answer carries: CORS, then the rate-limit headers once counted.
+      const instrumented = autoInstrumented() ? trace.getActiveSpan() : undefined;
+      if (instrumented) {
+        // The HTTP instrumentation's server span (spans exported): named by the path, it covers
+        // the stream's whole life and is ended by the instrumentation.
+        setHttpRoute(SSE_PATH);
+        logAtClose(res, instrumented.spanContext(), started, logger);
+        open(req, res, headers).catch((err: unknown) => answerError(res, err, headers, logger));
+        return true;
+      }
       // The span covers opening the stream (auth, ownership, replay), not its whole life; the
       // request's log line at close only needs its ids.
       const span = tracer().startSpan(`GET ${SSE_PATH}`, { kind: SpanKind.SERVER }, extractTraceContext(req.headers));

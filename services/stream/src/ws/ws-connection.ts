@@ -9,20 +9,14 @@ import type { WorkflowHub } from "../hub/workflow-hub.ts";
 import { assertOwner } from "../ownership.ts";
 import { joinOptionsOf, type StreamContext } from "../stream-context.ts";
 import type { StreamRequest } from "../stream-request.ts";
+import { closeReason, CLOSE_INTERNAL, CLOSE_REFUSED_BASE, CLOSE_SLOW_CONSUMER, refusalCode } from "./ws-close.ts";
 import { parseClientMessage, workflowIdOf } from "./ws-protocol.ts";
 
 // One WebSocket connection: any number of workflow subscriptions (up to a limit), each with
 // the SSE rules (ownership, replay, seam, terminal end), multiplexed on one socket. Events are
-// sent as text messages of the SSE-form JSON, which names its workflow_id.
-
-/** Close code for a client dropped for falling too far behind (1013 "try again later"). */
-export const CLOSE_SLOW_CONSUMER = 1013;
-/** Close code on server shutdown (1012 "service restart"). */
-export const CLOSE_RESTART = 1012;
-/** Close code for a client that keeps sending far over its message rate (1008 "policy violation"). */
-export const CLOSE_POLICY = 1008;
-/** A client sending more than this many times its per-second rate within one second is closed. */
-const FLOOD_FACTOR = 4;
+// sent as text messages of the SSE-form JSON, which names its workflow_id. Server messages are
+// events and pong only (OpenAPI `streamWs`): a refused client message closes the connection with a
+// code and reason (ws-close.ts), and an unsubscribe of a workflow not subscribed is ignored.
 
 interface Entry {
   request: StreamRequest;
@@ -86,7 +80,6 @@ export class WsConnection {
   /** Client messages (and pings) counted in the current one-second window. */
   #windowStart = 0;
   #windowCount = 0;
-  #windowWarned = false;
 
   constructor(options: WsConnectionOptions) {
     this.ws = options.ws;
@@ -123,9 +116,9 @@ export class WsConnection {
 
   /**
    * Every outbound frame counts against STREAM_MAX_BUFFER_BYTES: events through their
-   * Subscription (live: the same bound; replay: paced by drain), and pongs, acknowledgements and
-   * errors here. A peer that stops reading is closed with 1013 once its unsent bytes pass the
-   * bound, so memory per connection stays bounded (docs/security.md).
+   * Subscription (live: the same bound; replay: paced by drain), and pongs here. A peer that
+   * stops reading is closed with 1013 once its unsent bytes pass the bound, so memory per
+   * connection stays bounded (docs/security.md).
    */
   #checkBuffer(): void {
     if (this.#socket.writableLength > this.#ctx.settings.maxBufferBytes) this.overflow();
@@ -133,30 +126,21 @@ export class WsConnection {
 
   /**
    * Client messages are rate limited per connection (STREAM_WS_MAX_MESSAGES_PER_SECOND, fixed
-   * one-second window): over the rate a message is dropped (one 429 error per window says so);
-   * FLOOD_FACTOR times over it the connection is closed with 1008.
+   * one-second window). The first message over the rate closes the connection with 4429: a
+   * message dropped in silence could be a subscribe the client then waits on forever.
    */
   #allowMessage(): boolean {
+    if (this.#closed) return false;
     const limit = this.#ctx.settings.wsMaxMessagesPerSecond;
     const now = Date.now();
     if (now - this.#windowStart >= 1_000) {
       this.#windowStart = now;
       this.#windowCount = 0;
-      this.#windowWarned = false;
     }
     this.#windowCount++;
     if (this.#windowCount <= limit) return true;
-    if (this.#windowCount > limit * FLOOD_FACTOR) {
-      if (!this.#closed) {
-        this.#ctx.logger.info({ limit }, "websocket client flooding: closing");
-        this.close(CLOSE_POLICY, "Too many messages");
-      }
-      return false;
-    }
-    if (!this.#windowWarned) {
-      this.#windowWarned = true;
-      this.#sendJson({ type: "error", code: 429, error: "Rate limit exceeded" });
-    }
+    this.#ctx.logger.info({ limit }, "websocket client over its message rate: closing");
+    this.close(CLOSE_REFUSED_BASE + 429, `Rate limit exceeded: at most ${limit} messages per second`);
     return false;
   }
 
@@ -181,7 +165,7 @@ export class WsConnection {
   #onMessage(data: Buffer | Buffer[] | ArrayBuffer, isBinary: boolean): void {
     if (!this.#allowMessage()) return;
     if (isBinary) {
-      this.#error(new ValidationError("Invalid message: binary messages are not supported; send JSON text"));
+      this.#refuse(new ValidationError("Invalid message: binary messages are not supported; send JSON text"));
       return;
     }
     const text = Buffer.isBuffer(data) ? data.toString("utf8") : Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data).toString("utf8");
@@ -189,16 +173,17 @@ export class WsConnection {
     try {
       message = parseClientMessage(text);
     } catch (err) {
-      this.#error(err, workflowIdOf(text));
+      this.#refuse(err, workflowIdOf(text));
       return;
     }
     switch (message.type) {
       case "ping":
-        this.#sendJson({ type: "pong" });
+        this.#pong();
         return;
       case "unsubscribe":
-        // No acknowledgement: server messages are events and pong only (contract 4.10).
-        if (!this.#drop(message.workflowId)) this.#error(new ValidationError(`Not subscribed to ${message.workflowId}`), message.workflowId);
+        // No acknowledgement: server messages are events and pong only (OpenAPI `streamWs`). Not
+        // subscribed (never, or its stream already ended) is not an error: the wish holds.
+        this.#drop(message.workflowId);
         return;
       case "subscribe":
         void this.subscribe(message);
@@ -211,7 +196,7 @@ export class WsConnection {
     const { workflowId } = request;
     const replacing = this.#entries.has(workflowId);
     if (!replacing && this.#entries.size >= this.#ctx.settings.wsMaxSubscriptions) {
-      this.#error(new ValidationError(`Too many subscriptions on this connection (at most ${this.#ctx.settings.wsMaxSubscriptions})`), workflowId);
+      this.#refuse(new ValidationError(`Too many subscriptions on this connection (at most ${this.#ctx.settings.wsMaxSubscriptions})`), workflowId);
       return;
     }
     this.#drop(workflowId);
@@ -250,7 +235,7 @@ export class WsConnection {
       // Unsubscribed or replaced meanwhile: the client no longer cares about this one.
       const wanted = !entry.cancelled && !this.#closed;
       if (this.#entries.get(workflowId) === entry) this.#drop(workflowId);
-      if (wanted) this.#error(err, workflowId);
+      if (wanted) this.#refuse(err, workflowId);
     }
   }
 
@@ -321,20 +306,26 @@ export class WsConnection {
     this.onClose?.();
   }
 
-  #sendJson(message: Record<string, unknown>): void {
+  /** The one server message that is not an event (OpenAPI `streamWs`). */
+  #pong(): void {
     if (this.#closed || this.ws.readyState !== this.ws.OPEN) return;
-    this.ws.send(JSON.stringify(message));
+    this.ws.send('{"type":"pong"}');
     this.#checkBuffer();
   }
 
-  #error(err: unknown, workflowId?: string): void {
+  /**
+   * A refused message closes the connection: 4000 + the HTTP status of the same refusal, the
+   * error message (naming the workflow when it fits) as reason; 1011 for an unexpected error.
+   * The client's other subscriptions end with it; it resubscribes them with their last seq.
+   */
+  #refuse(err: unknown, workflowId?: string): void {
+    if (this.#closed) return;
     const known = isAppError(err) ? (err as AppError) : undefined;
-    if (!known) this.#ctx.logger.error({ err, workflowId }, "websocket subscription failed");
-    this.#sendJson({
-      type: "error",
-      code: known ? statusOf(known) : 500,
-      error: known ? known.message : "Internal server error",
-      ...(workflowId === undefined ? {} : { workflow_id: workflowId }),
-    });
+    if (!known) {
+      this.#ctx.logger.error({ err, workflowId }, "websocket subscription failed");
+      this.close(CLOSE_INTERNAL, "Internal server error");
+      return;
+    }
+    this.close(refusalCode(statusOf(known)), closeReason(known.message, workflowId));
   }
 }

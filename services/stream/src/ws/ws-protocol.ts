@@ -2,17 +2,17 @@ import { ValidationError } from "@tog/core";
 import { parseEventTypeFilter } from "@tog/events";
 import { normalizeWorkflowId, resumeAfterOf, type StreamRequest } from "../stream-request.ts";
 
-// The WebSocket protocol (contract 4.10), JSON text messages.
+// The WebSocket protocol (OpenAPI `streamWs`), JSON text messages.
 //
 // Client → server:
 //   {"type":"subscribe","workflow_id":"…","types":["LLM_OUTPUT",…] | "A,B","last_event_id":"<millis>-<seq>" | n}
 //   {"type":"unsubscribe","workflow_id":"…"}
 //   {"type":"ping"}
-// Server → client (contract 4.10: events and pong; no acknowledgements):
+// Server → client (`streamWs`: events and pong only; no acknowledgements, no errors):
 //   an event (6.1, SSE form, carrying its workflow_id); a subscription ends with its terminal
-//   event, sent even when the `types` filter leaves it out; {"type":"pong"};
-//   and, only for a message the server refuses, {"type":"error","code":400|404|409|502|503,
-//   "error":"…","workflow_id"?} (docs/decisions.md "WebSocket server messages").
+//   event, sent even when the `types` filter leaves it out; {"type":"pong"}. A message the
+//   server refuses closes the connection with 4000 + its HTTP status and the error as reason
+//   (ws-close.ts, docs/decisions.md "WebSocket server messages").
 // Control messages use lower-case types; event types are upper-case, so they never collide.
 
 export type ClientMessage =
@@ -22,7 +22,7 @@ export type ClientMessage =
 
 export const CLIENT_MESSAGE_TYPES = ["subscribe", "unsubscribe", "ping"] as const;
 
-/** Parses one client message; ValidationError says what is wrong (sent back as an error message). */
+/** Parses one client message; ValidationError says what is wrong (the close reason). */
 export function parseClientMessage(text: string): ClientMessage {
   let value: unknown;
   try {
@@ -53,7 +53,7 @@ export function parseClientMessage(text: string): ClientMessage {
   }
 }
 
-/** The workflow a malformed message was about, when it names one (for the error message). */
+/** The workflow a malformed message was about, when it names one (for the close reason). */
 export function workflowIdOf(text: string): string | undefined {
   try {
     const id = (JSON.parse(text) as { workflow_id?: unknown } | null)?.workflow_id;

@@ -3,13 +3,15 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { ForbiddenError, isAppError, NotFoundError, OverloadedError, rawJsonError, ValidationError } from "@tog/core";
 import { statusOf, type Principal } from "@tog/edge";
+import { WS_PATH } from "@tog/api";
 import { assertOwner } from "../ownership.ts";
 import type { HeaderList } from "../sse/sse-stream.ts";
 import type { StreamContext } from "../stream-context.ts";
 import { countStreamOpen } from "../stream-rate-limit.ts";
 import { groupQuery, streamRequestFromQuery, type StreamRequest } from "../stream-request.ts";
 import { Ticker } from "../ticker.ts";
-import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
+import { CLOSE_RESTART } from "./ws-close.ts";
+import { WsConnection } from "./ws-connection.ts";
 
 // GET /api/v1/stream/ws upgrades. Everything is checked BEFORE the handshake completes, so a
 // refused client gets a plain HTTP answer with a JSON body: credentials in headers only (a
@@ -17,8 +19,6 @@ import { CLOSE_RESTART, WsConnection } from "./ws-connection.ts";
 // when `workflow_id` is in the query, its validity (400) and ownership (404). The handshake counts
 // against the caller's stream-open limit (429) after authentication; from then on the 101 and any
 // refusal carry the X-RateLimit-* headers.
-
-export const WS_PATH = "/api/v1/stream/ws";
 
 /** Sec-WebSocket-Key: 16 bytes, base64 (RFC 6455 4.1), as `ws` checks it. */
 const KEY_RE = /^[+/0-9A-Za-z]{22}==$/;

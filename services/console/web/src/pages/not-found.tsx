@@ -2,7 +2,7 @@ import { href } from "../client-context.ts";
 
 export function NotFound() {
   return (
-    <article>
+    <article data-testid="not-found">
       <h2>Not found</h2>
       <p>
         There is no page here. <a href={href("/")}>Back to the tasks</a>.

@@ -1,15 +1,18 @@
 import { z } from "zod";
 import "@tog/edge"; // extends zod with .openapi()
+import { apiTaskStatus, EXECUTION_MODES, TASK_STATUSES } from "@tog/proto";
+import { EVENT_ENVELOPE_FIELDS } from "../tasks/response.schemas.ts";
 
 // Response bodies of the session routes, for the OpenAPI document (handlers check their output
 // against the input types with `satisfies`).
 
 const timestamp = () => z.string().openapi({ format: "date-time" });
 
+/** Every status in its response form, then the form of an unknown one. */
 const TASK_STATUS = z
-  .enum(["TASK_STATUS_QUEUED", "TASK_STATUS_RUNNING", "TASK_STATUS_COMPLETED", "TASK_STATUS_FAILED", "TASK_STATUS_CANCELLED", "TASK_STATUS_TIMEOUT", "TASK_STATUS_UNSPECIFIED"])
-  .openapi({ description: "Written as everywhere in the API (contract 3.1)." });
-const MODE = z.enum(["EXECUTION_MODE_SIMPLE", "EXECUTION_MODE_STANDARD", "EXECUTION_MODE_COMPLEX"]).openapi({
+  .enum([...TASK_STATUSES.map(apiTaskStatus), "TASK_STATUS_UNSPECIFIED"])
+  .openapi({ description: "Written as everywhere in the API." });
+const MODE = z.enum(EXECUTION_MODES).openapi({
   description: "The mode the run used; before it chose one, the requested mode's form (supervisor → COMPLEX), else STANDARD.",
 });
 
@@ -82,12 +85,7 @@ export const SessionHistorySchema = z
 
 export const TurnEventSchema = z
   .object({
-    workflow_id: z.string(),
-    type: z.string(),
-    agent_id: z.string(),
-    message: z.string(),
-    timestamp: timestamp(),
-    seq: z.number().int(),
+    ...EVENT_ENVELOPE_FIELDS,
     data: z.record(z.string(), z.unknown()).optional().openapi({ description: "The event's payload; only with include_payload=true." }),
   })
   .openapi("SessionTurnEvent");

@@ -1,20 +1,12 @@
 import { z } from "zod";
 import "@tog/edge"; // extends zod with .openapi()
-import { TITLE_MAX_CHARS } from "./title.ts";
+import { booleanWord, integerParam, MAX_OFFSET } from "../query-params.ts";
 
 // Query, path and body schemas of the session routes. Every rule carries its exact 400 text;
 // integers are digits only, an empty value is the same as an absent parameter (as GET /tasks).
 
-/** int32, like GET /tasks. */
-export const MAX_OFFSET = 2_147_483_647;
-
-function integerParam(name: string, min: number, max: number, fallback: number) {
-  const message = `Invalid ${name} parameter: must be an integer from ${min} to ${max}`;
-  return z.preprocess(
-    (v) => (v === undefined || v === "" ? fallback : typeof v === "string" && /^\d{1,16}$/.test(v) ? Number(v) : v),
-    z.int({ error: message }).min(min, message).max(max, message),
-  );
-}
+/** A session title, counted in Unicode code points (cleaning rules: services/session/src/sessions/title.ts). */
+export const TITLE_MAX_CHARS = 60;
 
 export const ListSessionsQuery = z.object({
   limit: integerParam("limit", 1, 100, 20).openapi({ type: "integer", description: "Page size, 1–100.", default: 20 }),
@@ -26,7 +18,7 @@ export const TurnsQuery = z.object({
   offset: integerParam("offset", 0, MAX_OFFSET, 0).openapi({ type: "integer", description: "Turns to skip, oldest first.", default: 0 }),
   include_payload: z
     .preprocess(
-      (v) => (v === undefined || v === "" ? false : typeof v === "string" ? ({ true: true, false: false, "1": true, "0": false } as Record<string, boolean>)[v.toLowerCase()] ?? v : v),
+      (v) => (v === undefined || v === "" ? false : booleanWord(v)),
       z.boolean({ error: "Invalid include_payload parameter: must be true or false" }),
     )
     .openapi({ type: "boolean", description: "Adds each event's `data`. true/false/1/0; default false.", default: false }),

@@ -1,38 +1,15 @@
 import { z } from "zod";
 import { TASK_STATUSES, type TaskStatus } from "@tog/proto";
-import { describeValue } from "./describe-value.ts";
-import { NAME_MAX_CHARS, SESSION_ID_MAX_CHARS } from "./submit-request.schema.ts";
+import { describeValue } from "../describe-value.ts";
+import { SESSION_ID_MAX_CHARS } from "./submit-request.schema.ts";
+import { NAME_MAX_CHARS } from "./task-context.ts";
+import { booleanWord, emptyToUndefined, integerParam, MAX_OFFSET, optionalIntegerParam } from "../query-params.ts";
 
 // Query parameters, path parameters and the small bodies of the task routes. Every rule carries
 // its exact 400 text. In query strings an empty value (`?limit=`) is the same as leaving the
 // parameter out; a repeated parameter is refused.
 
-/** int32 on the wire to the orchestrator. */
-export const MAX_OFFSET = 2_147_483_647;
-
-const emptyToUndefined = (v: unknown) => (v === "" ? undefined : v);
-
-function integerSchema(name: string, min: number, max: number) {
-  const message = `Invalid ${name} parameter: must be an integer from ${min} to ${max}`;
-  return z.int({ error: message }).min(min, message).max(max, message);
-}
-
-/** Digits only (no sign, exponent or spaces); anything else is left for the schema to refuse. */
-function toInteger(value: unknown): unknown {
-  return typeof value === "string" && /^\d{1,16}$/.test(value) ? Number(value) : value;
-}
-
-/** An integer query parameter in [min, max]; absent or empty → `fallback`. */
-export function integerParam(name: string, min: number, max: number, fallback: number) {
-  return z.preprocess((v) => (v === undefined || v === "" ? fallback : toInteger(v)), integerSchema(name, min, max));
-}
-
-/** An optional integer query parameter in [min, max]; empty is absent. */
-export function optionalIntegerParam(name: string, min: number, max: number) {
-  return z.preprocess((v) => toInteger(emptyToUndefined(v)), integerSchema(name, min, max).optional());
-}
-
-/** `CANCELED` is the contract's other spelling of CANCELLED. */
+/** `CANCELED` is accepted as the other spelling of CANCELLED (docs/api.md "Statuses and modes"). */
 const STATUS_ALIASES: Record<string, TaskStatus> = { CANCELED: "CANCELLED" };
 const STATUS_FILTER_VALUES = [...TASK_STATUSES, "CANCELED"] as const;
 
@@ -94,7 +71,7 @@ export const TimelineQuery = z.object({
     .preprocess(
       (v) => {
         const value = emptyToUndefined(v);
-        return typeof value === "string" ? ({ true: true, false: false, "1": true, "0": false } as Record<string, boolean>)[value.toLowerCase()] ?? value : value;
+        return booleanWord(value);
       },
       z.boolean({ error: (i) => `Invalid include_payloads parameter: ${describeValue(i.input)} (allowed: true, false)` }).optional(),
     )

@@ -88,15 +88,23 @@ export const TaskListSchema = z
   })
   .openapi("TaskList");
 
-/** The stored event (contract 6.1 plus trace_id), served exactly as it was emitted. */
+/**
+ * The fields every event of libs/events has before its `data` (its envelope), as responses
+ * describe them; `stream_id` and `trace_id` are added where a response carries them.
+ */
+export const EVENT_ENVELOPE_FIELDS = {
+  workflow_id: z.string(),
+  type: z.string(),
+  agent_id: z.string(),
+  message: z.string(),
+  timestamp: timestamp(),
+  seq: z.number().int(),
+};
+
+/** The stored event (libs/events `TaskEvent`), served exactly as it was emitted. */
 export const TaskEventSchema = z
   .object({
-    workflow_id: z.string(),
-    type: z.string(),
-    agent_id: z.string(),
-    message: z.string(),
-    timestamp: timestamp(),
-    seq: z.number().int(),
+    ...EVENT_ENVELOPE_FIELDS,
     stream_id: z.string().openapi({ description: "`<emit millis>-<seq>`." }),
     trace_id: z.string().openapi({ description: "W3C trace id of the task." }),
     data: z.record(z.string(), z.unknown()),

@@ -1,9 +1,10 @@
 import type { Request, RequestHandler } from "express";
 
-// Contract 4.1/4.7/4.8: JSON bodies use `Content-Type: application/json`. A request that carries
-// a body of another type is refused with 415 instead of being read as "no body" (which would
-// answer a misleading "Query is required"). A request without a body needs no Content-Type, so
-// `POST /tasks/{id}/cancel` can be sent bare.
+// JSON bodies use `Content-Type: application/json` (docs/api.md "Requests"). A request that
+// carries a body of another type is refused with 415 instead of being read as "no body" (which
+// would answer a misleading "Query is required" or "title is required"). A request without a
+// body needs no Content-Type, so `POST /tasks/{id}/cancel` can be sent bare. Mounted on every
+// route that reads a body, in the gateway and the session service.
 
 /** A 4xx error the edge's error mapper turns into `{"error": message}` with this status. */
 class UnsupportedMediaTypeError extends Error {
