@@ -189,7 +189,7 @@ function writeReport(startedAt: Date, rows: Row[]): string {
     ...rows.flatMap((r) => [
       `- **${r.scenario}**: ${r.description}. Recovery: ${r.recoveryMeaning}. Drain ${(r.drainMs / 1000).toFixed(1)} s.` +
         (r.notes.length ? ` ${r.notes.join("; ")}.` : "") +
-        (Object.keys(r.failedByStatus).length ? ` Failed requests: ${Object.entries(r.failedByStatus).map(([k, n]) => `${k} ×${n}`).join(", ")}.` : "") +
+        (Object.keys(r.failedByStatus).length ? ` Answers other than 2xx: ${Object.entries(r.failedByStatus).map(([k, n]) => `${k} ×${n}`).join(", ")}.` : "") +
         (r.error ? ` Error: ${r.error}` : ""),
     ]),
     "",

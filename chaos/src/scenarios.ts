@@ -433,11 +433,20 @@ const streamKill: Scenario = {
     );
     ctx.log(`SIGKILL ${victim.name}; routes now to ${survivor.name}`);
     const results = await Promise.all(followers);
+    // The permanent log may still be catching up with the bus: wait until it holds what the
+    // subscribers saw end (the terminal event's seq), at most 30 s.
+    const lastSeq = new Map<string, number>();
+    for (const r of results) lastSeq.set(r.taskId, Math.max(lastSeq.get(r.taskId) ?? 0, ...r.events.map((e) => e.seq as number)));
     const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
     await client.connect();
-    const logged = new Map(
-      (await client.query<{ id: string; n: number }>(`SELECT workflow_id::text AS id, count(*)::int AS n FROM task_events WHERE workflow_id = ANY($1::uuid[]) GROUP BY 1`, [tasks])).rows.map((r) => [r.id, r.n]),
-    );
+    let logged = new Map<string, number>();
+    for (const end = Date.now() + 30_000; ; ) {
+      logged = new Map(
+        (await client.query<{ id: string; n: number }>(`SELECT workflow_id::text AS id, count(*)::int AS n FROM task_events WHERE workflow_id = ANY($1::uuid[]) GROUP BY 1`, [tasks])).rows.map((r) => [r.id, r.n]),
+      );
+      if ([...lastSeq].every(([id, seq]) => (logged.get(id) ?? 0) >= seq) || Date.now() > end) break;
+      await sleep(250);
+    }
     await client.end();
     let gaps = 0;
     let duplicates = 0;
