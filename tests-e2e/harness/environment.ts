@@ -16,9 +16,25 @@ import {
   type Stack,
 } from "@tog/devstack";
 import type { TestDatabase } from "@tog/testkit";
+import { migrate } from "@tog/db";
+import pg from "pg";
 import { deleteNatsStreams, deleteRedisKeys } from "./cleanup.ts";
 import { e2eConfig } from "./config.ts";
 import { acquireInfrastructure, type Infrastructure } from "./infrastructure.ts";
+
+async function createOwnDatabase(adminUrl: string): Promise<TestDatabase> {
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query("CREATE DATABASE tog");
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = "/tog";
+  await migrate({ databaseUrl: url.toString() });
+  return { name: "tog", url: url.toString(), drop: async () => undefined };
+}
 
 export const KEYS_CLI = path.join(REPO_ROOT, "services/gateway/src/cli/keys.ts");
 
@@ -33,6 +49,12 @@ export interface E2eOptions {
   only?: string[];
   /** Replaces the service table (e.g. to add a test double of a service); default: devstack's SERVICES. */
   definitions?: readonly ServiceDefinition[];
+  /**
+   * Servers the test owns (own-servers.ts) instead of the machine's shared ones, so it may kill
+   * and restart them. `databaseAdminUrl` is a cluster of its own: a database is created and
+   * migrated there and left with the cluster.
+   */
+  servers?: { databaseAdminUrl: string; redisUrl: string; natsUrl: string };
 }
 
 export interface CreatedApiKey {
@@ -93,7 +115,9 @@ export interface E2eEnvironment {
  * NATS prefix, each service as its own OS process on a free port, and the router in front.
  */
 export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2eEnvironment> {
-  const { infra, testkit } = await acquireInfrastructure();
+  const acquired = options.servers ? undefined : await acquireInfrastructure();
+  const testkit = acquired?.testkit ?? (await import("@tog/testkit"));
+  const infra: Infrastructure = acquired?.infra ?? { ...options.servers!, kind: "local", stop: async () => undefined };
   const id = testkit.uniqueId("e2e");
   const natsPrefix = id;
   const redisKeyPrefix = `${id}:`;
@@ -119,7 +143,7 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
   };
 
   try {
-    database = await testkit.createTestDatabase();
+    database = options.servers ? await createOwnDatabase(options.servers.databaseAdminUrl) : await testkit.createTestDatabase();
     const db = database;
     cleanups.push({ name: "drop database", run: () => db.drop() });
     cleanups.push({ name: "delete redis keys", run: () => deleteRedisKeys(infra.redisUrl, redisKeyPrefix) });

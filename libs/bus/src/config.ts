@@ -20,8 +20,11 @@ export const busConfigShape = {
   EVENTS_MAX_AGE_SECONDS: envInt(3_600, 1).describe(
     "How long the EVENTS stream keeps workflow events (the real-time replay window for streaming clients); older events are read from the database.",
   ),
-  RUN_ACK_WAIT_SECONDS: envInt(30, 1, 3_600).describe(
-    "A run held by a worker that stops heartbeating (crashed, frozen) is redelivered to another worker after this long; workers heartbeat at a third of it.",
+  RUN_ACK_WAIT_SECONDS: envInt(3, 1, 3_600).describe(
+    "A run held by a worker that stops heartbeating (crashed, frozen) is redelivered to another worker after this long; workers heartbeat at a third of it. With RUN_LEASE_MS it bounds how soon a crashed worker's runs restart elsewhere.",
+  ),
+  NATS_STREAM_REPLICAS: envInt(1, 1, 5).describe(
+    "Copies of each JetStream stream (bus:setup): 1 on a single server; 3 on a 3-server cluster, so losing one server interrupts nothing (docs/reliability.md).",
   ),
   RUNS_MAX_PENDING: envInt(1_000_000, 1).describe(
     "Queued runs the RUNS stream holds; beyond it submissions are refused with 503 (System overloaded) instead of queueing without bound.",
@@ -34,11 +37,13 @@ export function topologyOptionsOf(config: {
   EVENTS_MAX_AGE_SECONDS: number;
   RUN_ACK_WAIT_SECONDS: number;
   RUNS_MAX_PENDING: number;
+  NATS_STREAM_REPLICAS?: number;
 }) {
   return {
     prefix: config.NATS_PREFIX,
     eventsMaxAgeSeconds: config.EVENTS_MAX_AGE_SECONDS,
     runAckWaitSeconds: config.RUN_ACK_WAIT_SECONDS,
     runsMaxPending: config.RUNS_MAX_PENDING,
+    replicas: config.NATS_STREAM_REPLICAS ?? 1,
   };
 }

@@ -11,9 +11,9 @@ export interface BusOptions {
   /** Subject prefix; stream names use it upper-cased. */
   prefix: string;
   logger: Logger;
-  /** Base wait between reconnect attempts (default 2000 ms). */
+  /** Base wait between reconnect attempts (default 500 ms: back within about a second of the server, docs/reliability.md). */
   reconnectTimeWaitMs?: number;
-  /** Upper bound of the random delay added to each wait (default 1000 ms), so clients don't reconnect in lockstep. */
+  /** Upper bound of the random delay added to each wait (default 500 ms), so clients don't reconnect in lockstep. */
   reconnectJitterMs?: number;
   /** Client PING interval; two missed PONGs mark the connection stale and trigger a reconnect (default 20 s). */
   pingIntervalMs?: number;
@@ -55,8 +55,8 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
       servers,
       name: options.name,
       maxReconnectAttempts: -1,
-      reconnectTimeWait: options.reconnectTimeWaitMs ?? 2_000,
-      reconnectJitter: options.reconnectJitterMs ?? 1_000,
+      reconnectTimeWait: options.reconnectTimeWaitMs ?? 500,
+      reconnectJitter: options.reconnectJitterMs ?? 500,
       pingInterval: options.pingIntervalMs ?? 20_000,
       maxPingOut: 2,
       // Otherwise every request (each JetStream publish) builds an Error for its stack up front,

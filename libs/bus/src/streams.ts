@@ -6,16 +6,18 @@ import type { ConsumerDefinition, StreamDefinition } from "./provisioning.ts";
 //   <prefix>.events.<workflow_id>   EVENTS  (limits, file, max_age = EVENTS_MAX_AGE_SECONDS)
 //                                   consumer "event-persister": all events, explicit ack
 //   <prefix>.runs.<workflow_id>     RUNS    (work queue, file)
-//                                   consumer "run-workers": explicit ack, bounded redelivery
+//                                   consumer "run-workers": explicit ack, unlimited redelivery
 
 export interface TopologyOptions {
   prefix: string;
   /** EVENTS retention; default 3600 s. */
   eventsMaxAgeSeconds?: number;
-  /** How long a worker may hold a run without a heartbeat before it is redelivered; default 30 s. */
+  /** How long a worker may hold a run without a heartbeat before it is redelivered; default 3 s. */
   runAckWaitSeconds?: number;
   /** Runs the queue holds before refusing new ones (submit answers 503); default 1,000,000. */
   runsMaxPending?: number;
+  /** Copies of each stream in a JetStream cluster (1, or 3 to survive the loss of a server); default 1. */
+  replicas?: number;
 }
 
 /** Msg-id dedupe window of both streams. */
@@ -52,6 +54,7 @@ export function eventsStream(options: TopologyOptions): StreamDefinition {
     maxAgeMs: (options.eventsMaxAgeSeconds ?? 3_600) * 1_000,
     duplicateWindowMs: Math.min(DUPLICATE_WINDOW_MS, (options.eventsMaxAgeSeconds ?? 3_600) * 1_000),
     discard: "old",
+    replicas: options.replicas ?? 1,
   };
 }
 
@@ -66,8 +69,11 @@ export function runsStream(options: TopologyOptions): StreamDefinition {
     // Never drop queued work silently: with a limit, refuse new runs instead.
     discard: "new",
     maxMsgs: options.runsMaxPending ?? 1_000_000,
+    replicas: options.replicas ?? 1,
   };
 }
+
+export const DEFAULT_RUN_ACK_WAIT_SECONDS = 3;
 
 /** Durable pull consumer shared by all workers (each run goes to one worker). */
 export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition {
@@ -78,9 +84,12 @@ export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition
     filterSubject: systemSubjects(options.prefix).allRuns,
     ackPolicy: "explicit",
     deliverPolicy: "all",
-    // A worker that holds a run longer must call msg.working() to extend it.
-    ackWaitMs: (options.runAckWaitSeconds ?? 30) * 1_000,
-    maxDeliver: 10,
+    // A worker that holds a run longer must call msg.working() to extend it. Short, so a crashed
+    // worker's runs are redelivered within seconds (docs/reliability.md "Worker crash").
+    ackWaitMs: (options.runAckWaitSeconds ?? DEFAULT_RUN_ACK_WAIT_SECONDS) * 1_000,
+    // Unlimited: a run is never dropped because PostgreSQL was down for a while (each failed
+    // delivery is nak'd with a growing delay) or because duplicate deliveries met a live lease.
+    maxDeliver: -1,
     maxAckPending: 1_000,
   };
 }

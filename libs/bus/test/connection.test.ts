@@ -17,7 +17,8 @@ describe("busConfigShape", () => {
       NATS_URL: "nats://127.0.0.1:4222",
       NATS_PREFIX: "tog",
       EVENTS_MAX_AGE_SECONDS: 3_600,
-      RUN_ACK_WAIT_SECONDS: 30,
+      RUN_ACK_WAIT_SECONDS: 3,
+      NATS_STREAM_REPLICAS: 1,
       RUNS_MAX_PENDING: 1_000_000,
     });
     expect(loadConfig(busConfigShape, { NATS_PREFIX: "tog-prod_2", EVENTS_MAX_AGE_SECONDS: "60" })).toMatchObject({

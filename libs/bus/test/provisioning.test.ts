@@ -112,8 +112,8 @@ describe("ensureStreams / ensureConsumers", () => {
       ack_policy: "explicit",
       deliver_policy: "all",
       filter_subject: `${bus.prefix}.runs.>`,
-      ack_wait: 30 * SECOND_NS,
-      max_deliver: 10,
+      ack_wait: 3 * SECOND_NS,
+      max_deliver: -1,
       max_ack_pending: 1_000,
     });
     expect(workers.config.deliver_subject).toBeUndefined();

@@ -90,10 +90,12 @@ export class UpstreamUnavailableError extends AppError {
   }
 }
 
-/** We are shedding load (503). */
+/** We are shedding load or a dependency is briefly gone (503); the client may retry after `retryAfterSeconds`. */
 export class OverloadedError extends AppError {
-  constructor(message = "Service overloaded", options?: AppErrorOptions) {
+  readonly retryAfterSeconds: number;
+  constructor(message = "Service overloaded", options?: AppErrorOptions & { retryAfterSeconds?: number }) {
     super("OVERLOADED", message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds ?? 1;
   }
 }
 
@@ -106,4 +108,30 @@ export class ConfigError extends AppError {
 
 export function isAppError(value: unknown): value is AppError {
   return value instanceof AppError;
+}
+
+// SQLSTATEs of a database that is gone or restarting: connection exceptions (class 08),
+// admin/crash shutdown and "starting up" (57P01–57P03).
+const UNAVAILABLE_SQLSTATE = /^(08...|57P0[123])$/;
+const UNAVAILABLE_ERRNO = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENOTCONN"]);
+// Prisma's codes for an unreachable or closed database; pg's text for a connection cut mid-query.
+const UNAVAILABLE_PRISMA = new Set(["P1001", "P1002", "P1017"]);
+const UNAVAILABLE_TEXT =
+  /Connection terminated|connection (?:is )?closed|Client has encountered a connection error|timeout exceeded when trying to connect|Can't reach database server|Code: `(?:08[0-9A-Z]{3}|57P0[123])`/i;
+
+/**
+ * Whether a failure means a dependency (PostgreSQL, Redis, a socket) is briefly unreachable
+ * rather than a bug: such errors answer 503 with Retry-After instead of 500
+ * (docs/reliability.md). Looks through `cause` chains and AggregateErrors.
+ */
+export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
+  if (depth > 6 || err === null || typeof err !== "object") return false;
+  const e = err as { code?: unknown; errno?: unknown; message?: unknown; cause?: unknown; errors?: unknown; meta?: { code?: unknown } };
+  for (const code of [e.code, e.meta?.code]) {
+    if (typeof code !== "string") continue;
+    if (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code) || UNAVAILABLE_PRISMA.has(code)) return true;
+  }
+  if (typeof e.message === "string" && UNAVAILABLE_TEXT.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDependencyUnavailable(x, depth + 1))) return true;
+  return isDependencyUnavailable(e.cause, depth + 1);
 }

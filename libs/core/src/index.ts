@@ -6,6 +6,7 @@ export {
   type ErrorCode,
   ForbiddenError,
   isAppError,
+  isDependencyUnavailable,
   NotFoundError,
   OverloadedError,
   PayloadTooLargeError,

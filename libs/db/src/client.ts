@@ -24,6 +24,14 @@ export function createDbPool(options: Pick<DbClientOptions, "databaseUrl" | "poo
   const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax ?? 10 });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
+  // Nor a checked-out one: pg-pool drops its listener on checkout, and a client held between
+  // statements (the submit transaction while it publishes the run) whose connection the server
+  // cuts emits 'error' with nobody listening, which killed the orchestrator when PostgreSQL
+  // restarted (docs/reliability.md "PostgreSQL"). The failure still reaches the holder: its next
+  // query rejects, and the broken client is discarded on release.
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
   return pool;
 }
 

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, Response } from "express";
-import { AppError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
+import { AppError, isDependencyUnavailable, OverloadedError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
 
 // The one place where errors become HTTP responses. Every body is `{"error": "..."}`
 // (plus the error's own details, e.g. `retry_after`); unknown errors become a 500 whose
@@ -28,6 +28,8 @@ export function sendError(res: Response, err: AppError): void {
     res.setHeader("Retry-After", String(err.retryAfterSeconds));
     res.setHeader("X-RateLimit-Remaining", "0");
   }
+  // Every 503 says when to come back, so clients back off instead of hammering (docs/reliability.md).
+  if (err instanceof OverloadedError) res.setHeader("Retry-After", String(err.retryAfterSeconds));
   jsonError(res, statusOf(err), { error: err.message, ...err.details });
 }
 
@@ -56,7 +58,10 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof AppError) {
-      if (statusOf(err) >= 500) logger.error({ err, path: req.path }, "request failed");
+      // Shedding (503 Overloaded) is the designed answer to too much load, counted by the HTTP
+      // metrics; an error line per shed request made the overload itself worse.
+      if (err.code === "OVERLOADED") logger.debug({ err, path: req.path }, "request shed");
+      else if (statusOf(err) >= 500) logger.error({ err, path: req.path }, "request failed");
       sendError(res, err);
       return;
     }
@@ -74,6 +79,12 @@ export function createErrorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (typeof status === "number" && status >= 400 && status < 500 && e.expose !== false) {
       jsonError(res, status, { error: e.message ?? "Bad request" });
+      return;
+    }
+    if (isDependencyUnavailable(err)) {
+      // A database or Redis restarting is not a bug: the client may retry shortly.
+      logger.warn({ err, path: req.path }, "dependency unavailable");
+      sendError(res, new OverloadedError("Service temporarily unavailable", { cause: err }));
       return;
     }
     logger.error({ err, path: req.path }, "unhandled error");

@@ -17,7 +17,10 @@ import type { Redis } from "@tog/redis";
 // cache" in between). Duplicates poll the cache and the lock: a cached response is replayed,
 // a vanished lock without a cache entry (the first failed) lets the waiter run itself, and
 // after `waitTimeoutMs` the answer is 409. The lock expires on its own (crash safety).
-// Redis unreachable with an Idempotency-Key → 503: we do not risk running a duplicate.
+// Redis unreachable with an Idempotency-Key → 503 with Retry-After: we do not risk running a
+// duplicate. A route whose handler also deduplicates durably (task submit: the identity is
+// stored on the task row under a unique index, docs/reliability.md "Idempotency") passes
+// `whenStoreDown: "continue"` and keeps serving without Redis.
 
 export interface IdempotencyOptions {
   redis: Redis;
@@ -30,6 +33,11 @@ export interface IdempotencyOptions {
   lockTtlMs?: number;
   /** Prefix under the client's keyPrefix; default `idem`. */
   keyPrefix?: string;
+  /**
+   * Redis unreachable: "refuse" (default) answers 503; "continue" runs the handler without lock
+   * or cache, for handlers that deduplicate by `req.idempotency` themselves.
+   */
+  whenStoreDown?: "refuse" | "continue";
 }
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
@@ -65,6 +73,7 @@ export function createIdempotency(options: IdempotencyOptions): RequestHandler {
       throw new ValidationError(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`);
     }
     const hash = identity(req, key);
+    req.idempotency = { keyHash: hash, ttlSeconds: options.ttlSeconds };
     const cacheKey = `${prefix}:${hash}`;
     const lockKey = `${prefix}:${hash}:lock`;
     const token = randomUUID();
@@ -96,6 +105,10 @@ export function createIdempotency(options: IdempotencyOptions): RequestHandler {
     } catch (err) {
       if (err instanceof ConflictError) throw err;
       logger?.warn({ err }, "idempotency store unavailable");
+      if (options.whenStoreDown === "continue") {
+        next();
+        return;
+      }
       throw new OverloadedError("Idempotency store unavailable", { cause: err });
     }
 

@@ -20,6 +20,11 @@ declare global {
       principal?: Principal;
       /** Trace id of this request (from a valid traceparent, or new). */
       traceId?: string;
+      /**
+       * Set by the idempotency middleware for a request with an Idempotency-Key: its identity
+       * (sha256 hex) and replay TTL, for handlers that also deduplicate durably (task submit).
+       */
+      idempotency?: { keyHash: string; ttlSeconds: number };
     }
   }
 }

@@ -27,9 +27,25 @@ export type OrchestratorClient = TaskOrchestrator & {
 const CHANNEL_OPTIONS: ChannelOptions = {
   // Event pages and timelines with payloads can outgrow gRPC's 4 MiB default.
   "grpc.max_receive_message_length": 64 * 1024 * 1024,
+  // An orchestrator that restarted is used again within about 2 s (grpc-js waits up to 120 s by
+  // default), so a rolling restart never finds every backend still in back-off.
+  "grpc.initial_reconnect_backoff_ms": 250,
+  "grpc.max_reconnect_backoff_ms": 2_000,
   // With a dns:/// target naming several orchestrators, spread calls over all of them
   // instead of pinning every call to the first address.
-  "grpc.service_config": JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }),
+  // A call that meets an orchestrator going away (rolling restart: GOAWAY, a connection cut
+  // before the call was answered) is tried again on another one within the same deadline
+  // (docs/reliability.md "Rolling restart"). The server answers UNAVAILABLE only when it did
+  // nothing; a submit whose answer was lost after the work is covered by Idempotency-Key.
+  "grpc.service_config": JSON.stringify({
+    loadBalancingConfig: [{ round_robin: {} }],
+    methodConfig: [
+      {
+        name: [{ service: ORCHESTRATOR_SERVICE_NAME }],
+        retryPolicy: { maxAttempts: 4, initialBackoff: "0.05s", maxBackoff: "0.5s", backoffMultiplier: 2, retryableStatusCodes: ["UNAVAILABLE"] },
+      },
+    ],
+  }),
 };
 
 // Codes the transport produced or that hide their cause: worth a warning on the gateway.

@@ -7,6 +7,7 @@ import { Metadata, status, type ServiceError, type StatusObject } from "@grpc/gr
 import {
   AppError,
   ConflictError,
+  isDependencyUnavailable,
   ForbiddenError,
   NotFoundError,
   OverloadedError,
@@ -53,6 +54,8 @@ const asciiJson = (value: unknown) =>
 
 /** The status (with trailers) a server answers for an error thrown by its implementation. */
 export function errorToStatus(err: unknown): Pick<StatusObject, "code" | "details" | "metadata"> {
+  // The database restarting is not an internal failure: the caller answers 503 and retries.
+  if (isInternal(err) && isDependencyUnavailable(err)) err = new OverloadedError("Service temporarily unavailable", { cause: err });
   const metadata = new Metadata();
   if (isInternal(err)) {
     metadata.set(ERROR_CODE_KEY, "INTERNAL");

@@ -27,6 +27,11 @@ export interface SubmitTaskCommand {
   context: Record<string, unknown>;
   /** Submitted through POST /tasks/stream. */
   streaming: boolean;
+  /**
+   * A request with an Idempotency-Key: its identity (sha256 hex, libs/edge idempotency.ts) and
+   * how long a repeat replays. A repeat within the TTL returns the earlier task (`replayed`).
+   */
+  idempotency?: { keyHash: string; ttlSeconds: number } | undefined;
 }
 
 export interface SubmitTaskResult {
@@ -37,6 +42,8 @@ export interface SubmitTaskResult {
   sessionRef: string;
   status: TaskStatus;
   createdAt: string;
+  /** The earlier task of the same idempotency identity, not a new one. */
+  replayed?: boolean;
 }
 
 export interface TaskUsage {

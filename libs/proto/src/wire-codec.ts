@@ -120,6 +120,8 @@ export function encodeSubmitTaskRequest(c: SubmitTaskCommand): Complete<SubmitTa
     mode: requestModeToWire(c.mode),
     context_json: JSON.stringify(c.context),
     streaming: c.streaming,
+    idempotency_key: c.idempotency?.keyHash,
+    idempotency_ttl_seconds: c.idempotency?.ttlSeconds ?? 0,
   };
 }
 
@@ -135,6 +137,8 @@ export function decodeSubmitTaskRequest(r: SubmitTaskRequest__Output): SubmitTas
     mode: requestModeFromWire(r.mode, "request", "mode"),
     context: context as Record<string, unknown>,
     streaming: r.streaming,
+    idempotency:
+      r.idempotency_key === undefined ? undefined : { keyHash: r.idempotency_key, ttlSeconds: Math.max(1, r.idempotency_ttl_seconds) },
   };
 }
 
@@ -145,6 +149,7 @@ export function encodeSubmitTaskResponse(r: SubmitTaskResult): Complete<SubmitTa
     session_ref: r.sessionRef,
     status: statusToWire(r.status),
     created_at: r.createdAt,
+    replayed: r.replayed ?? false,
   };
 }
 
@@ -155,6 +160,7 @@ export function decodeSubmitTaskResponse(r: SubmitTaskResponse__Output): SubmitT
     sessionRef: r.session_ref,
     status: requiredStatus(r.status, "response", "status"),
     createdAt: r.created_at,
+    ...(r.replayed ? { replayed: true } : {}),
   };
 }
 

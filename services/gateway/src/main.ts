@@ -72,7 +72,14 @@ try {
     limits,
     idempotency,
     tokens,
-    modules: [tokenRoutes, taskRoutes({ orchestrator })],
+    modules: [
+      tokenRoutes,
+      taskRoutes({
+        orchestrator,
+        // The task row keeps the identity (unique per user): submits go on while Redis is down.
+        submitIdempotency: createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger, whenStoreDown: "continue" }),
+      }),
+    ],
     cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
     maxBodyBytes: config.MAX_BODY_BYTES,
     readinessChecks: [postgresCheck(db), redisCheck(redis), pingCheck("orchestrator", orchestrator)],

@@ -39,8 +39,8 @@ export const workerConfigShape = {
   AGENT_TIMEOUT_SECONDS: envInt(600, 1).describe("A run still going after this long (from its first start) ends as TIMEOUT."),
   APPROVAL_TIMEOUT_SECONDS: envInt(3_600, 1).describe("How long a workflow waits for a human approval decision before it counts as timed out."),
   WORKER_CONCURRENCY: envInt(64, 1, 10_000).describe("Runs one worker process executes at once."),
-  RUN_LEASE_MS: envInt(15_000, 500).describe(
-    "Lease a worker holds on a running task, renewed at a third of it; a crashed worker's task can be taken over once it lapses.",
+  RUN_LEASE_MS: envInt(3_000, 500).describe(
+    "Lease a worker holds on a running task, renewed at a third of it (one statement per worker process for all its runs); a crashed worker's task can be taken over once it lapses.",
   ),
   MAX_TOOL_ITERATIONS: envInt(8, 1, 100).describe("Tool-calling rounds an agent may take before it must answer (standard mode)."),
 } satisfies ConfigShape;

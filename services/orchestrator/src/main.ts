@@ -11,6 +11,7 @@ import { builtinTools, createToolRegistry } from "@tog/tools";
 import { loadOrchestratorConfig } from "./config.ts";
 import { buildTimeline, createEventHistoryRepository, startEventPersister, startRetentionJob } from "./events/index.ts";
 import { validateTaskSpec } from "./flows/index.ts";
+import { QueueBreaker } from "./tasks/queue-breaker.ts";
 import { TaskService } from "./tasks/task.service.ts";
 import { orchestratorMetrics, registerQueueMetrics } from "./metrics.ts";
 
@@ -60,6 +61,7 @@ try {
     listEvents: (q) => history.listEvents(q),
     buildTimeline: (q) => buildTimeline({ db, ...q }),
     onSubmitted: series.onSubmitted,
+    queueBreaker: new QueueBreaker({ ping: (timeoutMs) => bus.ping(timeoutMs), logger }),
   });
 
   if (config.EVENT_PERSISTER === "on") {

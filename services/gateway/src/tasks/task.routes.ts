@@ -1,4 +1,4 @@
-import type { Request, Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import type { z } from "zod";
 import { mountRoute, requireJsonBody } from "@tog/edge";
 import type { TaskOrchestrator } from "@tog/proto";
@@ -33,6 +33,11 @@ import { taskIdOrNotFound } from "./task-ids.ts";
 
 export interface TaskRoutesOptions {
   orchestrator: TaskOrchestrator;
+  /**
+   * Idempotency-Key handling of the two submit routes, instead of the context's: one that keeps
+   * serving while Redis is down, since the task row deduplicates durably. Default: the context's.
+   */
+  submitIdempotency?: RequestHandler;
 }
 
 export { TASK_LIST_RPM };
@@ -50,12 +55,19 @@ export function sessionHeader(ref: string): string {
 export function taskRoutes(options: TaskRoutesOptions): RouteModule {
   const { orchestrator } = options;
   return (ctx: RouteContext) => {
-    const { router, auth, limits, idempotency } = ctx;
+    const { router, auth, limits } = ctx;
+    const idempotency = options.submitIdempotency ?? ctx.idempotency;
     const userId = (req: Request) => req.principal!.userId;
 
     const sendSubmission = async (req: Request, res: Response, body: SubmitTaskBody, streaming: boolean) => {
-      const command = toSubmitCommand(userId(req), body, streaming);
+      // With an Idempotency-Key the task row keeps the request's identity, so a repeat replays
+      // even after Redis lost the cached response (docs/reliability.md "Idempotency").
+      const command = { ...toSubmitCommand(userId(req), body, streaming), idempotency: req.idempotency };
       const submitted = await withFailureMessage("Failed to submit task", () => orchestrator.submitTask(command));
+      if (submitted.replayed) {
+        res.setHeader("X-Idempotency-Cached", "true");
+        res.setHeader("X-Idempotency-Key", req.get("Idempotency-Key") ?? "");
+      }
       res.setHeader("X-Workflow-ID", submitted.taskId);
       res.setHeader("X-Session-ID", sessionHeader(submitted.sessionRef));
       return submitted;

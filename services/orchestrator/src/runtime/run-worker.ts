@@ -27,6 +27,8 @@ export interface RunWorker {
   stop(): Promise<void>;
 }
 
+const MAX_RETRY_DELAY_MS = 5_000;
+
 export async function startRunWorker(options: RunWorkerOptions): Promise<RunWorker> {
   const { bus, runner, logger } = options;
   const consumer = await bus.js.consumers.get(bus.streamName("RUNS"), RUN_WORKERS);
@@ -72,7 +74,9 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
       }, { spanName: "run.execute", attributes: { "task.id": taskId } });
     } catch (err) {
       logger.error({ err, taskId }, "run failed; it will be redelivered");
-      msg.nak(1_000);
+      // Deliveries are unlimited (a run must not be dropped while PostgreSQL is down), so a run
+      // that keeps failing backs off instead of spinning.
+      msg.nak(Math.min(MAX_RETRY_DELAY_MS, 500 * msg.info.deliveryCount));
       options.onRunEnd?.("error");
     } finally {
       clearInterval(working);

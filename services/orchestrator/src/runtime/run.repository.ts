@@ -5,6 +5,7 @@ import type { TaskEvent } from "@tog/events";
 import type { TaskSpec } from "./workflow-context.ts";
 import { CheckpointBatcher } from "./checkpoint-batcher.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { LeaseKeeper, type LeaseHolder, type LeaseState } from "./lease-keeper.ts";
 
 // The runtime's view of the `tasks` row: claiming a run under a lease, heartbeats that extend
 // it and report cancellation, and the final write. Every write after the claim is fenced by
@@ -87,6 +88,7 @@ export class RunRepository {
   readonly #checkpoints: CheckpointBatcher;
   readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
   readonly #finishes: GroupCommit<FinishRequest, boolean>;
+  readonly #keepers = new Map<string, LeaseKeeper>();
 
   /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
   constructor(options: { db: Db; pool: DbPool }) {
@@ -162,14 +164,23 @@ export class RunRepository {
     return claims.map((c) => found.get(c.taskId.toLowerCase()));
   }
 
-  /** Extends the lease; null when it was lost. Reports a pending cancellation. */
-  async heartbeat(taskId: string, owner: string, leaseMs: number): Promise<{ cancelRequested: boolean; cancelReason: string | null } | null> {
-    const rows = await this.#db.$queryRaw<{ cancel_requested_at: Date | null; cancel_reason: string | null }[]>`
-      UPDATE tasks SET lease_expires_at = now() + ${leaseMs} * interval '1 millisecond'
-      WHERE id = ${taskId}::uuid AND lease_owner = ${owner} AND status = 'RUNNING'
-      RETURNING cancel_requested_at, cancel_reason`;
-    const row = rows[0];
-    return row ? { cancelRequested: row.cancel_requested_at !== null, cancelReason: row.cancel_reason } : null;
+  /**
+   * Keeps the lease on a claimed task alive (renewed at a third of `leaseMs`) until the returned
+   * function is called. All leases of one owner are renewed by one statement per tick.
+   */
+  holdLease(taskId: string, owner: string, leaseMs: number, holder: LeaseHolder): () => void {
+    const key = `${owner}\u0000${leaseMs}`;
+    let keeper = this.#keepers.get(key);
+    if (!keeper) {
+      keeper = new LeaseKeeper({ intervalMs: Math.max(200, Math.floor(leaseMs / 3)), renew: (ids) => this.#renewLeases(ids, owner, leaseMs) });
+      this.#keepers.set(key, keeper);
+    }
+    return keeper.hold(taskId, holder);
+  }
+
+  async #renewLeases(taskIds: string[], owner: string, leaseMs: number): Promise<Map<string, LeaseState>> {
+    const res = await this.#pool.query<{ id: string; cancel_requested: boolean; cancel_reason: string | null }>(RENEW_LEASES_SQL, [taskIds, owner, leaseMs]);
+    return new Map(res.rows.map((r) => [r.id, { cancelRequested: r.cancel_requested, cancelReason: r.cancel_reason }]));
   }
 
   async cancelState(taskId: string): Promise<{ cancelRequested: boolean; cancelReason: string | null }> {
@@ -264,6 +275,11 @@ export class RunRepository {
   }
 
 }
+
+const RENEW_LEASES_SQL = `
+  UPDATE tasks SET lease_expires_at = now() + $3 * interval '1 millisecond'
+  WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND status = 'RUNNING'
+  RETURNING id::text, cancel_requested_at IS NOT NULL AS cancel_requested, cancel_reason`;
 
 /** Pauses before each fast claim attempt: about 50 ms in all before the locking path. */
 const CLAIM_RETRY_PAUSES_MS = [0, 2, 4, 8, 16, 20];

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { publishSessionChanged, type Bus } from "@tog/bus";
 import { executionModeOf } from "@tog/proto";
 import type { Catalog } from "@tog/catalog";
-import type { Logger } from "@tog/core";
+import { isDependencyUnavailable, type Logger } from "@tog/core";
 import { terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
 import type { ChatMessage, LlmRouter } from "@tog/providers";
 import type { ToolRegistry } from "@tog/tools";
@@ -130,15 +130,13 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
 
   const deadlineIn = claimed.deadlineAt.getTime() - Date.now();
   const deadline = setTimeout(() => stop({ kind: "timeout" }), Math.max(0, deadlineIn));
-  const heartbeat = setInterval(() => {
-    runs
-      .heartbeat(claimed.id, deps.workerId, deps.leaseMs)
-      .then((state) => {
-        if (!state) stop({ kind: "lost" });
-        else if (state.cancelRequested) stop({ kind: "cancel", reason: state.cancelReason });
-      })
-      .catch((err: unknown) => log.warn({ err }, "lease heartbeat failed"));
-  }, Math.max(200, Math.floor(deps.leaseMs / 3)));
+  const releaseLease = runs.holdLease(claimed.id, deps.workerId, deps.leaseMs, {
+    onRenewed: (state) => {
+      if (state.cancelRequested) stop({ kind: "cancel", reason: state.cancelReason });
+    },
+    onLost: () => stop({ kind: "lost" }),
+    onError: (err) => log.warn({ err }, "lease heartbeat failed"),
+  });
 
   const task: TaskInfo = {
     id: claimed.id,
@@ -183,6 +181,12 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     await cancelCheck;
 
     const reason = stopReason();
+    // PostgreSQL (or another dependency) briefly gone is not the task's failure: hand the run
+    // back (nak with back-off) and resume it from the checkpoints once it is reachable again.
+    if (outcome === undefined && reason === undefined && isDependencyUnavailable(failure)) {
+      log.warn({ err: failure }, "run interrupted: a dependency is unavailable; it will be retried");
+      throw failure;
+    }
     if (outcome === undefined && (reason?.kind === "shutdown" || reason?.kind === "lost" || emitter.failure)) {
       if (reason?.kind === "shutdown") {
         await emitter.flush().catch(() => undefined);
@@ -227,7 +231,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     throw err;
   } finally {
     clearTimeout(deadline);
-    clearInterval(heartbeat);
+    releaseLease();
     shutdown.removeEventListener("abort", onShutdown);
     unlisten();
     emitter.close();

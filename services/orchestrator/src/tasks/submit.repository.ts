@@ -16,12 +16,19 @@ export interface NewTask {
   traceId: string;
   traceparent: string | null;
   tokenBudget: number;
+  /** Identity of a request with an Idempotency-Key (sha256 hex) and how long a repeat replays. */
+  idempotency?: { keyHash: string; ttlSeconds: number } | undefined;
 }
 
-export interface SubmittedTask {
-  session: ResolvedSession;
-  createdAt: Date;
-}
+export type SubmitOutcome =
+  | { kind: "created"; session: ResolvedSession; createdAt: Date }
+  /** A task with the same idempotency identity exists (created within the TTL): nothing was written. */
+  | { kind: "existing"; taskId: string; sessionId: string; status: string; createdAt: Date };
+
+/** ON CONFLICT target of the partial unique index (migration 20261124200000_task_idempotency_key). */
+const ON_KEY_CONFLICT = " ON CONFLICT (user_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING";
+
+class DuplicateKey extends Error {}
 
 export class SubmitRepository {
   readonly #pool: DbPool;
@@ -30,7 +37,44 @@ export class SubmitRepository {
     this.#pool = options.pool;
   }
 
-  async submit(task: NewTask, enqueue: () => Promise<void>): Promise<SubmittedTask> {
+  /**
+   * Inserts the task and queues its run in one transaction. With an idempotency identity the
+   * same INSERT detects a repeat (ON CONFLICT): the transaction is rolled back and the earlier
+   * task returned; an earlier task older than the TTL gives up its identity and the submit is
+   * tried once more (contract 4.1: after the TTL the same key creates a new task).
+   */
+  async submit(task: NewTask, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.#insert(task, enqueue);
+      } catch (err) {
+        if (!(err instanceof DuplicateKey) || !task.idempotency || attempt > 1) throw err;
+        const existing = await this.#existing(task.userId, task.idempotency.keyHash, task.idempotency.ttlSeconds, attempt === 0);
+        if (existing) return existing;
+      }
+    }
+  }
+
+  /** The task holding the identity, if within the TTL; otherwise (when allowed) frees the identity. */
+  async #existing(userId: string, keyHash: string, ttlSeconds: number, mayExpire: boolean): Promise<SubmitOutcome | undefined> {
+    const res = await this.#pool.query<{ id: string; session_id: string; status: string; created_at: Date; live: boolean }>(
+      `SELECT id::text, session_id::text, status, created_at, created_at > now() - $3 * interval '1 second' AS live
+       FROM tasks WHERE user_id = $1::uuid AND idempotency_key = $2`,
+      [userId, keyHash, ttlSeconds],
+    );
+    const row = res.rows[0];
+    if (row && (row.live || !mayExpire)) return { kind: "existing", taskId: row.id, sessionId: row.session_id, status: row.status, createdAt: row.created_at };
+    if (row) {
+      await this.#pool.query(
+        `UPDATE tasks SET idempotency_key = NULL WHERE user_id = $1::uuid AND idempotency_key = $2 AND created_at <= now() - $3 * interval '1 second'`,
+        [userId, keyHash, ttlSeconds],
+      );
+    }
+    return undefined;
+  }
+
+  async #insert(task: NewTask, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
+    const key = task.idempotency?.keyHash;
     const client = await this.#pool.connect();
     try {
       let session: ResolvedSession;
@@ -45,26 +89,33 @@ export class SubmitRepository {
            WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(${lit(task.id)}, 0))),
                 s AS (INSERT INTO sessions (id, user_id, token_budget, task_count)
                       SELECT ${lit(sessionId)}::uuid, ${lit(task.userId)}::uuid, ${Math.trunc(task.tokenBudget)}, 1 FROM lock RETURNING id)
-           INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
+           INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent${key ? ", idempotency_key" : ""})
            SELECT ${lit(task.id)}::uuid, ${lit(task.userId)}::uuid, s.id, ${lit(task.query)}, ${lit(task.requestedMode)}, 'QUEUED',
-                  ${lit(JSON.stringify(task.spec))}::jsonb, ${lit(task.traceId)}, ${lit(task.traceparent)} FROM s
+                  ${lit(JSON.stringify(task.spec))}::jsonb, ${lit(task.traceId)}, ${lit(task.traceparent)}${key ? `, ${lit(key)}` : ""} FROM s${key ? ON_KEY_CONFLICT : ""}
            RETURNING created_at`,
         )) as unknown as QueryResult<{ created_at: Date }>[];
         session = { id: sessionId, ref: sessionId, created: true };
-        createdAt = results[1]!.rows[0]!.created_at;
+        const row = results[1]!.rows[0];
+        if (!row) throw new DuplicateKey();
+        createdAt = row.created_at;
       } else {
         await client.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`);
         session = await resolveSessionForSubmit(client, task.userId, task.sessionRef, task.tokenBudget);
         const res = await client.query<{ created_at: Date }>(
-          `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
+          key
+            ? `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent, idempotency_key)
+               VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7, $9)${ON_KEY_CONFLICT} RETURNING created_at`
+            : `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
            VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7) RETURNING created_at`,
-          [task.id, task.userId, task.query, task.requestedMode, JSON.stringify(task.spec), task.traceId, task.traceparent, session.id],
+          [task.id, task.userId, task.query, task.requestedMode, JSON.stringify(task.spec), task.traceId, task.traceparent, session.id, ...(key ? [key] : [])],
         );
-        createdAt = res.rows[0]!.created_at;
+        const row = res.rows[0];
+        if (!row) throw new DuplicateKey();
+        createdAt = row.created_at;
       }
       await enqueue();
       await client.query("COMMIT");
-      return { session, createdAt };
+      return { kind: "created", session, createdAt };
     } catch (err) {
       await client.query("ROLLBACK").catch(() => undefined);
       throw err;

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { publish, publishCore, publishSessionChanged, systemSubjects, type Bus } from "@tog/bus";
-import { ConflictError, currentTraceIds, ForbiddenError, injectTraceContext, isUuid, type Logger, NotFoundError, OverloadedError, UpstreamUnavailableError } from "@tog/core";
+import { ConflictError, currentTraceIds, ForbiddenError, injectTraceContext, isUuid, type Logger, NotFoundError, OverloadedError } from "@tog/core";
 import type { Db, DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
 import { buildEvent, eventMessageId, isTerminalStatus, terminalErrorData } from "@tog/events";
@@ -23,6 +23,7 @@ import type {
 } from "@tog/proto";
 import type { TaskSpec } from "../runtime/workflow-context.ts";
 import { findSessionId } from "./session.resolver.ts";
+import type { QueueBreaker } from "./queue-breaker.ts";
 import { SubmitRepository } from "./submit.repository.ts";
 import { specFromCommand } from "./task-spec.ts";
 import { TaskQueries, toDetail, type TaskRow } from "./task.queries.ts";
@@ -51,9 +52,14 @@ export interface TaskServiceOptions {
   listEvents: (query: { workflowId: string; limit: number; offset: number; afterSeq?: number | undefined }) => Promise<{ events: string[]; totalCount: number }>;
   buildTimeline: (query: { workflowId: string; includePayloads: boolean }) => Promise<TimelineResult>;
   onSubmitted?: (() => void) | undefined;
+  /** Refuses submits at once while NATS is known to be away (queue-breaker.ts). */
+  queueBreaker?: QueueBreaker | undefined;
 }
 
 const MAX_MESSAGES_EXCEEDED = 10077;
+
+/** Well inside the gateway's gRPC deadline (5 s), so a submit never hangs past it while NATS is away. */
+const QUEUE_PUBLISH_TIMEOUT_MS = 2_000;
 
 export class TaskService implements TaskOrchestrator {
   readonly #db: Db;
@@ -77,6 +83,7 @@ export class TaskService implements TaskOrchestrator {
   async submitTask(command: SubmitTaskCommand): Promise<SubmitTaskResult> {
     const spec = specFromCommand(command, this.#options.defaultModelTier);
     this.#options.validateSpec(spec);
+    this.#options.queueBreaker?.assertClosed();
     const taskId = randomUUID();
     const trace = injectTraceContext({});
     const traceId = currentTraceIds()?.trace_id ?? randomBytes(16).toString("hex");
@@ -93,18 +100,37 @@ export class TaskService implements TaskOrchestrator {
         traceId,
         traceparent: trace.traceparent ?? null,
         tokenBudget: this.#options.sessionTokenBudget,
+        idempotency: command.idempotency,
       },
       async () => {
+        // Again here: a submit that waited for a pool connection while the breaker opened must not
+        // wait out another publish timeout (it would pass the caller's deadline).
+        this.#options.queueBreaker?.assertClosed();
         try {
-          await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId });
+          await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId, timeoutMs: QUEUE_PUBLISH_TIMEOUT_MS });
         } catch (err) {
           if (err instanceof JetStreamApiError && err.code === MAX_MESSAGES_EXCEEDED) {
             throw new OverloadedError("System overloaded", { cause: err });
           }
-          throw new UpstreamUnavailableError("Task queue unavailable", { cause: err });
+          // NATS gone or paused: refuse within the caller's deadline; the client retries (same
+          // Idempotency-Key) once the queue is back (docs/reliability.md "NATS").
+          this.#options.queueBreaker?.trip(err);
+          throw new OverloadedError("Task queue unavailable", { cause: err });
         }
       },
     );
+    if (result.kind === "existing") {
+      this.#logger.info({ workflowId: result.taskId }, "task submit replayed (same Idempotency-Key)");
+      return {
+        taskId: result.taskId,
+        sessionId: result.sessionId,
+        // The identity covers the body, so the session the client named is the one it named then.
+        sessionRef: command.sessionId ?? result.sessionId,
+        status: result.status as SubmitTaskResult["status"],
+        createdAt: result.createdAt.toISOString(),
+        replayed: true,
+      };
+    }
     // A session this submit created cannot be cached anywhere yet: no hint needed.
     if (!result.session.created) publishSessionChanged(this.#bus, result.session.id);
     this.#options.onSubmitted?.();

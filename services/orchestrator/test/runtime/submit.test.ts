@@ -45,4 +45,47 @@ describe("submit", () => {
     // The connection went back to the pool usable (no transaction left open).
     expect((await h.pool.query("SELECT 1 AS ok")).rows[0].ok).toBe(1);
   });
+
+  describe("with an idempotency identity (the task row keeps it: durable beyond Redis)", () => {
+    const key = () => randomUUID().replace(/-/g, "").repeat(2);
+    const queued = async (taskId: string) => (await h.pool.query("SELECT 1 FROM tasks WHERE id = $1", [taskId])).rowCount;
+    const tasksWith = async (hash: string) => (await h.pool.query("SELECT count(*)::int AS n FROM tasks WHERE idempotency_key = $1", [hash])).rows[0].n;
+
+    it.each([
+      ["a new session", undefined],
+      ["a named session", "idem-session"],
+    ])("a repeat returns the first task and writes nothing (%s)", async (_label, sessionId) => {
+      const idempotency = { keyHash: key(), ttlSeconds: 3_600 };
+      const first = await h.service.submitTask({ ...submitCommand(h.userId, "once", { sessionId }), idempotency });
+      expect(first.replayed).toBeUndefined();
+      const sessions = await h.pool.query("SELECT count(*)::int AS n, sum(task_count)::int AS c FROM sessions WHERE user_id = $1", [h.userId]);
+      const again = await h.service.submitTask({ ...submitCommand(h.userId, "once", { sessionId }), idempotency });
+      expect(again).toMatchObject({ taskId: first.taskId, sessionId: first.sessionId, sessionRef: first.sessionRef, createdAt: first.createdAt, replayed: true });
+      expect(await tasksWith(idempotency.keyHash)).toBe(1);
+      expect(await queued(first.taskId)).toBe(1);
+      // No orphan session, no second count on the named one.
+      expect((await h.pool.query("SELECT count(*)::int AS n, sum(task_count)::int AS c FROM sessions WHERE user_id = $1", [h.userId])).rows[0]).toEqual(sessions.rows[0]);
+      // Another user with the same identity is someone else's request.
+      const other = await h.service.submitTask({ ...submitCommand(h.otherUserId, "once"), idempotency });
+      expect(other.taskId).not.toBe(first.taskId);
+    });
+
+    it("concurrent repeats create one task", async () => {
+      const idempotency = { keyHash: key(), ttlSeconds: 3_600 };
+      const results = await Promise.all(Array.from({ length: 6 }, () => h.service.submitTask({ ...submitCommand(h.userId, "race"), idempotency })));
+      expect(new Set(results.map((r) => r.taskId)).size).toBe(1);
+      expect(await tasksWith(idempotency.keyHash)).toBe(1);
+    });
+
+    it("after the TTL the same identity creates a new task", async () => {
+      const idempotency = { keyHash: key(), ttlSeconds: 60 };
+      const first = await h.service.submitTask({ ...submitCommand(h.userId, "old"), idempotency });
+      await h.pool.query("UPDATE tasks SET created_at = now() - interval '2 minutes' WHERE id = $1", [first.taskId]);
+      const second = await h.service.submitTask({ ...submitCommand(h.userId, "old"), idempotency });
+      expect(second.taskId).not.toBe(first.taskId);
+      expect(second.replayed).toBeUndefined();
+      const third = await h.service.submitTask({ ...submitCommand(h.userId, "old"), idempotency });
+      expect(third).toMatchObject({ taskId: second.taskId, replayed: true });
+    });
+  });
 });

@@ -1,0 +1,103 @@
+// What a scenario left behind, read from its own PostgreSQL after the load drained: lost
+// tasks, duplicated effects, seq gaps and events missing from the permanent log.
+import pg from "pg";
+import type { Submission } from "./load.ts";
+
+export interface Verdict {
+  /** Submissions the clients made. */
+  submitted: number;
+  /** Submissions that never got a task id (gave up after retrying). */
+  refused: number;
+  completed: number;
+  failed: number;
+  /** Accepted tasks not terminal when the drain ended, or missing from the database. */
+  lost: number;
+  /** Task rows the clients never got an id for (a retried submit that created a second task). */
+  duplicateTasks: number;
+  /**
+   * Effect events (LLM_OUTPUT, TOOL_OBSERVATION, WORKSPACE_UPDATED, APPROVAL_DECISION,
+   * WORKFLOW_STARTED, terminal) in the log beyond what the checkpoints committed: a step that
+   * took effect twice.
+   */
+  duplicatedEffects: number;
+  /** Tasks whose logged seqs are not exactly 1..n. */
+  seqGaps: number;
+  /** Events committed with a checkpoint that the permanent log (task_events) does not hold. */
+  missingFromLog: number;
+}
+
+const TERMINAL_STATUSES = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Waits (up to `drainMs`) until every accepted task is terminal, its terminal event is logged and
+ * its logged seqs have no gap (the persister may still be catching up after a fault).
+ */
+export async function drain(databaseUrl: string, taskIds: string[], drainMs: number): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const started = Date.now();
+  try {
+    for (;;) {
+      const res = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM tasks t WHERE t.id = ANY($1::uuid[]) AND t.status IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')
+           AND EXISTS (SELECT 1 FROM task_events e WHERE e.workflow_id = t.id AND (e.type = 'WORKFLOW_COMPLETED' OR (e.type = 'ERROR_OCCURRED' AND (e.event::jsonb->'data'->>'terminal')::boolean)))
+           AND (SELECT count(*) = max(seq) FROM task_events e WHERE e.workflow_id = t.id)`,
+        [taskIds],
+      );
+      if (res.rows[0]!.n >= taskIds.length || Date.now() - started > drainMs) return Date.now() - started;
+      await sleep(500);
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** `otherIds`: tasks the scenario itself submitted (probes), not the clients. */
+export async function verify(databaseUrl: string, submissions: Submission[], otherIds: string[] = []): Promise<Verdict> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const ids = submissions.flatMap((s) => (s.taskId ? [s.taskId] : []));
+    const statuses = await client.query<{ id: string; status: string }>(`SELECT id::text, status FROM tasks`);
+    const byId = new Map(statuses.rows.map((r) => [r.id, r.status]));
+    const known = new Set([...ids, ...otherIds]);
+    const count = (pred: (status: string | undefined) => boolean) => ids.filter((id) => pred(byId.get(id))).length;
+
+    const gaps = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT workflow_id FROM task_events GROUP BY workflow_id HAVING count(*) <> max(seq) OR min(seq) <> 1) g`,
+    );
+    // Per task and effect type: logged count minus committed count (checkpoint rows' events).
+    const effects = await client.query<{ n: number }>(`
+      WITH committed AS (
+        SELECT s.workflow_id, e->>'type' AS type, count(*) AS n
+        FROM task_steps s, json_array_elements(s.events) e
+        WHERE s.events IS NOT NULL GROUP BY 1, 2
+      ), logged AS (
+        SELECT workflow_id, type, count(*) AS n FROM task_events
+        WHERE type IN ('LLM_OUTPUT','TOOL_OBSERVATION','WORKSPACE_UPDATED','APPROVAL_DECISION','WORKFLOW_STARTED','WORKFLOW_COMPLETED')
+           OR (type = 'ERROR_OCCURRED' AND (event::jsonb->'data'->>'terminal')::boolean)
+        GROUP BY 1, 2
+      )
+      SELECT coalesce(sum(greatest(l.n - coalesce(c.n, 0), 0)), 0)::int AS n
+      FROM logged l LEFT JOIN committed c ON c.workflow_id = l.workflow_id AND c.type = l.type`);
+    const missing = await client.query<{ n: number }>(`
+      SELECT count(*)::int AS n FROM task_steps s, json_array_elements(s.events) e
+      WHERE s.events IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.workflow_id = s.workflow_id AND t.seq = (e->>'seq')::int)`);
+
+    return {
+      submitted: submissions.length,
+      refused: submissions.filter((s) => !s.taskId).length,
+      completed: count((s) => s === "COMPLETED"),
+      failed: count((s) => s !== undefined && s !== "COMPLETED" && TERMINAL_STATUSES.has(s)),
+      lost: count((s) => s === undefined || !TERMINAL_STATUSES.has(s)),
+      duplicateTasks: statuses.rows.filter((r) => !known.has(r.id)).length,
+      duplicatedEffects: effects.rows[0]!.n,
+      seqGaps: gaps.rows[0]!.n,
+      missingFromLog: missing.rows[0]!.n,
+    };
+  } finally {
+    await client.end();
+  }
+}
