@@ -3,7 +3,10 @@
 //   node examples/sessions.ts
 import { TogClient } from "@tog/sdk";
 
-const tog = new TogClient({ baseUrl: process.env.TOG_BASE_URL ?? "http://localhost:8080", apiKey: process.env.TOG_API_KEY });
+const tog = new TogClient({
+  baseUrl: process.env.TOG_BASE_URL ?? "http://localhost:8080",
+  apiKey: process.env.TOG_API_KEY,
+});
 const sessionId = `example-${Date.now()}`;
 
 for (const query of ["My favourite colour is teal. Remember it.", "What is my favourite colour?"]) {
@@ -13,8 +16,11 @@ for (const query of ["My favourite colour is teal. Remember it.", "What is my fa
 }
 
 const session = await tog.sessions.get(sessionId);
-console.log(`session ${session.session_id} (${session.external_id}): ${session.task_count} tasks, ${session.tokens_used} tokens`);
-for await (const turn of tog.sessions.turns(sessionId)) console.log(`turn ${turn.turn}: ${turn.user_query} → ${turn.final_output.slice(0, 60)}`);
+console.log(
+  `session ${session.session_id} (${session.external_id}): ${session.task_count} tasks, ${session.tokens_used} tokens`,
+);
+for await (const turn of tog.sessions.turns(sessionId))
+  console.log(`turn ${turn.turn}: ${turn.user_query} → ${turn.final_output.slice(0, 60)}`);
 
 const renamed = await tog.sessions.rename(sessionId, "Favourite colour");
 console.log(`renamed to "${renamed.title}"`);

@@ -68,7 +68,11 @@ function typeOf(s: Schema | undefined): string {
   if (s.$ref) t = schemaLink(refName(s.$ref));
   else if (s.oneOf ?? s.anyOf) t = (s.oneOf ?? s.anyOf)!.map(typeOf).join(" or ");
   else if (s.allOf) t = s.allOf.map(typeOf).join(" and ");
-  else if (s.enum) t = s.enum.filter((v) => v !== null).map((v) => `\`${JSON.stringify(v)}\``).join(", ");
+  else if (s.enum)
+    t = s.enum
+      .filter((v) => v !== null)
+      .map((v) => `\`${JSON.stringify(v)}\``)
+      .join(", ");
   else if (s.type === "array") t = `${typeOf(s.items)}[]`;
   else if (s.type === "object" || s.properties || s.additionalProperties) t = "object";
   else t = s.type ? `${s.type}${s.format ? ` (${s.format})` : ""}` : "any";
@@ -78,9 +82,11 @@ function typeOf(s: Schema | undefined): string {
 /** The description; without one, the bounds. The default when the description does not say it. */
 function notesOf(description: string | undefined, s: Schema | undefined): string {
   const parts = description ? [description] : [];
-  if (!description && s && (s.minimum !== undefined || s.maximum !== undefined)) parts.push(`${s.minimum ?? "…"}–${s.maximum ?? "…"}.`);
+  if (!description && s && (s.minimum !== undefined || s.maximum !== undefined))
+    parts.push(`${s.minimum ?? "…"}–${s.maximum ?? "…"}.`);
   if (!description && s && s.maxLength !== undefined) parts.push(`At most ${s.maxLength} characters.`);
-  if (s?.default !== undefined && !/default/i.test(description ?? "")) parts.push(`Default ${JSON.stringify(s.default)}.`);
+  if (s?.default !== undefined && !/default/i.test(description ?? ""))
+    parts.push(`Default ${JSON.stringify(s.default)}.`);
   return parts.join(" ");
 }
 
@@ -91,15 +97,23 @@ function authOf(op: Operation): string {
 }
 
 function renderOperation(method: string, path: string, op: Operation): string[] {
-  const out = [`<a id="op-${op.operationId.toLowerCase()}"></a>`, `#### \`${method.toUpperCase()} ${path}\` — ${op.summary}`, ""];
+  const out = [
+    `<a id="op-${op.operationId.toLowerCase()}"></a>`,
+    `#### \`${method.toUpperCase()} ${path}\` — ${op.summary}`,
+    "",
+  ];
   out.push(`Operation \`${op.operationId}\` · credential: ${authOf(op)}`, "");
   if (op.description) out.push(op.description, "");
-  const params = (op.parameters ?? []).filter((p) => !(p.in === "header" && (p.name === "traceparent" || p.name === "tracestate")));
+  const params = (op.parameters ?? []).filter(
+    (p) => !(p.in === "header" && (p.name === "traceparent" || p.name === "tracestate")),
+  );
   if (params.length > 0) {
     out.push("| Parameter | In | Type | Required | Notes |", "|---|---|---|---|---|");
     for (const p of params) {
       const notes = notesOf(p.description ?? p.schema?.description, p.schema);
-      out.push(`| \`${p.name}\` | ${p.in} | ${cell(typeOf(p.schema))} | ${p.required ? "yes" : "no"} | ${cell(notes)} |`);
+      out.push(
+        `| \`${p.name}\` | ${p.in} | ${cell(typeOf(p.schema))} | ${p.required ? "yes" : "no"} | ${cell(notes)} |`,
+      );
     }
     out.push("");
   }
@@ -110,7 +124,9 @@ function renderOperation(method: string, path: string, op: Operation): string[] 
   out.push("| Status | Meaning | Body |", "|---|---|---|");
   for (const [status, r] of Object.entries(op.responses)) {
     const content = r.content ? Object.entries(r.content)[0] : undefined;
-    const body = content ? `${typeOf(content[1].schema)}${content[0] === "application/json" ? "" : ` (\`${content[0]}\`)`}` : "—";
+    const body = content
+      ? `${typeOf(content[1].schema)}${content[0] === "application/json" ? "" : ` (\`${content[0]}\`)`}`
+      : "—";
     out.push(`| ${status} | ${cell(r.description)} | ${cell(body)} |`);
   }
   out.push("");
@@ -137,11 +153,17 @@ function renderSchema(name: string, s: Schema): string[] {
 /** The reference: every operation by tag, then every schema (event schemas in one table). */
 export function renderApiReference(): string {
   const doc = publicApiDocument() as unknown as Document;
-  const ops = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, op })));
-  const out: string[] = [`Generated from the OpenAPI document (${doc.info.title} ${doc.info.version}, \`GET /api/v1/openapi.json\`).`, ""];
+  const ops = Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ path, method, op })),
+  );
+  const out: string[] = [
+    `Generated from the OpenAPI document (${doc.info.title} ${doc.info.version}, \`GET /api/v1/openapi.json\`).`,
+    "",
+  ];
   for (const tag of doc.tags) {
     out.push(`### ${tag.name}`, "", tag.description, "");
-    for (const { path, method, op } of ops.filter((o) => o.op.tags?.includes(tag.name))) out.push(...renderOperation(method, path, op));
+    for (const { path, method, op } of ops.filter((o) => o.op.tags?.includes(tag.name)))
+      out.push(...renderOperation(method, path, op));
   }
   out.push("### Schemas", "");
   const events = Object.entries(doc.components.schemas).filter(([name]) => name.startsWith("Event_"));
@@ -149,7 +171,13 @@ export function renderApiReference(): string {
     if (name.startsWith("Event_")) continue;
     out.push(...renderSchema(name, s));
   }
-  out.push('<a id="schema-event-payloads"></a>', "#### Event payloads", "", "The `data` of each event type (`StreamEvent` is one of these, by `type`).", "");
+  out.push(
+    '<a id="schema-event-payloads"></a>',
+    "#### Event payloads",
+    "",
+    "The `data` of each event type (`StreamEvent` is one of these, by `type`).",
+    "",
+  );
   out.push("| Type | `data` fields (required in bold) |", "|---|---|");
   for (const [name, s] of events) {
     const data = s.properties?.data;

@@ -11,7 +11,11 @@ function verdict(version) {
   var ok = parts[0] > MIN[0] || (parts[0] === MIN[0] && parts[1] >= MIN[1]);
   if (ok) return undefined;
   return (
-    "Node " + version + " is too old for this project (needs >= " + MIN.join(".") + " to run TypeScript directly). " +
+    "Node " +
+    version +
+    " is too old for this project (needs >= " +
+    MIN.join(".") +
+    " to run TypeScript directly). " +
     "Run `source scripts/ensure-node.sh` (puts Node 24 on PATH, fetching it into .tools/ if needed) and try again, " +
     "or use `bash scripts/up.sh` / `bash scripts/test.sh`, which do that for you."
   );

@@ -44,7 +44,9 @@ export function renderEnvDocs(): string {
   for (const { title, shape } of sections) {
     out.push(`#### ${title}`, "", "| Variable | Default | Description |", "|---|---|---|");
     for (const v of describeConfig(shape)) {
-      out.push(`| \`${v.name}\` | ${v.default === undefined ? "—" : `\`${cell(v.default)}\``} | ${cell(v.description)} |`);
+      out.push(
+        `| \`${v.name}\` | ${v.default === undefined ? "—" : `\`${cell(v.default)}\``} | ${cell(v.description)} |`,
+      );
     }
     out.push("");
   }

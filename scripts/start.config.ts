@@ -11,12 +11,18 @@ export const startConfigShape = {
   ...dbConfigShape,
   ...redisConfigShape,
   ...busConfigShape,
-  PUBLIC_PORT: envInt(8080, 0, 65_535).describe("`npm start`: port of the public router in front of the services (`/api/v1/*`)."),
+  PUBLIC_PORT: envInt(8080, 0, 65_535).describe(
+    "`npm start`: port of the public router in front of the services (`/api/v1/*`).",
+  ),
   PUBLIC_HOST: z.string().min(1).default("0.0.0.0").describe("`npm start`: listen address of the public router."),
   START_LOG_FORMAT: z
     .enum(["auto", "pretty", "json"])
     .default("auto")
-    .describe("`npm start`: how service logs are shown - auto: readable (pino-pretty) on a terminal, JSON lines otherwise."),
+    .describe(
+      "`npm start`: how service logs are shown - auto: readable (pino-pretty) on a terminal, JSON lines otherwise.",
+    ),
   AUTH_TOKEN_SECRET: authConfigShape.AUTH_TOKEN_SECRET,
-  START_READY_TIMEOUT_MS: envInt(60_000, 1_000).describe("`npm start`: how long each service may take to become ready."),
+  START_READY_TIMEOUT_MS: envInt(60_000, 1_000).describe(
+    "`npm start`: how long each service may take to become ready.",
+  ),
 };

@@ -7,7 +7,16 @@
 import { createLogger, loadConfig, startFailureFields, startFailureMessage, waitForDependency } from "@tog/core";
 import { connectBus } from "@tog/bus";
 import { createDbPool, migrate } from "@tog/db";
-import { chooseLogFormat, formatBanner, OPS_PORT_LOG, prettyLogFormatter, prettyLogStream, runBusSetup, startStack, type Stack } from "@tog/devstack";
+import {
+  chooseLogFormat,
+  formatBanner,
+  OPS_PORT_LOG,
+  prettyLogFormatter,
+  prettyLogStream,
+  runBusSetup,
+  startStack,
+  type Stack,
+} from "@tog/devstack";
 import { startConfigShape } from "./start.config.ts";
 import { servicesEnv } from "./start-env.ts";
 
@@ -42,15 +51,23 @@ process.once("SIGTERM", () => void stop("SIGTERM"));
 
 try {
   const pool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: 1 });
-  await waitForDependency({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pool.query("SELECT 1"), wait).finally(
-    () => pool.end(),
-  );
+  await waitForDependency(
+    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
+    () => pool.query("SELECT 1"),
+    wait,
+  ).finally(() => pool.end());
   const applied = await migrate({ databaseUrl: config.DATABASE_URL, logger });
   logger.info({ applied: applied.length }, "database migrated");
 
   const probe = await waitForDependency(
     { name: "NATS", url: config.NATS_URL, variable: "NATS_URL" },
-    () => connectBus({ url: config.NATS_URL, name: "start", prefix: config.NATS_PREFIX, logger: createLogger({ service: "start", level: "silent" }) }),
+    () =>
+      connectBus({
+        url: config.NATS_URL,
+        name: "start",
+        prefix: config.NATS_PREFIX,
+        logger: createLogger({ service: "start", level: "silent" }),
+      }),
     wait,
   );
   await probe.close();
@@ -76,7 +93,9 @@ try {
   }
   // Workers have no port to probe: their ops port is known once they log it.
   await Promise.all(
-    stack.services.map((s) => s.waitForLog((r) => r.msg === OPS_PORT_LOG, config.START_READY_TIMEOUT_MS).catch(() => undefined)),
+    stack.services.map((s) =>
+      s.waitForLog((r) => r.msg === OPS_PORT_LOG, config.START_READY_TIMEOUT_MS).catch(() => undefined),
+    ),
   );
   const running = stack.services.map((s) => `${s.name}:${s.port ?? "-"}`);
   logger.info({ services: running, skipped: stack.skipped }, "all services ready");

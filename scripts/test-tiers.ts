@@ -23,7 +23,8 @@ export type Tier = "unit" | "integration" | "e2e";
 const PROCESS_STATE = /\binitTelemetry\b/;
 
 const PROCESS = /from "node:child_process"|\blintOpenApi\b/;
-const INFRA = /\b(createTestDatabase|openTestBus|provisionTestBus|testInfraConfig|createDbClient|connectBus|createRedis)\b/;
+const INFRA =
+  /\b(createTestDatabase|openTestBus|provisionTestBus|testInfraConfig|createDbClient|connectBus|createRedis)\b/;
 const DIRECTIVE = /^\/\/ test-tier: (unit|integration|e2e)\b/m;
 const RELATIVE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)["'](\.{1,2}\/[^"']+\.ts)["']/g;
 

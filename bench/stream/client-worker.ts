@@ -42,7 +42,9 @@ function openSse(c: OpenCommand): void {
   const state = { last: -1 };
   let headers = true;
   let rest = "";
-  socket.on("connect", () => socket.write(`GET ${c.path} HTTP/1.1\r\nHost: ${c.host}\r\nAccept: text/event-stream\r\n\r\n`));
+  socket.on("connect", () =>
+    socket.write(`GET ${c.path} HTTP/1.1\r\nHost: ${c.host}\r\nAccept: text/event-stream\r\n\r\n`),
+  );
   socket.on("data", (chunk: Buffer) => {
     let s = rest + chunk.toString("latin1");
     if (headers) {
@@ -145,7 +147,11 @@ function openWs(c: OpenCommand): void {
       if (s < 0 || q < 0) continue;
       const millisEnd = payload.indexOf(0x2d, s + STREAM_ID.length);
       const seqEnd = payload.indexOf(0x2c, q + SEQ.length);
-      record(Number(payload.toString("latin1", s + STREAM_ID.length, millisEnd)), Number(payload.toString("latin1", q + SEQ.length, seqEnd)), state);
+      record(
+        Number(payload.toString("latin1", s + STREAM_ID.length, millisEnd)),
+        Number(payload.toString("latin1", q + SEQ.length, seqEnd)),
+        state,
+      );
     }
     buffer = at === buffer.length ? Buffer.alloc(0) : buffer.subarray(at);
   });
@@ -179,7 +185,15 @@ process.on("message", (message: { cmd: "open" | "reset" | "report" | "close" }) 
       process.send!({ cmd: "reset" });
       break;
     case "report":
-      process.send!({ cmd: "report", opened, delivered, gaps, duplicates, closedEarly, histogram: Array.from(histogram) });
+      process.send!({
+        cmd: "report",
+        opened,
+        delivered,
+        gaps,
+        duplicates,
+        closedEarly,
+        histogram: Array.from(histogram),
+      });
       break;
     case "close":
       stopping = true;

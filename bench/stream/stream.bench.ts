@@ -31,7 +31,9 @@ import { createTestDatabase, provisionTestBus, testInfraConfig, uniqueId, type T
 const config = loadConfig({
   BENCH_SSE_CLIENTS: envInt(2_000, 1).describe("SSE clients of the fan-out phase."),
   BENCH_WS_CLIENTS: envInt(500, 0).describe("WebSocket clients of the fan-out phase (ours only)."),
-  BENCH_RATES: envList(["100", "150", "200", "250", "300", "350", "400", "500"]).describe("Events per second of each fan-out step."),
+  BENCH_RATES: envList(["100", "150", "200", "250", "300", "350", "400", "500"]).describe(
+    "Events per second of each fan-out step.",
+  ),
   BENCH_STEP_SECONDS: envInt(5, 1).describe("Duration of each fan-out step."),
   BENCH_P99_MS: envInt(150, 1).describe("A step is sustained when every event arrived and p99 is at most this."),
   BENCH_IDLE_CONNECTIONS: envInt(10_000, 1).describe("Connections of the memory phase."),
@@ -85,7 +87,10 @@ class ClientPool {
     return this.#children.length;
   }
 
-  open(index: number, options: { kind: "sse" | "ws"; port: number; path: string; count: number; workflowId: string }): void {
+  open(
+    index: number,
+    options: { kind: "sse" | "ws"; port: number; path: string; count: number; workflowId: string },
+  ): void {
     this.#children[index]!.send({ cmd: "open", host: "127.0.0.1", ...options });
   }
 
@@ -99,8 +104,16 @@ class ClientPool {
     )) as Report[];
     const histogram = new Array<number>(parts[0]!.histogram.length).fill(0);
     for (const p of parts) p.histogram.forEach((v, i) => (histogram[i]! += v));
-    const sum = (k: "opened" | "delivered" | "gaps" | "duplicates" | "closedEarly") => parts.reduce((a, p) => a + p[k], 0);
-    return { opened: sum("opened"), delivered: sum("delivered"), gaps: sum("gaps"), duplicates: sum("duplicates"), closedEarly: sum("closedEarly"), histogram };
+    const sum = (k: "opened" | "delivered" | "gaps" | "duplicates" | "closedEarly") =>
+      parts.reduce((a, p) => a + p[k], 0);
+    return {
+      opened: sum("opened"),
+      delivered: sum("delivered"),
+      gaps: sum("gaps"),
+      duplicates: sum("duplicates"),
+      closedEarly: sum("closedEarly"),
+      histogram,
+    };
   }
 
   async reset(): Promise<void> {
@@ -209,11 +222,19 @@ interface Infra {
 async function setUp(): Promise<Infra> {
   const database = await createTestDatabase();
   const pool = new pg.Pool({ connectionString: database.url, max: 4 });
-  const bus = await connectBus({ url: testInfraConfig.TEST_NATS_URL, name: "bench-stream", prefix: uniqueId("benchstream"), logger: silent });
+  const bus = await connectBus({
+    url: testInfraConfig.TEST_NATS_URL,
+    name: "bench-stream",
+    prefix: uniqueId("benchstream"),
+    logger: silent,
+  });
   await provisionTestBus(bus);
   const sessionId = randomUUID();
   await pool.query("INSERT INTO users (id, name) VALUES ($1, 'default') ON CONFLICT DO NOTHING", [DEFAULT_USER_ID]);
-  await pool.query("INSERT INTO sessions (id, user_id, token_budget) VALUES ($1, $2, 1000000)", [sessionId, DEFAULT_USER_ID]);
+  await pool.query("INSERT INTO sessions (id, user_id, token_budget) VALUES ($1, $2, 1000000)", [
+    sessionId,
+    DEFAULT_USER_ID,
+  ]);
   return { database, pool, bus, sessionId };
 }
 
@@ -235,7 +256,11 @@ function eventText(workflowId: string, seq: number): string {
       message: "",
       seq,
       trace_id: TRACE_ID,
-      data: { chunk: "The quick brown fox jumps over the lazy dog while streaming tokens to every client. ".repeat(2), chunk_index: seq, total_tokens_so_far: seq * 12 },
+      data: {
+        chunk: "The quick brown fox jumps over the lazy dog while streaming tokens to every client. ".repeat(2),
+        chunk_index: seq,
+        total_tokens_so_far: seq * 12,
+      },
     }),
   );
 }
@@ -256,7 +281,11 @@ class Publisher {
     const acks: Promise<unknown>[] = [];
     for (let i = 0; i < count; i++) {
       const seq = ++this.seq;
-      acks.push(this.#bus.js.publish(subject, eventText(this.workflowId, seq), { msgID: eventMessageId({ workflow_id: this.workflowId, seq }) }));
+      acks.push(
+        this.#bus.js.publish(subject, eventText(this.workflowId, seq), {
+          msgID: eventMessageId({ workflow_id: this.workflowId, seq }),
+        }),
+      );
     }
     await Promise.all(acks);
   }
@@ -294,7 +323,14 @@ async function startServer(kind: Kind, infra: Infra, nodeOptions: string[] = [])
     ...(flags.length > 0 ? { NODE_OPTIONS: flags.join(" ") } : {}),
   };
   if (kind === "bare") {
-    return startService({ name: "bare", entry: path.join(HERE, "bare-server.ts"), cwd: REPO_ROOT, env: common, port, logs: "capture" });
+    return startService({
+      name: "bare",
+      entry: path.join(HERE, "bare-server.ts"),
+      cwd: REPO_ROOT,
+      env: common,
+      port,
+      logs: "capture",
+    });
   }
   return startService({
     name: "stream",
@@ -322,7 +358,8 @@ async function startServer(kind: Kind, infra: Infra, nodeOptions: string[] = [])
   });
 }
 
-const ssePath = (kind: Kind, workflowId: string) => (kind === "bare" ? `/sse?workflow_id=${workflowId}` : `/api/v1/stream/sse?workflow_id=${workflowId}`);
+const ssePath = (kind: Kind, workflowId: string) =>
+  kind === "bare" ? `/sse?workflow_id=${workflowId}` : `/api/v1/stream/sse?workflow_id=${workflowId}`;
 
 // ---- phases --------------------------------------------------------------------------------
 
@@ -358,9 +395,22 @@ async function prepareFanOut(kind: Kind, infra: Infra): Promise<FanOutTarget> {
   const sse = config.BENCH_SSE_CLIENTS;
   const per = Math.ceil(sse / config.BENCH_CLIENT_PROCESSES);
   for (let i = 0; i < config.BENCH_CLIENT_PROCESSES; i++) {
-    pool.open(i, { kind: "sse", port: server.port!, path: ssePath(kind, workflowId), count: Math.min(per, sse - i * per), workflowId });
+    pool.open(i, {
+      kind: "sse",
+      port: server.port!,
+      path: ssePath(kind, workflowId),
+      count: Math.min(per, sse - i * per),
+      workflowId,
+    });
   }
-  if (ws > 0) pool.open(config.BENCH_CLIENT_PROCESSES, { kind: "ws", port: server.port!, path: "/api/v1/stream/ws", count: ws, workflowId });
+  if (ws > 0)
+    pool.open(config.BENCH_CLIENT_PROCESSES, {
+      kind: "ws",
+      port: server.port!,
+      path: "/api/v1/stream/ws",
+      count: ws,
+      workflowId,
+    });
   const clients = sse + ws;
   await pool.waitOpened(clients);
   await sleep(500);
@@ -446,8 +496,20 @@ async function idleMemory(kind: Kind, infra: Infra): Promise<MemoryResult> {
     await sleep(1_000);
     const before = await settledMemory(server);
     const n = config.BENCH_IDLE_CONNECTIONS;
-    pool.open(0, { kind: "sse", port: server.port!, path: ssePath(kind, workflowId), count: Math.ceil(n / 2), workflowId });
-    pool.open(1, { kind: "sse", port: server.port!, path: ssePath(kind, workflowId), count: Math.floor(n / 2), workflowId });
+    pool.open(0, {
+      kind: "sse",
+      port: server.port!,
+      path: ssePath(kind, workflowId),
+      count: Math.ceil(n / 2),
+      workflowId,
+    });
+    pool.open(1, {
+      kind: "sse",
+      port: server.port!,
+      path: ssePath(kind, workflowId),
+      count: Math.floor(n / 2),
+      workflowId,
+    });
     await pool.waitOpened(n);
     await sleep(2_000);
     const after = await settledMemory(server);
@@ -471,7 +533,9 @@ async function timeReplay(port: number, workflowId: string, count: number): Prom
     const socket = net.connect(port, "127.0.0.1");
     let seen = 0;
     let rest = "";
-    socket.on("connect", () => socket.write(`GET /api/v1/stream/sse?workflow_id=${workflowId} HTTP/1.1\r\nHost: x\r\n\r\n`));
+    socket.on("connect", () =>
+      socket.write(`GET /api/v1/stream/sse?workflow_id=${workflowId} HTTP/1.1\r\nHost: x\r\n\r\n`),
+    );
     socket.on("data", (chunk: Buffer) => {
       const s = rest + chunk.toString("latin1");
       let from = 0;
@@ -531,12 +595,23 @@ try {
   const none: Step[] = [];
   const noMemory: MemoryResult = { perConnectionKb: NaN, heapPerConnectionKb: NaN, rssBeforeMb: NaN, rssAfterMb: NaN };
   const kinds = (["bare", "ours"] as const).filter((k) => serves(k));
-  const ladders = phase("fanout") ? (process.stderr.write("A. fan-out\n"), await fanOut([...kinds], infra)) : new Map<Kind, Step[]>();
+  const ladders = phase("fanout")
+    ? (process.stderr.write("A. fan-out\n"), await fanOut([...kinds], infra))
+    : new Map<Kind, Step[]>();
   const bareSteps = ladders.get("bare") ?? none;
   const ourSteps = ladders.get("ours") ?? none;
-  const bareMemory = phase("memory") && serves("bare") ? (process.stderr.write("B. idle memory (bare)\n"), await idleMemory("bare", infra)) : noMemory;
-  const ourMemory = phase("memory") && serves("ours") ? (process.stderr.write("B. idle memory (ours)\n"), await idleMemory("ours", infra)) : noMemory;
-  const replay = phase("replay") && serves("ours") ? (process.stderr.write("C. replay\n"), await replays(infra)) : { jetstream: [NaN], postgres: [NaN] };
+  const bareMemory =
+    phase("memory") && serves("bare")
+      ? (process.stderr.write("B. idle memory (bare)\n"), await idleMemory("bare", infra))
+      : noMemory;
+  const ourMemory =
+    phase("memory") && serves("ours")
+      ? (process.stderr.write("B. idle memory (ours)\n"), await idleMemory("ours", infra))
+      : noMemory;
+  const replay =
+    phase("replay") && serves("ours")
+      ? (process.stderr.write("C. replay\n"), await replays(infra))
+      : { jetstream: [NaN], postgres: [NaN] };
 
   const best = (steps: Step[]) => steps.filter((s) => s.sustained).at(-1);
   const bareBest = best(bareSteps);
@@ -549,11 +624,19 @@ try {
     [
       "A. max sustained delivery (events/s, 100% delivered, p99 ≤ " + config.BENCH_P99_MS + " ms)",
       bareBest ? `${fmt(rate(bareBest))} (${bareBest.rate}/s × ${bareBest.clients} SSE)` : "none",
-      ourBest ? `${fmt(rate(ourBest))} (${ourBest.rate}/s × ${config.BENCH_SSE_CLIENTS} SSE + ${config.BENCH_WS_CLIENTS} WS)` : "none",
+      ourBest
+        ? `${fmt(rate(ourBest))} (${ourBest.rate}/s × ${config.BENCH_SSE_CLIENTS} SSE + ${config.BENCH_WS_CLIENTS} WS)`
+        : "none",
       "≥ 0.7× bare",
       bareBest && ourBest ? `${fmt(rate(ourBest) / rate(bareBest), 2)}×` : "-",
     ],
-    ["A. p50 / p99 at that step (ms)", bareBest ? `${bareBest.p50} / ${bareBest.p99}` : "-", ourBest ? `${ourBest.p50} / ${ourBest.p99}` : "-", "p99 ≤ 150", ""],
+    [
+      "A. p50 / p99 at that step (ms)",
+      bareBest ? `${bareBest.p50} / ${bareBest.p99}` : "-",
+      ourBest ? `${ourBest.p50} / ${ourBest.p99}` : "-",
+      "p99 ≤ 150",
+      "",
+    ],
     [
       `B. memory per idle connection at ${config.BENCH_IDLE_CONNECTIONS} (KB RSS, after a full GC)`,
       `${fmt(bareMemory.perConnectionKb, 1)} (${fmt(bareMemory.rssBeforeMb)} → ${fmt(bareMemory.rssAfterMb)} MB)`,
@@ -568,12 +651,31 @@ try {
       "",
       `${fmt(ourMemory.heapPerConnectionKb / bareMemory.heapPerConnectionKb, 2)}×`,
     ],
-    [`C. ${config.BENCH_REPLAY_EVENTS}-event replay from JetStream (ms, median of 3)`, "-", `${fmt(median(replay.jetstream))} (${replay.jetstream.map((x) => fmt(x)).join(", ")})`, "≤ 300", ""],
-    [`C. ${config.BENCH_REPLAY_EVENTS}-event replay from PostgreSQL (ms, median of 3)`, "-", `${fmt(median(replay.postgres))} (${replay.postgres.map((x) => fmt(x)).join(", ")})`, "≤ 1000", ""],
+    [
+      `C. ${config.BENCH_REPLAY_EVENTS}-event replay from JetStream (ms, median of 3)`,
+      "-",
+      `${fmt(median(replay.jetstream))} (${replay.jetstream.map((x) => fmt(x)).join(", ")})`,
+      "≤ 300",
+      "",
+    ],
+    [
+      `C. ${config.BENCH_REPLAY_EVENTS}-event replay from PostgreSQL (ms, median of 3)`,
+      "-",
+      `${fmt(median(replay.postgres))} (${replay.postgres.map((x) => fmt(x)).join(", ")})`,
+      "≤ 1000",
+      "",
+    ],
   ];
-  const table = ["| Measure | bare node:http + core NATS | stream service | target | ratio |", "|---|---|---|---|---|", ...rows.map((r) => `| ${r.join(" | ")} |`)];
+  const table = [
+    "| Measure | bare node:http + core NATS | stream service | target | ratio |",
+    "|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.join(" | ")} |`),
+  ];
   const ladder = (name: string, steps: Step[]) =>
-    steps.map((s) => `| ${name} | ${s.rate} | ${s.clients} | ${s.delivered}/${s.expected} | ${s.p50} | ${s.p99} | ${s.gaps} | ${s.dropped} | ${s.sustained ? "yes" : "no"} |`);
+    steps.map(
+      (s) =>
+        `| ${name} | ${s.rate} | ${s.clients} | ${s.delivered}/${s.expected} | ${s.p50} | ${s.p99} | ${s.gaps} | ${s.dropped} | ${s.sustained ? "yes" : "no"} |`,
+    );
   process.stdout.write(
     `\n${table.join("\n")}\n\nFan-out steps:\n\n| server | events/s | clients | delivered | p50 ms | p99 ms | gaps | dropped | sustained |\n|---|---|---|---|---|---|---|---|---|\n${[...ladder("bare", bareSteps), ...ladder("ours", ourSteps)].join("\n")}\n`,
   );

@@ -11,10 +11,18 @@ import express from "express";
 import pg from "pg";
 import { AccessTokens } from "@tog/edge";
 
-const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DATABASE_POOL_MAX ?? 16) });
+const pool = new pg.Pool({
+  connectionString: process.env.DATABASE_URL,
+  max: Number(process.env.DATABASE_POOL_MAX ?? 16),
+});
 pool.on("error", () => undefined);
-await pool.query("CREATE TABLE IF NOT EXISTS items (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
-const tokens = new AccessTokens({ secret: process.env.AUTH_TOKEN_SECRET ?? randomBytes(32).toString("hex"), ttlSeconds: 3600 });
+await pool.query(
+  "CREATE TABLE IF NOT EXISTS items (id uuid PRIMARY KEY, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())",
+);
+const tokens = new AccessTokens({
+  secret: process.env.AUTH_TOKEN_SECRET ?? randomBytes(32).toString("hex"),
+  ttlSeconds: 3600,
+});
 const userId = randomUUID();
 
 const app = express();

@@ -43,7 +43,8 @@ export interface LoadResult {
 }
 
 const now = () => performance.timeOrigin + performance.now();
-const pct = (sorted: number[], p: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
+const pct = (sorted: number[], p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const emit = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -176,8 +177,13 @@ async function runRate(job: LoadJob, completions?: Completions): Promise<LoadRes
   };
   if (completions) {
     const ids = results.filter((r) => r.id);
-    const done = await Promise.all(ids.map(async (r) => ({ r, at: await completions.wait(r.id!, (job.drainSeconds ?? 60) * 1_000) })));
-    const e2e = done.filter((d) => d.at !== undefined).map((d) => d.at! - d.r.t0).sort((a, b) => a - b);
+    const done = await Promise.all(
+      ids.map(async (r) => ({ r, at: await completions.wait(r.id!, (job.drainSeconds ?? 60) * 1_000) })),
+    );
+    const e2e = done
+      .filter((d) => d.at !== undefined)
+      .map((d) => d.at! - d.r.t0)
+      .sort((a, b) => a - b);
     out.completion = { count: e2e.length, expected: results.length, p50: pct(e2e, 50), p99: pct(e2e, 99) };
   }
   return out;
@@ -215,7 +221,8 @@ async function runTasks(job: LoadJob, completions: Completions): Promise<LoadRes
   // Warm-up: at least warmupSeconds, and until the pipeline is full (as many completions as
   // tasks in flight), so the window sees the steady state, not the first tasks' cold path.
   const warmupLimit = performance.now() + (job.drainSeconds ?? 60) * 1_000;
-  while (performance.now() < warmupEnd || (completions.at.size < inflight && performance.now() < warmupLimit)) await sleep(100);
+  while (performance.now() < warmupEnd || (completions.at.size < inflight && performance.now() < warmupLimit))
+    await sleep(100);
   emit({ mark: "start" });
   completions.windowOpen = true;
   const t0 = performance.now();
@@ -236,7 +243,14 @@ async function runTasks(job: LoadJob, completions: Completions): Promise<LoadRes
     p99: pct(submits, 99),
     non2xx,
     errors,
-    completion: { count: e2e.length, expected: requests, p50: pct(e2e, 50), p99: pct(e2e, 99), perSecond: completions.completedInWindow / secs, total: completions.at.size },
+    completion: {
+      count: e2e.length,
+      expected: requests,
+      p50: pct(e2e, 50),
+      p99: pct(e2e, 99),
+      perSecond: completions.completedInWindow / secs,
+      total: completions.at.size,
+    },
   };
 }
 

@@ -16,10 +16,19 @@ const strace = process.env.PROFILE_STRACE === "1";
 // PROFILE_RATE=<n>: an open loop at n requests/s instead of the closed loop (submit only).
 const cpuOnly = process.env.PROFILE_CPU === "1";
 const rate = Number(process.env.PROFILE_RATE ?? 0);
-const profiled = strace || cpuOnly ? {} : Object.fromEntries(which.split(",").map((s) => [s, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` }]));
+const profiled =
+  strace || cpuOnly
+    ? {}
+    : Object.fromEntries(which.split(",").map((s) => [s, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` }]));
 const { startE2eEnvironment } = await import("@tog/tests-e2e");
 const env = await startE2eEnvironment({
-  env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000000", RATE_LIMIT_BURST: "10000000", LOG_LEVEL: "warn", DATABASE_POOL_MAX: "16" },
+  env: {
+    GATEWAY_SKIP_AUTH: "0",
+    RATE_LIMIT_RPM: "100000000",
+    RATE_LIMIT_BURST: "10000000",
+    LOG_LEVEL: "warn",
+    DATABASE_POOL_MAX: "16",
+  },
   services: { ...profiled, worker: { ...profiled.worker, WORKER_CONCURRENCY: "128" } },
   replicas: { worker: job === "submit" ? 0 : 1 },
 });
@@ -34,40 +43,99 @@ const sampled = (): Sampled[] => env.stack.services.map((s) => ({ name: s.name, 
 const hooks = cpuOnly
   ? { onStart: () => void (cpuBefore = snapshotCpu(sampled())), onEnd: () => void (cpuAfter = snapshotCpu(sampled())) }
   : strace
-  ? {
-      onStart: () => {
-        for (const svc of which.split(",")) {
-          const pid = env.service(svc).pid;
-          tracers.push(spawn("strace", ["-c", "-f", "-p", String(pid), "-o", `${dir}/${svc}.strace`], { stdio: "ignore" }));
-        }
-      },
-      onEnd: () => {
-        for (const t of tracers) t.kill("SIGINT");
-      },
-    }
-  : {};
+    ? {
+        onStart: () => {
+          for (const svc of which.split(",")) {
+            const pid = env.service(svc).pid;
+            tracers.push(
+              spawn("strace", ["-c", "-f", "-p", String(pid), "-o", `${dir}/${svc}.strace`], { stdio: "ignore" }),
+            );
+          }
+        },
+        onEnd: () => {
+          for (const t of tracers) t.kill("SIGINT");
+        },
+      }
+    : {};
 const result =
   job === "submit"
     ? rate > 0
-      ? await runLoad({ mode: "rate", url: `${env.baseUrl}/tasks`, method: "POST", headers, body, idempotency: process.env.PROFILE_NO_IDEM !== "1", rate, seconds }, hooks)
-      : await runLoad({ mode: "max", url: `${env.baseUrl}/tasks`, method: "POST", headers, body, idempotency: process.env.PROFILE_NO_IDEM !== "1", connections: 64, seconds, warmupSeconds: 2 }, hooks)
-    : await runLoad({ mode: "tasks", url: `${env.baseUrl}/tasks`, method: "POST", headers, body, inflight: 64, seconds, warmupSeconds: 2, nats: { url: env.infra.natsUrl, prefix: env.natsPrefix }, drainSeconds: 30 }, hooks);
+      ? await runLoad(
+          {
+            mode: "rate",
+            url: `${env.baseUrl}/tasks`,
+            method: "POST",
+            headers,
+            body,
+            idempotency: process.env.PROFILE_NO_IDEM !== "1",
+            rate,
+            seconds,
+          },
+          hooks,
+        )
+      : await runLoad(
+          {
+            mode: "max",
+            url: `${env.baseUrl}/tasks`,
+            method: "POST",
+            headers,
+            body,
+            idempotency: process.env.PROFILE_NO_IDEM !== "1",
+            connections: 64,
+            seconds,
+            warmupSeconds: 2,
+          },
+          hooks,
+        )
+    : await runLoad(
+        {
+          mode: "tasks",
+          url: `${env.baseUrl}/tasks`,
+          method: "POST",
+          headers,
+          body,
+          inflight: 64,
+          seconds,
+          warmupSeconds: 2,
+          nats: { url: env.infra.natsUrl, prefix: env.natsPrefix },
+          drainSeconds: 30,
+        },
+        hooks,
+      );
 console.log(`${job}: ${Math.round(result.rps)}/s, p99 ${result.p99} ms`);
 await env.close();
 if (cpuOnly) {
-  const done = job === "submit" ? result.requests - result.non2xx - result.errors : Math.round((result.completion?.perSecond ?? 0) * seconds);
-  for (const [name, ms] of cpuDelta(cpuBefore, cpuAfter)) console.log(`${name.padEnd(16)} ${(ms / Math.max(1, done)).toFixed(3)} ms CPU per ${job === "submit" ? "accepted submit" : "completed task"}`);
+  const done =
+    job === "submit"
+      ? result.requests - result.non2xx - result.errors
+      : Math.round((result.completion?.perSecond ?? 0) * seconds);
+  for (const [name, ms] of cpuDelta(cpuBefore, cpuAfter))
+    console.log(
+      `${name.padEnd(16)} ${(ms / Math.max(1, done)).toFixed(3)} ms CPU per ${job === "submit" ? "accepted submit" : "completed task"}`,
+    );
   process.exit(0);
 }
 if (strace) {
-  for (const svc of which.split(",")) console.log(`\n== ${svc}: system calls in the window (${result.requests} requests)\n${fs.readFileSync(`${dir}/${svc}.strace`, "utf8").split("\n").slice(0, 14).join("\n")}`);
+  for (const svc of which.split(","))
+    console.log(
+      `\n== ${svc}: system calls in the window (${result.requests} requests)\n${fs.readFileSync(`${dir}/${svc}.strace`, "utf8").split("\n").slice(0, 14).join("\n")}`,
+    );
   process.exit(0);
 }
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; hitCount: number; children?: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount: number;
+  children?: number[];
+}
 for (const svc of fs.readdirSync(dir)) {
   for (const file of fs.readdirSync(path.join(dir, svc))) {
-    const prof = JSON.parse(fs.readFileSync(path.join(dir, svc, file), "utf8")) as { nodes: Node[]; samples: number[]; timeDeltas: number[] };
+    const prof = JSON.parse(fs.readFileSync(path.join(dir, svc, file), "utf8")) as {
+      nodes: Node[];
+      samples: number[];
+      timeDeltas: number[];
+    };
     const self = new Map<number, number>();
     prof.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (prof.timeDeltas[i] ?? 0)));
     const byNode = new Map(prof.nodes.map((n) => [n.id, n]));
@@ -78,15 +146,31 @@ for (const svc of fs.readdirSync(dir)) {
       const n = byNode.get(id)!;
       const url = n.callFrame.url;
       const m = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
-      const group = n.callFrame.functionName === "(idle)" ? "(idle)" : m ? m[1]! : url.startsWith("node:") ? url : url.includes("/work/") ? url.replace(/.*\/(libs|services)\//, "$1/") : n.callFrame.functionName || "(native)";
+      const group =
+        n.callFrame.functionName === "(idle)"
+          ? "(idle)"
+          : m
+            ? m[1]!
+            : url.startsWith("node:")
+              ? url
+              : url.includes("/work/")
+                ? url.replace(/.*\/(libs|services)\//, "$1/")
+                : n.callFrame.functionName || "(native)";
       groups.set(group, (groups.get(group) ?? 0) + us);
       const fn = `${n.callFrame.functionName || "(anon)"} ${url.split("/").slice(-2).join("/")}:${n.callFrame.lineNumber}`;
       fns.set(fn, (fns.get(fn) ?? 0) + us);
     }
     const busy = total - (groups.get("(idle)") ?? 0);
     const top = (m: Map<string, number>, n: number) =>
-      [...m].filter(([k]) => k !== "(idle)").sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `  ${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`).join("\n");
-    console.log(`\n== ${svc} (${file}): busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s, ${(busy / Math.max(1, result.requests) / 1000).toFixed(3)} ms/request`);
+      [...m]
+        .filter(([k]) => k !== "(idle)")
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, n)
+        .map(([k, v]) => `  ${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`)
+        .join("\n");
+    console.log(
+      `\n== ${svc} (${file}): busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s, ${(busy / Math.max(1, result.requests) / 1000).toFixed(3)} ms/request`,
+    );
     console.log(`-- by package/file\n${top(groups, 25)}\n-- functions\n${top(fns, 25)}`);
   }
 }

@@ -41,19 +41,37 @@ const config = loadConfig({
   BENCH_CONNECTIONS: envInt(64, 1).describe("Connections of the closed-loop HTTP phases."),
   BENCH_INFLIGHT: envInt(128, 1).describe("Tasks in flight in the completion saturation phase."),
   BENCH_WORKERS: envInt(2, 1).describe("Worker processes."),
-  BENCH_PG: z.enum(["private", "machine"]).default("private").describe("private: the bench's own PostgreSQL (autovacuum on); machine: TEST_DATABASE_ADMIN_URL's."),
-  BENCH_PG_BIN: z.string().optional().describe("Directory of initdb/pg_ctl (default: newest /usr/lib/postgresql/<v>/bin)."),
-  BENCH_PHASES: envList([...PHASES]).describe("Phases to run: baseline,submit,port,completion,history,churn (churn runs inside history)."),
-  BENCH_CHURN_TASKS: envInt(100_000, 1).describe("Tasks whose row life cycle the churn phase writes (no vacuum in between)."),
-  BENCH_QUIET_MS: envInt(11_000, 0).describe("Quiet wait before each PostgreSQL statistics read (PG 15 flushes idle backends' counters after ~10 s)."),
-  BENCH_HISTORY_REPS: envInt(30, 1).describe("Requests per endpoint and user in the history phase (GET /tasks allows 100/min per key)."),
+  BENCH_PG: z
+    .enum(["private", "machine"])
+    .default("private")
+    .describe("private: the bench's own PostgreSQL (autovacuum on); machine: TEST_DATABASE_ADMIN_URL's."),
+  BENCH_PG_BIN: z
+    .string()
+    .optional()
+    .describe("Directory of initdb/pg_ctl (default: newest /usr/lib/postgresql/<v>/bin)."),
+  BENCH_PHASES: envList([...PHASES]).describe(
+    "Phases to run: baseline,submit,port,completion,history,churn (churn runs inside history).",
+  ),
+  BENCH_CHURN_TASKS: envInt(100_000, 1).describe(
+    "Tasks whose row life cycle the churn phase writes (no vacuum in between).",
+  ),
+  BENCH_QUIET_MS: envInt(11_000, 0).describe(
+    "Quiet wait before each PostgreSQL statistics read (PG 15 flushes idle backends' counters after ~10 s).",
+  ),
+  BENCH_HISTORY_REPS: envInt(30, 1).describe(
+    "Requests per endpoint and user in the history phase (GET /tasks allows 100/min per key).",
+  ),
   BENCH_HISTORY_TASKS: envInt(5, 1).describe("Tasks per submit+run measurement in the history phase."),
   BENCH_SEED_SESSIONS: envInt(100_000, 1).describe("Earlier tasks (one session each) of the seeded user."),
   BENCH_SEED_TURNS: envInt(1_000, 1).describe("Turns of the seeded user's long session."),
-  BENCH_RESULTS_DIR: z.string().default(path.join(HERE, "..", "results")).describe("Where the results are written."),
+  BENCH_RESULTS_DIR: z
+    .string()
+    .default(path.join(HERE, "..", "results"))
+    .describe("Where the results are written."),
 });
 const phases = new Set(config.BENCH_PHASES);
-for (const p of phases) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase ${p} (known: ${PHASES.join(", ")})`);
+for (const p of phases)
+  if (!(PHASES as readonly string[]).includes(p)) throw new Error(`unknown phase ${p} (known: ${PHASES.join(", ")})`);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const log = (msg: string) => process.stderr.write(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -100,7 +118,14 @@ const m: {
   totalCount?: { api: number; sql: number };
   submitCreated?: { accepted: number; tasks: number };
   historyRateLimited?: number;
-  churn?: { before: Cost[]; after: Cost[]; names: string[]; ms: number; tasks: number; tables: Awaited<ReturnType<typeof churnedTables>> };
+  churn?: {
+    before: Cost[];
+    after: Cost[];
+    names: string[];
+    ms: number;
+    tasks: number;
+    tables: Awaited<ReturnType<typeof churnedTables>>;
+  };
 } = {};
 
 interface HistoryRow {
@@ -135,7 +160,9 @@ const redisPid = pidListeningOn(portOf(testkit.testInfraConfig.TEST_REDIS_URL.re
 const settingsClient = await PgStats.open(adminUrl, "postgres");
 const pgSettings = await settingsClient.settings();
 await settingsClient.close();
-log(`PostgreSQL ${pgSettings.version} (${config.BENCH_PG}, autovacuum ${pgSettings.autovacuum}), postmaster pid ${pgPid}, nats pid ${natsPid}, redis pid ${redisPid}`);
+log(
+  `PostgreSQL ${pgSettings.version} (${config.BENCH_PG}, autovacuum ${pgSettings.autovacuum}), postmaster pid ${pgPid}, nats pid ${natsPid}, redis pid ${redisPid}`,
+);
 
 /** The processes whose CPU is reported: the environment's services, the router (this process), NATS, Redis, PostgreSQL. */
 function sampledOf(env: Env): Sampled[] {
@@ -188,7 +215,8 @@ async function cpuAround(targets: Sampled[], job: LoadJob): Promise<{ result: Lo
   return { result, cpu: cpuDelta(before, after) };
 }
 
-const perTask = (cpu: Map<string, number>, n: number) => Object.fromEntries([...cpu].map(([k, v]) => [k, v / Math.max(1, n)]));
+const perTask = (cpu: Map<string, number>, n: number) =>
+  Object.fromEntries([...cpu].map(([k, v]) => [k, v / Math.max(1, n)]));
 
 // ---------------------------------------------------------------------------------------------
 async function baselinePhase(): Promise<void> {
@@ -253,9 +281,20 @@ async function submitAndPortPhases(): Promise<void> {
       });
       m.submitMax = result;
       m.cpuSubmit = perTask(cpu, result.requests - result.non2xx - result.errors);
-      log(`  POST /tasks max: ${fmt(result.rps)}/s p99 ${fmt(result.p99)} ms (${result.non2xx} non-2xx, ${result.errors} errors)`);
+      log(
+        `  POST /tasks max: ${fmt(result.rps)}/s p99 ${fmt(result.p99)} ms (${result.non2xx} non-2xx, ${result.errors} errors)`,
+      );
       const rate = Math.max(1, Math.round(result.rps / 2));
-      m.submitHalf = await runLoad({ mode: "rate", url: tasksUrl, method: "POST", headers, body: SIMPLE_TASK, idempotency: true, rate, seconds: config.BENCH_SECONDS });
+      m.submitHalf = await runLoad({
+        mode: "rate",
+        url: tasksUrl,
+        method: "POST",
+        headers,
+        body: SIMPLE_TASK,
+        idempotency: true,
+        rate,
+        seconds: config.BENCH_SECONDS,
+      });
       log(`  POST /tasks @ ${rate}/s: p50 ${fmt(m.submitHalf.p50)} ms p99 ${fmt(m.submitHalf.p99)} ms`);
       // Every accepted request must have created its own task (a fresh Idempotency-Key each).
       const pg = await import("pg");
@@ -266,10 +305,20 @@ async function submitAndPortPhases(): Promise<void> {
       await c.end();
       const accepted = [m.submitMax, m.submitHalf].reduce((a, r) => a + r.requests - r.non2xx - r.errors, 0);
       m.submitCreated = { accepted, tasks: Number(rows[0]!.n) };
-      log(`  ${m.submitCreated.tasks} tasks created (warm-up included) for ${accepted} accepted requests in the windows`);
+      log(
+        `  ${m.submitCreated.tasks} tasks created (warm-up included) for ${accepted} accepted requests in the windows`,
+      );
     }
     if (phases.has("port")) {
-      const health = (url: string) => runLoad({ mode: "max", url, method: "GET", connections: config.BENCH_CONNECTIONS, seconds: config.BENCH_SECONDS, warmupSeconds: config.BENCH_WARMUP_SECONDS });
+      const health = (url: string) =>
+        runLoad({
+          mode: "max",
+          url,
+          method: "GET",
+          connections: config.BENCH_CONNECTIONS,
+          seconds: config.BENCH_SECONDS,
+          warmupSeconds: config.BENCH_WARMUP_SECONDS,
+        });
       m.healthRouter = await health(`${env.baseUrl}/health`);
       m.healthDirect = await health(`${env.service("gateway").url}/api/v1/health`);
       log(`  GET /health router ${fmt(m.healthRouter.rps)}/s, direct ${fmt(m.healthDirect.rps)}/s`);
@@ -315,7 +364,9 @@ async function completionPhase(env: Env): Promise<void> {
     m.completionMax = result;
     const completedInWindow = Math.round((result.completion?.perSecond ?? 0) * config.BENCH_SECONDS);
     m.cpuCompletion = perTask(cpu, completedInWindow);
-    log(`  completed ${fmt(result.completion?.perSecond)}/s at saturation (${config.BENCH_INFLIGHT} in flight; ${result.requests} submitted in the window, ${result.non2xx} non-2xx, ${result.errors} errors)`);
+    log(
+      `  completed ${fmt(result.completion?.perSecond)}/s at saturation (${config.BENCH_INFLIGHT} in flight; ${result.requests} submitted in the window, ${result.non2xx} non-2xx, ${result.errors} errors)`,
+    );
     await quiet();
     const db1 = await stats.db();
     const tables1 = await tableCounters(env.database.url);
@@ -324,14 +375,33 @@ async function completionPhase(env: Env): Promise<void> {
     for (const [t, v] of Object.entries(tables1)) {
       const a = tables0[t];
       if (!a) continue;
-      const d = { ins: v.ins - a.ins, upd: v.upd - a.upd, hot: v.hot - a.hot, del: v.del - a.del, seqRead: v.seqRead - a.seqRead, idxFetch: v.idxFetch - a.idxFetch };
+      const d = {
+        ins: v.ins - a.ins,
+        upd: v.upd - a.upd,
+        hot: v.hot - a.hot,
+        del: v.del - a.del,
+        seqRead: v.seqRead - a.seqRead,
+        idxFetch: v.idxFetch - a.idxFetch,
+      };
       if (Object.values(d).some((x) => x !== 0)) tables[t] = d;
     }
     m.pgCompletion = { tasks, db: diffDb(db0, db1), tables };
 
     const rate = Math.max(1, Math.round((result.completion?.perSecond ?? 2) / 2));
-    m.completionHalf = await runLoad({ mode: "rate", url: `${env.baseUrl}/tasks`, method: "POST", headers, body: SIMPLE_TASK, rate, seconds: config.BENCH_SECONDS, drainSeconds: 60, nats });
-    log(`  @ ${rate}/s: submit → WORKFLOW_COMPLETED p50 ${fmt(m.completionHalf.completion?.p50)} ms p99 ${fmt(m.completionHalf.completion?.p99)} ms`);
+    m.completionHalf = await runLoad({
+      mode: "rate",
+      url: `${env.baseUrl}/tasks`,
+      method: "POST",
+      headers,
+      body: SIMPLE_TASK,
+      rate,
+      seconds: config.BENCH_SECONDS,
+      drainSeconds: 60,
+      nats,
+    });
+    log(
+      `  @ ${rate}/s: submit → WORKFLOW_COMPLETED p50 ${fmt(m.completionHalf.completion?.p50)} ms p99 ${fmt(m.completionHalf.completion?.p99)} ms`,
+    );
   } finally {
     await stats.close();
   }
@@ -385,12 +455,20 @@ async function historyPhase(env: Env): Promise<void> {
       }
       const ms = performance.now() - t0;
       if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${text.slice(0, 300)}`);
-      return { ms, body: JSON.parse(text) as Record<string, unknown>, sessionId: res.headers.get("x-session-id") ?? undefined };
+      return {
+        ms,
+        body: JSON.parse(text) as Record<string, unknown>,
+        sessionId: res.headers.get("x-session-id") ?? undefined,
+      };
     };
     /** Submits a simple task and waits for its WORKFLOW_COMPLETED; resolves with the ids and the latency. */
     const runTask = async (key: string, sessionId?: string) => {
       const t0 = performance.now();
-      const { body, sessionId: session } = await call(key, "POST", "/tasks", { query: "Say hello", mode: "simple", ...(sessionId ? { session_id: sessionId } : {}) });
+      const { body, sessionId: session } = await call(key, "POST", "/tasks", {
+        query: "Say hello",
+        mode: "simple",
+        ...(sessionId ? { session_id: sessionId } : {}),
+      });
       const id = body.task_id as string;
       if (!done.has(id)) {
         await new Promise<void>((resolve, reject) => {
@@ -408,7 +486,9 @@ async function historyPhase(env: Env): Promise<void> {
 
     const freshTask = await runTask(fresh.key);
     const seededTemplate = await runTask(seeded.key);
-    log(`  seeding ${config.BENCH_SEED_SESSIONS} tasks in as many sessions and a ${config.BENCH_SEED_TURNS}-turn session`);
+    log(
+      `  seeding ${config.BENCH_SEED_SESSIONS} tasks in as many sessions and a ${config.BENCH_SEED_TURNS}-turn session`,
+    );
     const seed = await seedHistory({
       databaseUrl: env.database.url,
       templateTaskId: seededTemplate.id,
@@ -482,7 +562,9 @@ async function historyPhase(env: Env): Promise<void> {
       const f = await measure(who.fresh);
       const s = await measure(who.seeded);
       rows.push({ name: e.name, fresh: f, seeded: s });
-      log(`  ${e.name}: tuples ${fmt(f.tuples)} → ${fmt(s.tuples)}, commits ${fmt(f.commits)} → ${fmt(s.commits)}, p50 ${fmt(f.p50)} → ${fmt(s.p50)} ms`);
+      log(
+        `  ${e.name}: tuples ${fmt(f.tuples)} → ${fmt(s.tuples)}, commits ${fmt(f.commits)} → ${fmt(s.commits)}, p50 ${fmt(f.p50)} → ${fmt(s.p50)} ms`,
+      );
     }
     const n = config.BENCH_HISTORY_TASKS;
     const submitRun = (key: string, session?: string) =>
@@ -493,12 +575,18 @@ async function historyPhase(env: Env): Promise<void> {
       });
     for (const [name, f, s] of [
       ["submit+run simple task, new session", () => submitRun(who.fresh.key), () => submitRun(who.seeded.key)],
-      ["submit+run simple task, in session S", () => submitRun(who.fresh.key, who.fresh.session), () => submitRun(who.seeded.key, who.seeded.session)],
+      [
+        "submit+run simple task, in session S",
+        () => submitRun(who.fresh.key, who.fresh.session),
+        () => submitRun(who.seeded.key, who.seeded.session),
+      ],
     ] as const) {
       const fc = await f();
       const sc = await s();
       rows.push({ name, fresh: fc, seeded: sc });
-      log(`  ${name}: tuples ${fmt(fc.tuples)} → ${fmt(sc.tuples)}, commits ${fmt(fc.commits)} → ${fmt(sc.commits)}, p50 ${fmt(fc.p50)} → ${fmt(sc.p50)} ms`);
+      log(
+        `  ${name}: tuples ${fmt(fc.tuples)} → ${fmt(sc.tuples)}, commits ${fmt(fc.commits)} → ${fmt(sc.commits)}, p50 ${fmt(fc.p50)} → ${fmt(sc.p50)} ms`,
+      );
     }
     // Latency, separately: fresh and seeded requests alternate, so both see the same machine
     // (other load comes and goes between counter windows). After every counter window, so these
@@ -522,8 +610,16 @@ async function historyPhase(env: Env): Promise<void> {
       rows[i]!.fresh.p50 = f;
       rows[i]!.seeded.p50 = s;
     }
-    const [nf, ns] = await alternate(n, async () => (await runTask(who.fresh.key)).ms, async () => (await runTask(who.seeded.key)).ms);
-    const [sf, ss] = await alternate(n, async () => (await runTask(who.fresh.key, who.fresh.session)).ms, async () => (await runTask(who.seeded.key, who.seeded.session)).ms);
+    const [nf, ns] = await alternate(
+      n,
+      async () => (await runTask(who.fresh.key)).ms,
+      async () => (await runTask(who.seeded.key)).ms,
+    );
+    const [sf, ss] = await alternate(
+      n,
+      async () => (await runTask(who.fresh.key, who.fresh.session)).ms,
+      async () => (await runTask(who.seeded.key, who.seeded.session)).ms,
+    );
     rows[endpoints.length]!.fresh.p50 = nf;
     rows[endpoints.length]!.seeded.p50 = ns;
     rows[endpoints.length + 1]!.fresh.p50 = sf;
@@ -566,9 +662,16 @@ async function historyPhase(env: Env): Promise<void> {
       lastAt = performance.now();
       const before: Cost[] = [];
       for (const p of probes) before.push(await p.run());
-      log(`  churn: ${config.BENCH_CHURN_TASKS} tasks' life cycle through SQL, autovacuum off for ${["tasks", "sessions", "user_counters"].join(", ")}…`);
+      log(
+        `  churn: ${config.BENCH_CHURN_TASKS} tasks' life cycle through SQL, autovacuum off for ${["tasks", "sessions", "user_counters"].join(", ")}…`,
+      );
       try {
-        const c = await churn({ databaseUrl: env.database.url, userId: churner.user_id, tasks: config.BENCH_CHURN_TASKS, batch: 20 });
+        const c = await churn({
+          databaseUrl: env.database.url,
+          userId: churner.user_id,
+          tasks: config.BENCH_CHURN_TASKS,
+          batch: 20,
+        });
         await quiet();
         const tables = await churnedTables(env.database.url);
         // The background rate was measured before; restart the counter window after the churn.
@@ -577,7 +680,11 @@ async function historyPhase(env: Env): Promise<void> {
         const after: Cost[] = [];
         for (const p of probes) after.push(await p.run());
         m.churn = { before, after, names: probes.map((p) => p.name), ms: c.ms, tasks: c.tasks, tables };
-        probes.forEach((p, i) => log(`  after churn, ${p.name}: tuples ${fmt(before[i]!.tuples)} → ${fmt(after[i]!.tuples)}, commits ${fmt(before[i]!.commits)} → ${fmt(after[i]!.commits)}, p50 ${fmt(before[i]!.p50)} → ${fmt(after[i]!.p50)} ms`));
+        probes.forEach((p, i) =>
+          log(
+            `  after churn, ${p.name}: tuples ${fmt(before[i]!.tuples)} → ${fmt(after[i]!.tuples)}, commits ${fmt(before[i]!.commits)} → ${fmt(after[i]!.commits)}, p50 ${fmt(before[i]!.p50)} → ${fmt(after[i]!.p50)} ms`,
+          ),
+        );
       } finally {
         await restoreAutovacuum(env.database.url);
       }
@@ -603,7 +710,13 @@ try {
     } catch (err) {
       // Name any service that died, with its last output, so a failed run says why.
       for (const s of env.stack.services.filter((x) => !x.isRunning)) {
-        log(`service ${s.name} exited; last output:\n${s.output().slice(-15).map((l) => l.text).join("\n")}`);
+        log(
+          `service ${s.name} exited; last output:\n${s
+            .output()
+            .slice(-15)
+            .map((l) => l.text)
+            .join("\n")}`,
+        );
       }
       throw err;
     } finally {
@@ -623,27 +736,68 @@ const base = m.baselineInsert?.rps ?? NaN;
 const rows: TargetRow[] = [];
 const ms = (n: number | undefined) => `${fmt(n)} ms`;
 const perS = (n: number | undefined) => `${fmt(n)}/s`;
-const within = (v: number | undefined, limit: number) => (v === undefined || !Number.isFinite(v) ? undefined : v <= limit);
+const within = (v: number | undefined, limit: number) =>
+  v === undefined || !Number.isFinite(v) ? undefined : v <= limit;
 const atLeast = (v: number, limit: number) => (Number.isFinite(v) ? v >= limit : undefined);
 
 if (m.submitMax) {
   const r = ratioOf(m.submitMax.rps, base);
-  rows.push({ id: "1a", name: "POST /tasks accepted/s (public port, auth, Idempotency-Key, workers paused)", measured: `${perS(m.submitMax.rps)} (p99 ${ms(m.submitMax.p99)}, ${m.submitMax.non2xx + m.submitMax.errors} failed, ${m.submitCreated?.tasks ?? "?"} tasks created incl. warm-up for ${m.submitCreated?.accepted ?? "?"} accepted)`, baseline: `${perS(base)} express + INSERT`, ratio: fmt(r), target: "≥ 0.3×", pass: m.submitCreated && m.submitCreated.tasks < m.submitCreated.accepted ? false : atLeast(r, 0.3) });
+  rows.push({
+    id: "1a",
+    name: "POST /tasks accepted/s (public port, auth, Idempotency-Key, workers paused)",
+    measured: `${perS(m.submitMax.rps)} (p99 ${ms(m.submitMax.p99)}, ${m.submitMax.non2xx + m.submitMax.errors} failed, ${m.submitCreated?.tasks ?? "?"} tasks created incl. warm-up for ${m.submitCreated?.accepted ?? "?"} accepted)`,
+    baseline: `${perS(base)} express + INSERT`,
+    ratio: fmt(r),
+    target: "≥ 0.3×",
+    pass: m.submitCreated && m.submitCreated.tasks < m.submitCreated.accepted ? false : atLeast(r, 0.3),
+  });
 }
 if (m.submitHalf) {
-  rows.push({ id: "1b", name: `POST /tasks p99 at half that rate (${fmt(m.submitHalf.rps, 0)}/s)`, measured: `p99 ${ms(m.submitHalf.p99)} (p50 ${ms(m.submitHalf.p50)}, ${m.submitHalf.non2xx + m.submitHalf.errors} failed)`, baseline: "-", ratio: "-", target: "≤ 50 ms", pass: within(m.submitHalf.p99, 50) && m.submitHalf.non2xx + m.submitHalf.errors === 0 });
+  rows.push({
+    id: "1b",
+    name: `POST /tasks p99 at half that rate (${fmt(m.submitHalf.rps, 0)}/s)`,
+    measured: `p99 ${ms(m.submitHalf.p99)} (p50 ${ms(m.submitHalf.p50)}, ${m.submitHalf.non2xx + m.submitHalf.errors} failed)`,
+    baseline: "-",
+    ratio: "-",
+    target: "≤ 50 ms",
+    pass: within(m.submitHalf.p99, 50) && m.submitHalf.non2xx + m.submitHalf.errors === 0,
+  });
 }
 if (m.completionMax) {
   const c = m.completionMax.completion;
   const r = ratioOf(c?.perSecond ?? NaN, base);
-  rows.push({ id: "2a", name: `simple tasks completed/s at saturation (${config.BENCH_INFLIGHT} in flight)`, measured: perS(c?.perSecond), baseline: `${perS(base)} express + INSERT`, ratio: fmt(r), target: "≥ 0.1×", pass: atLeast(r, 0.1) });
+  rows.push({
+    id: "2a",
+    name: `simple tasks completed/s at saturation (${config.BENCH_INFLIGHT} in flight)`,
+    measured: perS(c?.perSecond),
+    baseline: `${perS(base)} express + INSERT`,
+    ratio: fmt(r),
+    target: "≥ 0.1×",
+    pass: atLeast(r, 0.1),
+  });
 }
 if (m.completionHalf) {
   const c = m.completionHalf.completion;
   const all = c !== undefined && c.count === c.expected && c.expected > 0;
   const rate = `${fmt(m.completionHalf.rps, 0)}/s`;
-  rows.push({ id: "2b", name: `submit → WORKFLOW_COMPLETED p50 at half saturation (${rate})`, measured: `${ms(c?.p50)} (${c?.count}/${c?.expected} completed)`, baseline: "-", ratio: "-", target: "≤ 30 ms", pass: all ? within(c?.p50, 30) : false });
-  rows.push({ id: "2c", name: `submit → WORKFLOW_COMPLETED p99 at half saturation (${rate})`, measured: ms(c?.p99), baseline: "-", ratio: "-", target: "≤ 150 ms", pass: all ? within(c?.p99, 150) : false });
+  rows.push({
+    id: "2b",
+    name: `submit → WORKFLOW_COMPLETED p50 at half saturation (${rate})`,
+    measured: `${ms(c?.p50)} (${c?.count}/${c?.expected} completed)`,
+    baseline: "-",
+    ratio: "-",
+    target: "≤ 30 ms",
+    pass: all ? within(c?.p50, 30) : false,
+  });
+  rows.push({
+    id: "2c",
+    name: `submit → WORKFLOW_COMPLETED p99 at half saturation (${rate})`,
+    measured: ms(c?.p99),
+    baseline: "-",
+    ratio: "-",
+    target: "≤ 150 ms",
+    pass: all ? within(c?.p99, 150) : false,
+  });
 }
 const TUPLES_PER_TASK_LIMIT = 5_000;
 const HISTORY_SLACK = { tuples: 20, commits: 0.25, ms: 2 };
@@ -657,7 +811,9 @@ if (m.history) {
     // mean anything (a commit in 20 requests, a few index entries, scheduling jitter).
     const ok = (seededV: number, freshV: number, slack: number) => seededV <= 1.2 * freshV || seededV - freshV <= slack;
     const pass = [rt, rc, rl].every((x) => Number.isFinite(x))
-      ? ok(h.seeded.tuples, h.fresh.tuples, HISTORY_SLACK.tuples) && ok(h.seeded.commits, h.fresh.commits, HISTORY_SLACK.commits) && ok(h.seeded.p50, h.fresh.p50, HISTORY_SLACK.ms)
+      ? ok(h.seeded.tuples, h.fresh.tuples, HISTORY_SLACK.tuples) &&
+        ok(h.seeded.commits, h.fresh.commits, HISTORY_SLACK.commits) &&
+        ok(h.seeded.p50, h.fresh.p50, HISTORY_SLACK.ms)
       : undefined;
     const c = (x: Cost) => `${fmt(x.tuples, 0)} tuples, ${fmt(x.commits, 1)} commits, ${ms(x.p50)}`;
     rows.push({
@@ -671,7 +827,15 @@ if (m.history) {
     });
   });
   const worst = Math.max(...m.history.filter((h) => h.name.startsWith("submit+run")).map((h) => h.seeded.tuples));
-  rows.push({ id: "3t", name: "submit+run of a simple task, tuples read per task (seeded user, worst)", measured: fmt(worst, 0), baseline: "-", ratio: "-", target: `≤ ${fmt(TUPLES_PER_TASK_LIMIT, 0)}`, pass: within(worst, TUPLES_PER_TASK_LIMIT) });
+  rows.push({
+    id: "3t",
+    name: "submit+run of a simple task, tuples read per task (seeded user, worst)",
+    measured: fmt(worst, 0),
+    baseline: "-",
+    ratio: "-",
+    target: `≤ ${fmt(TUPLES_PER_TASK_LIMIT, 0)}`,
+    pass: within(worst, TUPLES_PER_TASK_LIMIT),
+  });
 }
 if (m.churn) {
   const ch = m.churn;
@@ -687,29 +851,71 @@ if (m.churn) {
       baseline: c(b),
       ratio: `${fmt(ratioOf(Math.max(a.tuples, 1), Math.max(b.tuples, 1)))} / ${fmt(ratioOf(Math.max(a.commits, 0.01), Math.max(b.commits, 0.01)))} / ${fmt(ratioOf(a.p50, b.p50))}`,
       target: "each ≤ 1.2×",
-      pass: ok(a.tuples, b.tuples, HISTORY_SLACK.tuples) && ok(a.commits, b.commits, HISTORY_SLACK.commits) && ok(a.p50, b.p50, HISTORY_SLACK.ms),
+      pass:
+        ok(a.tuples, b.tuples, HISTORY_SLACK.tuples) &&
+        ok(a.commits, b.commits, HISTORY_SLACK.commits) &&
+        ok(a.p50, b.p50, HISTORY_SLACK.ms),
     });
   });
 }
 if (m.totalCount) {
-  rows.push({ id: "3n", name: "GET /tasks total_count of the seeded user is exact", measured: fmt(m.totalCount.api, 0), baseline: `${fmt(m.totalCount.sql, 0)} (SQL count)`, ratio: "-", target: "equal", pass: m.totalCount.api === m.totalCount.sql });
+  rows.push({
+    id: "3n",
+    name: "GET /tasks total_count of the seeded user is exact",
+    measured: fmt(m.totalCount.api, 0),
+    baseline: `${fmt(m.totalCount.sql, 0)} (SQL count)`,
+    ratio: "-",
+    target: "equal",
+    pass: m.totalCount.api === m.totalCount.sql,
+  });
 }
 if (m.healthRouter && m.healthDirect) {
   const r = ratioOf(m.healthRouter.rps, m.healthDirect.rps);
-  rows.push({ id: "4a", name: "GET /api/v1/health through the router vs straight at the gateway", measured: `${perS(m.healthRouter.rps)} (p99 ${ms(m.healthRouter.p99)})`, baseline: `${perS(m.healthDirect.rps)} (p99 ${ms(m.healthDirect.p99)})`, ratio: fmt(r), target: "≥ 0.7×", pass: atLeast(r, 0.7) });
+  rows.push({
+    id: "4a",
+    name: "GET /api/v1/health through the router vs straight at the gateway",
+    measured: `${perS(m.healthRouter.rps)} (p99 ${ms(m.healthRouter.p99)})`,
+    baseline: `${perS(m.healthDirect.rps)} (p99 ${ms(m.healthDirect.p99)})`,
+    ratio: fmt(r),
+    target: "≥ 0.7×",
+    pass: atLeast(r, 0.7),
+  });
 }
 if (m.gatewayToken && m.bareToken) {
   const r = ratioOf(m.gatewayToken.rps, m.bareToken.rps);
-  rows.push({ id: "4b", name: "gateway stack: POST /auth/token (API key auth, rate limit, logging, tracing) vs the same handler in bare express", measured: `${perS(m.gatewayToken.rps)} (${m.gatewayToken.non2xx + m.gatewayToken.errors} failed)`, baseline: perS(m.bareToken.rps), ratio: fmt(r), target: "≥ 0.5×", pass: m.gatewayToken.non2xx + m.gatewayToken.errors === 0 ? atLeast(r, 0.5) : false });
+  rows.push({
+    id: "4b",
+    name: "gateway stack: POST /auth/token (API key auth, rate limit, logging, tracing) vs the same handler in bare express",
+    measured: `${perS(m.gatewayToken.rps)} (${m.gatewayToken.non2xx + m.gatewayToken.errors} failed)`,
+    baseline: perS(m.bareToken.rps),
+    ratio: fmt(r),
+    target: "≥ 0.5×",
+    pass: m.gatewayToken.non2xx + m.gatewayToken.errors === 0 ? atLeast(r, 0.5) : false,
+  });
 }
 
 const cpuNames = [...new Set([...Object.keys(m.cpuSubmit ?? {}), ...Object.keys(m.cpuCompletion ?? {})])];
-const order = ["gateway", "orchestrator", "worker", "stream", "session", "model-catalog", "router (bench process)", "NATS", "Redis", "PostgreSQL"];
+const order = [
+  "gateway",
+  "orchestrator",
+  "worker",
+  "stream",
+  "session",
+  "model-catalog",
+  "router (bench process)",
+  "NATS",
+  "Redis",
+  "PostgreSQL",
+];
 cpuNames.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
-const sum = (o: Record<string, number> | undefined) => (o ? Object.values(o).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0) : NaN);
+const sum = (o: Record<string, number> | undefined) =>
+  o ? Object.values(o).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0) : NaN;
 const cpuTable = markdownTable(
   ["process", "CPU ms per accepted submit (workers paused)", "CPU ms per completed task (saturation)"],
-  [...cpuNames.map((n) => [n, fmt(m.cpuSubmit?.[n]), fmt(m.cpuCompletion?.[n])]), ["all of the above", fmt(sum(m.cpuSubmit)), fmt(sum(m.cpuCompletion))]],
+  [
+    ...cpuNames.map((n) => [n, fmt(m.cpuSubmit?.[n]), fmt(m.cpuCompletion?.[n])]),
+    ["all of the above", fmt(sum(m.cpuSubmit)), fmt(sum(m.cpuCompletion))],
+  ],
 );
 const pgc = m.pgCompletion;
 const pgTable = pgc
@@ -719,7 +925,14 @@ const pgTable = pgc
         ["whole database", fmt(pgc.db.commits / pgc.tasks, 1), fmt(pgc.db.tuples / pgc.tasks, 0), "", "", ""],
         ...Object.entries(pgc.tables)
           .sort()
-          .map(([t, d]) => [t, "", fmt((d.seqRead + d.idxFetch) / pgc.tasks, 1), fmt(d.ins / pgc.tasks, 2), `${fmt(d.upd / pgc.tasks, 2)} (${fmt(d.hot / pgc.tasks, 2)})`, fmt(d.del / pgc.tasks, 2)]),
+          .map(([t, d]) => [
+            t,
+            "",
+            fmt((d.seqRead + d.idxFetch) / pgc.tasks, 1),
+            fmt(d.ins / pgc.tasks, 2),
+            `${fmt(d.upd / pgc.tasks, 2)} (${fmt(d.hot / pgc.tasks, 2)})`,
+            fmt(d.del / pgc.tasks, 2),
+          ]),
       ],
     )
   : "";
@@ -730,14 +943,29 @@ try {
 } catch {
   // not a git checkout
 }
-const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, load average at start ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`;
+const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${fmt(os.totalmem() / 2 ** 30, 1)} GiB, ${os.type()} ${os.release()}, load average at start ${os
+  .loadavg()
+  .map((l) => l.toFixed(1))
+  .join(" ")}`;
 const title = `Task bench ${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit}`;
 const setup = [
   `PostgreSQL ${pgSettings.version}, ${config.BENCH_PG === "private" ? "the bench's own instance" : "the machine's shared instance"}, autovacuum ${pgSettings.autovacuum}; Node ${process.version}; ${machine}.`,
   `BENCH_SECONDS=${config.BENCH_SECONDS}, BENCH_CONNECTIONS=${config.BENCH_CONNECTIONS}, BENCH_INFLIGHT=${config.BENCH_INFLIGHT}, BENCH_WORKERS=${config.BENCH_WORKERS}, phases ${[...phases].join(",")}.`,
-  m.seed ? `Seeded in ${fmt(m.seed.ms / 1000, 1)} s: ${Object.entries(m.seed.rows).map(([t, n]) => `${t} ${fmt(n, 0)}`).join(", ")}${m.seed.fixups ? " (+ seed-fixups.sql)" : ""}.` : "",
+  m.seed
+    ? `Seeded in ${fmt(m.seed.ms / 1000, 1)} s: ${Object.entries(m.seed.rows)
+        .map(([t, n]) => `${t} ${fmt(n, 0)}`)
+        .join(", ")}${m.seed.fixups ? " (+ seed-fixups.sql)" : ""}.`
+    : "",
   m.churn
-    ? `Churn rows 3u–3v: ${fmt(m.churn.tasks, 0)} tasks' row life cycle (insert, claim, mode, finish + session totals; 20 tasks per transaction) written through SQL in ${fmt(m.churn.ms / 1000, 1)} s with autovacuum off for the task tables; afterwards ${Object.entries(m.churn.tables).filter(([, t]) => t.dead > 0).map(([name, t]) => `${name} ${fmt(t.live, 0)} live / ${fmt(t.dead, 0)} dead rows, ${fmt(100 * t.hotShare, 0)} % of updates HOT`).join("; ")}.`
+    ? `Churn rows 3u–3v: ${fmt(m.churn.tasks, 0)} tasks' row life cycle (insert, claim, mode, finish + session totals; 20 tasks per transaction) written through SQL in ${fmt(m.churn.ms / 1000, 1)} s with autovacuum off for the task tables; afterwards ${Object.entries(
+        m.churn.tables,
+      )
+        .filter(([, t]) => t.dead > 0)
+        .map(
+          ([name, t]) =>
+            `${name} ${fmt(t.live, 0)} live / ${fmt(t.dead, 0)} dead rows, ${fmt(100 * t.hotShare, 0)} % of updates HOT`,
+        )
+        .join("; ")}.`
     : "",
   m.historyNoise
     ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
@@ -759,15 +987,20 @@ const markdown = [
   .filter((s) => s !== "")
   .join("\n");
 console.log(markdown);
-const file = writeResults(config.BENCH_RESULTS_DIR, `tasks-${startedAt.toISOString().slice(0, 19).replace(/[:T]/g, "-")}-${config.BENCH_PG}`, markdown, {
-  title,
-  startedAt: startedAt.toISOString(),
-  commit,
-  machine,
-  postgres: { ...pgSettings, kind: config.BENCH_PG },
-  config,
-  targets: rows,
-  measurements: m,
-});
+const file = writeResults(
+  config.BENCH_RESULTS_DIR,
+  `tasks-${startedAt.toISOString().slice(0, 19).replace(/[:T]/g, "-")}-${config.BENCH_PG}`,
+  markdown,
+  {
+    title,
+    startedAt: startedAt.toISOString(),
+    commit,
+    machine,
+    postgres: { ...pgSettings, kind: config.BENCH_PG },
+    config,
+    targets: rows,
+    measurements: m,
+  },
+);
 log(`results: ${path.relative(process.cwd(), file)} (+ .json)`);
 process.exit(failed ? 1 : 0);

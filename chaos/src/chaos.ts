@@ -18,7 +18,12 @@ import { drain, verify, type Verdict } from "./verify.ts";
 const config = loadConfig({
   CHAOS_TASKS: z.coerce.number().int().min(10).default(300).describe("chaos: tasks submitted per scenario."),
   CHAOS_RATE: z.coerce.number().min(1).default(10).describe("chaos: submissions started per second."),
-  CHAOS_DRAIN_SECONDS: z.coerce.number().int().min(10).default(180).describe("chaos: how long accepted tasks may take to finish after the load."),
+  CHAOS_DRAIN_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(180)
+    .describe("chaos: how long accepted tasks may take to finish after the load."),
 });
 
 interface Row {
@@ -53,7 +58,10 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   const probeIds: string[] = [];
   try {
     await scenario.prepare?.(sys);
-    const offered = scenario.load?.({ tasks: config.CHAOS_TASKS, rate: config.CHAOS_RATE }) ?? { tasks: config.CHAOS_TASKS, rate: config.CHAOS_RATE };
+    const offered = scenario.load?.({ tasks: config.CHAOS_TASKS, rate: config.CHAOS_RATE }) ?? {
+      tasks: config.CHAOS_TASKS,
+      rate: config.CHAOS_RATE,
+    };
     log(`offering ${offered.tasks} tasks at ${offered.rate}/s`);
     const load = startLoad({ baseUrl: sys.env.baseUrl, apiKey: sys.apiKey, tasks: offered.tasks, rate: offered.rate });
     const ctx: ScenarioContext = {
@@ -71,16 +79,21 @@ async function runScenario(scenario: Scenario): Promise<Row> {
             body: JSON.stringify({ query: "Say hi", mode: "simple" }),
             signal: AbortSignal.timeout(10_000),
           }).catch(() => undefined);
-            if (res?.ok) taskId = ((await res.json()) as { task_id: string }).task_id;
+          if (res?.ok) taskId = ((await res.json()) as { task_id: string }).task_id;
           else await sleep(200);
-          if (!taskId && Date.now() - started > PROBE_TIMEOUT_MS) throw new Error(`no submit accepted within ${PROBE_TIMEOUT_MS} ms`);
+          if (!taskId && Date.now() - started > PROBE_TIMEOUT_MS)
+            throw new Error(`no submit accepted within ${PROBE_TIMEOUT_MS} ms`);
         }
         probeIds.push(taskId);
         for (;;) {
-          const res = await fetch(`${sys.env.baseUrl}/tasks/${taskId}`, { headers, signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+          const res = await fetch(`${sys.env.baseUrl}/tasks/${taskId}`, {
+            headers,
+            signal: AbortSignal.timeout(10_000),
+          }).catch(() => undefined);
           const status = res?.ok ? ((await res.json()) as { status: string }).status : "";
           if (/COMPLETED|FAILED|CANCELLED|TIMEOUT/.test(status)) return Date.now() - started;
-          if (Date.now() - started > PROBE_TIMEOUT_MS) throw new Error(`probe task ${taskId} not finished within ${PROBE_TIMEOUT_MS} ms`);
+          if (Date.now() - started > PROBE_TIMEOUT_MS)
+            throw new Error(`probe task ${taskId} not finished within ${PROBE_TIMEOUT_MS} ms`);
           await sleep(100);
         }
       },
@@ -89,7 +102,9 @@ async function runScenario(scenario: Scenario): Promise<Row> {
         let running = true;
         const sampler = (async () => {
           while (running) {
-            const res = await fetch(`${sys.env.baseUrl}/readiness`, { signal: AbortSignal.timeout(3_000) }).catch(() => undefined);
+            const res = await fetch(`${sys.env.baseUrl}/readiness`, { signal: AbortSignal.timeout(3_000) }).catch(
+              () => undefined,
+            );
             samples.push(res?.status ?? 0);
             await sleep(250);
           }
@@ -146,7 +161,16 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       notes: fault.notes,
       serviceErrors,
     };
-    log(JSON.stringify({ verdict, failedByStatus, recoveryMs: fault.recoveryMs, notes: fault.notes, serviceErrors, failureSamples }));
+    log(
+      JSON.stringify({
+        verdict,
+        failedByStatus,
+        recoveryMs: fault.recoveryMs,
+        notes: fault.notes,
+        serviceErrors,
+        failureSamples,
+      }),
+    );
     return row;
   } finally {
     await sys.close();
@@ -154,7 +178,8 @@ async function runScenario(scenario: Scenario): Promise<Row> {
 }
 
 function table(rows: Row[]): string {
-  const head = "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Seq gaps | Missing from log | Failed requests | Shed (Retry-After) | Recovery |";
+  const head =
+    "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Seq gaps | Missing from log | Failed requests | Shed (Retry-After) | Recovery |";
   const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
   const lines = rows.map((r) => {
     const v = r.verdict;
@@ -189,25 +214,36 @@ function writeReport(startedAt: Date, rows: Row[]): string {
     ...rows.flatMap((r) => [
       `- **${r.scenario}**: ${r.description}. Recovery: ${r.recoveryMeaning}. Drain ${(r.drainMs / 1000).toFixed(1)} s.` +
         (r.notes.length ? ` ${r.notes.join("; ")}.` : "") +
-        (Object.keys(r.failedByStatus).length ? ` Answers other than 2xx: ${Object.entries(r.failedByStatus).map(([k, n]) => `${k} ×${n}`).join(", ")}.` : "") +
+        (Object.keys(r.failedByStatus).length
+          ? ` Answers other than 2xx: ${Object.entries(r.failedByStatus)
+              .map(([k, n]) => `${k} ×${n}`)
+              .join(", ")}.`
+          : "") +
         (r.error ? ` Error: ${r.error}` : ""),
     ]),
     "",
   ].join("\n");
   writeFileSync(path.join(dir, `chaos-${stamp}.md`), md);
-  writeFileSync(path.join(dir, `chaos-${stamp}.json`), JSON.stringify({ startedAt, machine: machine(), config, rows }, null, 2));
+  writeFileSync(
+    path.join(dir, `chaos-${stamp}.json`),
+    JSON.stringify({ startedAt, machine: machine(), config, rows }, null, 2),
+  );
   return md;
 }
 
 async function main() {
   if (!ownServersAvailable()) {
-    process.stderr.write("chaos needs nats-server, redis-server and PostgreSQL's binaries (/usr/lib/postgresql/<v>/bin)\n");
+    process.stderr.write(
+      "chaos needs nats-server, redis-server and PostgreSQL's binaries (/usr/lib/postgresql/<v>/bin)\n",
+    );
     process.exit(2);
   }
   const wanted = process.argv.slice(2);
   const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
   if (unknown.length > 0) {
-    process.stderr.write(`unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}\n`);
+    process.stderr.write(
+      `unknown scenario(s): ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}\n`,
+    );
     process.exit(2);
   }
   const chosen = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
@@ -222,7 +258,17 @@ async function main() {
       rows.push({
         scenario: scenario.name,
         description: scenario.description,
-        verdict: { submitted: 0, refused: 0, completed: 0, failed: 0, lost: 0, duplicateTasks: 0, duplicatedEffects: 0, seqGaps: 0, missingFromLog: 0 },
+        verdict: {
+          submitted: 0,
+          refused: 0,
+          completed: 0,
+          failed: 0,
+          lost: 0,
+          duplicateTasks: 0,
+          duplicatedEffects: 0,
+          seqGaps: 0,
+          missingFromLog: 0,
+        },
         failedRequests: 0,
         shedRequests: 0,
         failedByStatus: {},

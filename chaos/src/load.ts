@@ -83,16 +83,28 @@ export function startLoad(options: LoadOptions): Load {
 
   const submitOne = async (s: Submission) => {
     const spec = TASK_KINDS[s.kind];
-    const body = JSON.stringify({ query: spec.query, mode: spec.mode, ...(spec.context ? { context: spec.context } : {}) });
+    const body = JSON.stringify({
+      query: spec.query,
+      mode: spec.mode,
+      ...(spec.context ? { context: spec.context } : {}),
+    });
     const end = s.submittedAt + retryForMs;
     for (;;) {
       s.attempts++;
-      const res = await call("submit", `${options.baseUrl}/tasks`, { method: "POST", headers: { ...headers, "Idempotency-Key": s.key }, body });
+      const res = await call("submit", `${options.baseUrl}/tasks`, {
+        method: "POST",
+        headers: { ...headers, "Idempotency-Key": s.key },
+        body,
+      });
       if (res?.ok) {
         s.taskId = ((await res.json()) as { task_id: string }).task_id;
         return;
       }
-      if (Date.now() > end || (res && res.status >= 400 && res.status < 500 && res.status !== 409 && res.status !== 429)) return;
+      if (
+        Date.now() > end ||
+        (res && res.status >= 400 && res.status < 500 && res.status !== 409 && res.status !== 429)
+      )
+        return;
       const retryAfter = Number(res?.headers.get("retry-after") ?? "1");
       await sleep(Math.min(5_000, Math.max(200, retryAfter * 1_000)));
     }

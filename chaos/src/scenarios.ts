@@ -64,7 +64,9 @@ const workerKills: Scenario = {
     const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
     await client.connect();
     await sleep(6_000);
-    const rows = await client.query<{ ts: Date }>(`SELECT timestamp AS ts FROM task_events WHERE type = 'ERROR_RECOVERY' ORDER BY timestamp`);
+    const rows = await client.query<{ ts: Date }>(
+      `SELECT timestamp AS ts FROM task_events WHERE type = 'ERROR_RECOVERY' ORDER BY timestamp`,
+    );
     await client.end();
     let worst: number | null = null;
     const perKill: number[] = [];
@@ -79,12 +81,20 @@ const workerKills: Scenario = {
     perKill.sort((a, b) => a - b);
     return {
       recoveryMs: worst,
-      notes: [`${kills.length} kills, ${rows.rowCount} runs resumed from checkpoints; median recovery per kill ${perKill[Math.floor(perKill.length / 2)] ?? "-"} ms`],
+      notes: [
+        `${kills.length} kills, ${rows.rowCount} runs resumed from checkpoints; median recovery per kill ${perKill[Math.floor(perKill.length / 2)] ?? "-"} ms`,
+      ],
     };
   },
 };
 
-async function outage(ctx: ScenarioContext, label: string, down: () => Promise<void>, up: () => Promise<void>, holdMs: number) {
+async function outage(
+  ctx: ScenarioContext,
+  label: string,
+  down: () => Promise<void>,
+  up: () => Promise<void>,
+  holdMs: number,
+) {
   let back = 0;
   const samples = await ctx.readinessDuring(async () => {
     await down();
@@ -97,7 +107,10 @@ async function outage(ctx: ScenarioContext, label: string, down: () => Promise<v
   const probeMs = await ctx.probe();
   const recovered = Date.now() - back;
   const notReady = samples.filter((s) => s !== 200).length;
-  return { recovered, note: `${label}: readiness not 200 in ${notReady}/${samples.length} samples while down (${[...new Set(samples)].join("/")}); probe task ${probeMs} ms` };
+  return {
+    recovered,
+    note: `${label}: readiness not 200 in ${notReady}/${samples.length} samples while down (${[...new Set(samples)].join("/")}); probe task ${probeMs} ms`,
+  };
 }
 
 const natsRestart: Scenario = {
@@ -107,20 +120,39 @@ const natsRestart: Scenario = {
   async fault(ctx) {
     await ctx.accepted(20);
     const server = ctx.sys.nats.servers[0]!;
-    const a = await outage(ctx, "restart", () => server.stop(), () => server.start(), 5_000);
+    const a = await outage(
+      ctx,
+      "restart",
+      () => server.stop(),
+      () => server.start(),
+      5_000,
+    );
     await sleep(3_000);
-    const b = await outage(ctx, "SIGSTOP 20 s", async () => server.pause(), async () => server.resume(), 20_000);
+    const b = await outage(
+      ctx,
+      "SIGSTOP 20 s",
+      async () => server.pause(),
+      async () => server.resume(),
+      20_000,
+    );
     return { recoveryMs: Math.max(a.recovered, b.recovered), notes: [a.note, b.note] };
   },
 };
 
 const redisRestart: Scenario = {
   name: "redis-restart",
-  description: "Redis SIGKILLed (no persistence: every key lost) and restarted after 3 s; the first 20 submissions are repeated with their keys",
+  description:
+    "Redis SIGKILLed (no persistence: every key lost) and restarted after 3 s; the first 20 submissions are repeated with their keys",
   recoveryMeaning: "time from Redis being back until a new task submitted then has completed",
   async fault(ctx) {
     await ctx.accepted(20);
-    const o = await outage(ctx, "redis", () => ctx.sys.redis.stop("SIGKILL"), () => ctx.sys.redis.start(), 3_000);
+    const o = await outage(
+      ctx,
+      "redis",
+      () => ctx.sys.redis.stop("SIGKILL"),
+      () => ctx.sys.redis.start(),
+      3_000,
+    );
     // Idempotency after the data loss: a repeated key must return the same task.
     let replayed = 0;
     let misses = 0;
@@ -131,13 +163,20 @@ const redisRestart: Scenario = {
       const res = await fetch(`${ctx.sys.env.baseUrl}/tasks`, {
         method: "POST",
         headers: { "X-API-Key": ctx.sys.apiKey, "Content-Type": "application/json", "Idempotency-Key": s.key },
-        body: JSON.stringify({ query: spec.query, mode: spec.mode, ...(spec.context ? { context: spec.context } : {}) }),
+        body: JSON.stringify({
+          query: spec.query,
+          mode: spec.mode,
+          ...(spec.context ? { context: spec.context } : {}),
+        }),
       });
       const body = (await res.json()) as { task_id?: string };
       if (res.ok && body.task_id === s.taskId) replayed++;
       else misses++;
     }
-    return { recoveryMs: o.recovered, notes: [o.note, `repeated keys after the data loss: ${replayed} replayed the same task, ${misses} did not`] };
+    return {
+      recoveryMs: o.recovered,
+      notes: [o.note, `repeated keys after the data loss: ${replayed} replayed the same task, ${misses} did not`],
+    };
   },
 };
 
@@ -147,7 +186,13 @@ const postgresRestart: Scenario = {
   recoveryMeaning: "time from PostgreSQL being back until a new task submitted then has completed",
   async fault(ctx) {
     await ctx.accepted(20);
-    const o = await outage(ctx, "postgres", () => ctx.sys.postgres.stop(), () => ctx.sys.postgres.start(), 5_000);
+    const o = await outage(
+      ctx,
+      "postgres",
+      () => ctx.sys.postgres.stop(),
+      () => ctx.sys.postgres.start(),
+      5_000,
+    );
     return { recoveryMs: o.recovered, notes: [o.note] };
   },
 };
@@ -161,7 +206,11 @@ interface Routed {
   definition: ServiceDefinition;
   service: RunningService;
 }
-const rolling = { orchestrators: [] as RunningService[], routed: [] as Routed[], gatewayEnv: {} as Record<string, string> };
+const rolling = {
+  orchestrators: [] as RunningService[],
+  routed: [] as Routed[],
+  gatewayEnv: {} as Record<string, string>,
+};
 async function untilReady(service: RunningService): Promise<void> {
   const end = Date.now() + 30_000;
   while (Date.now() < end) {
@@ -175,14 +224,17 @@ const definitionOf = (name: string) => SERVICES.find((d) => d.name === name)!;
 
 const rollingRestart: Scenario = {
   name: "rolling-restart",
-  description: "two instances each of gateway, stream, orchestrator and worker; each instance in turn replaced (SIGTERM after its replacement is up), under load",
+  description:
+    "two instances each of gateway, stream, orchestrator and worker; each instance in turn replaced (SIGTERM after its replacement is up), under load",
   recoveryMeaning: "longest single replacement (replacement ready to old instance exited)",
   system: { replicas: { gateway: 1, stream: 2, worker: 2 } },
   async prepare(sys) {
     const first = sys.env.service("orchestrator");
     const second = await sys.startInstance("orchestrator", { port: await freePort() });
     rolling.orchestrators = [first, second];
-    rolling.gatewayEnv = { ORCHESTRATOR_ADDRESS: `ipv4:${rolling.orchestrators.map((o) => `127.0.0.1:${o.port}`).join(",")}` };
+    rolling.gatewayEnv = {
+      ORCHESTRATOR_ADDRESS: `ipv4:${rolling.orchestrators.map((o) => `127.0.0.1:${o.port}`).join(",")}`,
+    };
     const gateways = await Promise.all([0, 1].map(() => sys.startInstance("gateway", { env: rolling.gatewayEnv })));
     await Promise.all(gateways.map(untilReady));
     rolling.routed = [
@@ -205,7 +257,11 @@ const rollingRestart: Scenario = {
     };
     // Workers: SIGTERM hands the runs back; the other worker takes them at once.
     for (const old of ctx.sys.workers.filter((w) => w.isRunning)) {
-      await replace(`worker ${old.name}`, () => ctx.sys.addWorker(), async () => void (await old.stop(30_000)));
+      await replace(
+        `worker ${old.name}`,
+        () => ctx.sys.addWorker(),
+        async () => void (await old.stop(30_000)),
+      );
     }
     // Routed services: the new instance joins the routes, the old one leaves them, then drains.
     for (const name of ["stream", "gateway"]) {
@@ -261,7 +317,11 @@ const overload: Scenario = {
     const headers = { "X-API-Key": sys.apiKey, "Content-Type": "application/json" };
     const ids = await Promise.all(
       Array.from({ length: 40 }, async () => {
-        const res = await fetch(`${sys.env.baseUrl}/tasks`, { method: "POST", headers, body: JSON.stringify({ query: "Say hello", mode: "simple" }) });
+        const res = await fetch(`${sys.env.baseUrl}/tasks`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ query: "Say hello", mode: "simple" }),
+        });
         return ((await res.json()) as { task_id: string }).task_id;
       }),
     );
@@ -270,7 +330,10 @@ const overload: Scenario = {
     const client = new pg.Client({ connectionString: sys.databaseUrl });
     await client.connect();
     for (;;) {
-      const done = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND completed_at IS NOT NULL`, [ids]);
+      const done = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND completed_at IS NOT NULL`,
+        [ids],
+      );
       if (done.rows[0]!.n >= ids.length) break;
       await sleep(100);
     }
@@ -286,7 +349,12 @@ const overload: Scenario = {
     let maxPending = 0;
     const { connectBus } = await import("@tog/bus");
     const { createLogger } = await import("@tog/core");
-    const bus = await connectBus({ url: ctx.sys.nats.url, name: "chaos", prefix: ctx.sys.env.natsPrefix, logger: createLogger({ service: "chaos", level: "silent" }) });
+    const bus = await connectBus({
+      url: ctx.sys.nats.url,
+      name: "chaos",
+      prefix: ctx.sys.env.natsPrefix,
+      logger: createLogger({ service: "chaos", level: "silent" }),
+    });
     let loadDone = false;
     const loadEnded = ctx.load.submitted.then(() => {
       loadDone = true;
@@ -296,7 +364,11 @@ const overload: Scenario = {
       const info = await bus.jsm.streams.info(bus.streamName("RUNS")).catch(() => undefined);
       maxPending = Math.max(maxPending, info?.state.messages ?? 0);
       for (const s of [...ctx.sys.env.stack.services, ...ctx.sys.instances].filter((x) => x.isRunning)) {
-        const kb = Number(/VmRSS:\s+(\d+)/.exec(await import("node:fs").then((fs) => fs.readFileSync(`/proc/${s.pid}/status`, "utf8")).catch(() => ""))?.[1] ?? 0);
+        const kb = Number(
+          /VmRSS:\s+(\d+)/.exec(
+            await import("node:fs").then((fs) => fs.readFileSync(`/proc/${s.pid}/status`, "utf8")).catch(() => ""),
+          )?.[1] ?? 0,
+        );
         const name = s.name.replace(/[#*].*/, "");
         rss.set(name, Math.max(rss.get(name) ?? 0, kb));
       }
@@ -309,7 +381,10 @@ const overload: Scenario = {
     await client.connect();
     const ids = ctx.load.submissions.flatMap((s) => (s.taskId ? [s.taskId] : []));
     for (;;) {
-      const open = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND completed_at IS NULL`, [ids]);
+      const open = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM tasks WHERE id = ANY($1::uuid[]) AND completed_at IS NULL`,
+        [ids],
+      );
       if (open.rows[0]!.n === 0 || Date.now() - ended > 180_000) break;
       await sleep(250);
     }
@@ -318,7 +393,11 @@ const overload: Scenario = {
     const mem = [...rss.entries()].map(([n, kb]) => `${n} ${Math.round(kb / 1024)} MiB`).join(", ");
     return {
       recoveryMs: drained,
-      notes: [`capacity ≈ ${overloadState.capacity.toFixed(1)} tasks/s, offered ${Math.round(overloadState.capacity * 3)}/s`, `RUNS messages peak ${maxPending} (bound 60)`, `peak RSS: ${mem}`],
+      notes: [
+        `capacity ≈ ${overloadState.capacity.toFixed(1)} tasks/s, offered ${Math.round(overloadState.capacity * 3)}/s`,
+        `RUNS messages peak ${maxPending} (bound 60)`,
+        `peak RSS: ${mem}`,
+      ],
     };
   },
 };
@@ -343,7 +422,9 @@ const rateLimits: Scenario = {
     for (let sent = 0; sent < total; sent += 20) {
       await Promise.all(
         Array.from({ length: 20 }, async (_, j) => {
-          const res = await fetch(`${gateways[(sent + j) % 2]}/tasks/00000000-0000-4000-8000-000000000000`, { headers: { "X-API-Key": key } });
+          const res = await fetch(`${gateways[(sent + j) % 2]}/tasks/00000000-0000-4000-8000-000000000000`, {
+            headers: { "X-API-Key": key },
+          });
           await res.arrayBuffer();
           if (res.status === 429) limited++;
           else if (res.status === 404) allowed++;
@@ -354,7 +435,9 @@ const rateLimits: Scenario = {
     const deviation = ((allowed - RATE_RPM) / RATE_RPM) * 100;
     return {
       recoveryMs: null,
-      notes: [`allowed ${allowed} of ${total} (limit ${RATE_RPM}: ${deviation >= 0 ? "+" : ""}${deviation.toFixed(1)} %), 429: ${limited}, other: ${other}`],
+      notes: [
+        `allowed ${allowed} of ${total} (limit ${RATE_RPM}: ${deviation >= 0 ? "+" : ""}${deviation.toFixed(1)} %), 429: ${limited}, other: ${other}`,
+      ],
     };
   },
 };
@@ -370,8 +453,17 @@ const natsCluster: Scenario = {
     await ctx.accepted(20);
     const { connectBus } = await import("@tog/bus");
     const { createLogger } = await import("@tog/core");
-    const bus = await connectBus({ url: ctx.sys.nats.url, name: "chaos", prefix: ctx.sys.env.natsPrefix, logger: createLogger({ service: "chaos", level: "silent" }) });
-    const replicas = await Promise.all(["RUNS", "EVENTS"].map(async (n) => `${n} R${(await bus.jsm.streams.info(bus.streamName(n))).config.num_replicas}`));
+    const bus = await connectBus({
+      url: ctx.sys.nats.url,
+      name: "chaos",
+      prefix: ctx.sys.env.natsPrefix,
+      logger: createLogger({ service: "chaos", level: "silent" }),
+    });
+    const replicas = await Promise.all(
+      ["RUNS", "EVENTS"].map(
+        async (n) => `${n} R${(await bus.jsm.streams.info(bus.streamName(n))).config.num_replicas}`,
+      ),
+    );
     await bus.close();
     const victim = ctx.sys.nats.servers[1]!;
     const killed = Date.now();
@@ -403,17 +495,31 @@ const streamKill: Scenario = {
     const headers = { "X-API-Key": ctx.sys.apiKey, "Content-Type": "application/json" };
     const tasks = await Promise.all(
       Array.from({ length: STREAM_TASKS }, async () => {
-        const res = await fetch(`${ctx.sys.env.baseUrl}/tasks`, { method: "POST", headers, body: JSON.stringify({ query: "Write a long essay about the history of computing", mode: "simple" }) });
+        const res = await fetch(`${ctx.sys.env.baseUrl}/tasks`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ query: "Write a long essay about the history of computing", mode: "simple" }),
+        });
         return ((await res.json()) as { task_id: string }).task_id;
       }),
     );
-    for (const taskId of tasks) ctx.load.submissions.push({ kind: "simple", key: taskId, taskId, attempts: 1, submittedAt: Date.now() });
+    for (const taskId of tasks)
+      ctx.load.submissions.push({ kind: "simple", key: taskId, taskId, attempts: 1, submittedAt: Date.now() });
     const base = ctx.sys.env.baseUrl;
     const followers = tasks.flatMap((taskId) =>
       Array.from({ length: STREAM_SUBSCRIBERS_PER_TASK }, (_, i) =>
         (i % 2 === 0
-          ? followSse({ url: () => sseUrl(base, { workflow_id: taskId }), headers: { "X-API-Key": ctx.sys.apiKey }, timeoutMs: 120_000 })
-          : followWs({ url: () => wsUrl(base), headers: { "X-API-Key": ctx.sys.apiKey }, workflowId: taskId, timeoutMs: 120_000 })
+          ? followSse({
+              url: () => sseUrl(base, { workflow_id: taskId }),
+              headers: { "X-API-Key": ctx.sys.apiKey },
+              timeoutMs: 120_000,
+            })
+          : followWs({
+              url: () => wsUrl(base),
+              headers: { "X-API-Key": ctx.sys.apiKey },
+              workflowId: taskId,
+              timeoutMs: 120_000,
+            })
         ).then(
           (r) => ({ taskId, ...r, error: undefined as string | undefined }),
           (err: Error) => ({ taskId, connections: [], events: [], error: err.message }),
@@ -427,7 +533,9 @@ const streamKill: Scenario = {
     const survivor = ctx.sys.env.service("stream", 1);
     ctx.sys.env.stack.router.setRoutes(
       routesFor([
-        ...ctx.sys.env.stack.services.filter((x) => /^gateway(#\d+)?$/.test(x.name)).map((service) => ({ definition: definitionOf("gateway"), service })),
+        ...ctx.sys.env.stack.services
+          .filter((x) => /^gateway(#\d+)?$/.test(x.name))
+          .map((service) => ({ definition: definitionOf("gateway"), service })),
         { definition: definitionOf("stream"), service: survivor },
       ]),
     );
@@ -436,13 +544,19 @@ const streamKill: Scenario = {
     // The permanent log may still be catching up with the bus: wait until it holds what the
     // subscribers saw end (the terminal event's seq), at most 30 s.
     const lastSeq = new Map<string, number>();
-    for (const r of results) lastSeq.set(r.taskId, Math.max(lastSeq.get(r.taskId) ?? 0, ...r.events.map((e) => e.seq as number)));
+    for (const r of results)
+      lastSeq.set(r.taskId, Math.max(lastSeq.get(r.taskId) ?? 0, ...r.events.map((e) => e.seq as number)));
     const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
     await client.connect();
     let logged = new Map<string, number>();
     for (const end = Date.now() + 30_000; ; ) {
       logged = new Map(
-        (await client.query<{ id: string; n: number }>(`SELECT workflow_id::text AS id, count(*)::int AS n FROM task_events WHERE workflow_id = ANY($1::uuid[]) GROUP BY 1`, [tasks])).rows.map((r) => [r.id, r.n]),
+        (
+          await client.query<{ id: string; n: number }>(
+            `SELECT workflow_id::text AS id, count(*)::int AS n FROM task_events WHERE workflow_id = ANY($1::uuid[]) GROUP BY 1`,
+            [tasks],
+          )
+        ).rows.map((r) => [r.id, r.n]),
       );
       if ([...lastSeq].every(([id, seq]) => (logged.get(id) ?? 0) >= seq) || Date.now() > end) break;
       await sleep(250);
@@ -470,4 +584,14 @@ const streamKill: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [workerKills, natsRestart, redisRestart, postgresRestart, rollingRestart, overload, rateLimits, natsCluster, streamKill];
+export const SCENARIOS: Scenario[] = [
+  workerKills,
+  natsRestart,
+  redisRestart,
+  postgresRestart,
+  rollingRestart,
+  overload,
+  rateLimits,
+  natsCluster,
+  streamKill,
+];

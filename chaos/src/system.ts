@@ -51,7 +51,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
   ]);
   let env: E2eEnvironment | undefined;
   try {
-    const replicas = options.natsServers && options.natsServers > 1 ? { NATS_STREAM_REPLICAS: String(options.natsServers) } : {};
+    const replicas =
+      options.natsServers && options.natsServers > 1 ? { NATS_STREAM_REPLICAS: String(options.natsServers) } : {};
     env = await startE2eEnvironment({
       servers: { databaseAdminUrl: postgres.url, redisUrl: redis.url, natsUrl: nats.url },
       env: {
@@ -93,7 +94,9 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
         return service;
       },
       async addWorker() {
-        const worker = await running.stack.startInstance("worker", { env: { ...WORKER_ENV, ...options.services?.worker } });
+        const worker = await running.stack.startInstance("worker", {
+          env: { ...WORKER_ENV, ...options.services?.worker },
+        });
         workers.push(worker);
         instances.push(worker);
         return worker;

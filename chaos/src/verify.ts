@@ -54,7 +54,11 @@ export async function drain(databaseUrl: string, taskIds: string[], drainMs: num
 }
 
 /** `otherIds`: tasks the scenario itself submitted (probes), not the clients. */
-export async function verify(databaseUrl: string, submissions: Submission[], otherIds: string[] = []): Promise<Verdict> {
+export async function verify(
+  databaseUrl: string,
+  submissions: Submission[],
+  otherIds: string[] = [],
+): Promise<Verdict> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {

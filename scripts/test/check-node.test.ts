@@ -34,7 +34,8 @@ describe("node version guard", () => {
       scripts: Record<string, string>;
     };
     expect(pkg.engines.node).toBe(">=22.18");
-    for (const name of ["preinstall", "postinstall", "start", "test"]) expect(pkg.scripts[name], name).toMatch(/^node scripts\/check-node\.cjs/);
+    for (const name of ["preinstall", "postinstall", "start", "test"])
+      expect(pkg.scripts[name], name).toMatch(/^node scripts\/check-node\.cjs/);
   });
 
   it("exits 0 silently on this Node", async () => {

@@ -9,7 +9,9 @@ describe("README environment tables", () => {
   });
 
   it("document every variable with a description", () => {
-    const rows = renderEnvDocs().split("\n").filter((l) => l.startsWith("| `"));
+    const rows = renderEnvDocs()
+      .split("\n")
+      .filter((l) => l.startsWith("| `"));
     expect(rows.length).toBeGreaterThan(20);
     for (const row of rows) expect(row, row).not.toMatch(/\|\s*\|$/);
   });

@@ -81,7 +81,8 @@ function violations(all: Workspace[]): string[] {
         const target = targetOf(specifier, file, all);
         if (!target || target === ws) continue;
         if (target.kind === "service") found.push(`${file} imports the service ${target.name} ("${specifier}")`);
-        else if (specifier.startsWith(".")) found.push(`${file} reaches into ${target.name} by path ("${specifier}"); import the package`);
+        else if (specifier.startsWith("."))
+          found.push(`${file} reaches into ${target.name} by path ("${specifier}"); import the package`);
       }
     }
   }
@@ -92,13 +93,14 @@ describe("workspace layering", () => {
   const all = workspaces();
 
   it("finds the workspaces and their imports", () => {
-    expect(all.filter((w) => w.kind === "service").map((w) => w.name)).toEqual(expect.arrayContaining(["@tog/gateway", "@tog/session", "@tog/stream"]));
-    expect(importsOf('import { a } from "@tog/x";\nimport "./y.ts";\nconst m = await import("@tog/z");\nexport { b } from "../c.ts";')).toEqual([
-      "@tog/x",
-      "./y.ts",
-      "@tog/z",
-      "../c.ts",
-    ]);
+    expect(all.filter((w) => w.kind === "service").map((w) => w.name)).toEqual(
+      expect.arrayContaining(["@tog/gateway", "@tog/session", "@tog/stream"]),
+    );
+    expect(
+      importsOf(
+        'import { a } from "@tog/x";\nimport "./y.ts";\nconst m = await import("@tog/z");\nexport { b } from "../c.ts";',
+      ),
+    ).toEqual(["@tog/x", "./y.ts", "@tog/z", "../c.ts"]);
   });
 
   it("no service or lib imports or depends on a service (other than itself)", () => {
@@ -107,7 +109,9 @@ describe("workspace layering", () => {
 
   it("every lib exposes one explicit index: `exports` is that file, and it names what it exports", () => {
     for (const lib of all.filter((w) => w.kind === "lib")) {
-      const pkg = JSON.parse(readFileSync(path.join(ROOT, lib.dir, "package.json"), "utf8")) as { exports?: Record<string, unknown> };
+      const pkg = JSON.parse(readFileSync(path.join(ROOT, lib.dir, "package.json"), "utf8")) as {
+        exports?: Record<string, unknown>;
+      };
       const main = pkg.exports?.["."];
       const entry = typeof main === "string" ? main : (main as { default?: string } | undefined)?.default;
       expect(entry, lib.name).toBe("./src/index.ts");

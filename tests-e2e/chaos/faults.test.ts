@@ -14,7 +14,16 @@ import {
   type OwnNats,
   type OwnServer,
 } from "@tog/tests-e2e";
-import { allEvents, expectWellFormed, get, submit, waitForEvent, waitForStatus, type Client, type Json } from "../tasks/support.ts";
+import {
+  allEvents,
+  expectWellFormed,
+  get,
+  submit,
+  waitForEvent,
+  waitForStatus,
+  type Client,
+  type Json,
+} from "../tasks/support.ts";
 
 const available = ownServersAvailable();
 let env: E2eEnvironment;
@@ -27,7 +36,11 @@ let dir: ReturnType<typeof ownServersDir>;
 beforeAll(async () => {
   if (!available) return;
   dir = ownServersDir("tog-faults");
-  [redis, postgres, nats] = await Promise.all([startOwnRedis(dir.dir), startOwnPostgres(dir.dir), startOwnNats(dir.dir)]);
+  [redis, postgres, nats] = await Promise.all([
+    startOwnRedis(dir.dir),
+    startOwnPostgres(dir.dir),
+    startOwnNats(dir.dir),
+  ]);
   env = await startE2eEnvironment({
     servers: { databaseAdminUrl: postgres.url, redisUrl: redis.url, natsUrl: nats.url },
     // Production defaults for RUN_ACK_WAIT_SECONDS and RUN_LEASE_MS: the recovery measured is the real one.
@@ -36,7 +49,10 @@ beforeAll(async () => {
     replicas: { worker: 2 },
     only: ["gateway", "orchestrator", "worker"],
   });
-  alice = { baseUrl: env.baseUrl, key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key };
+  alice = {
+    baseUrl: env.baseUrl,
+    key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key,
+  };
 }, 180_000);
 afterAll(async () => {
   await env?.close();
@@ -54,7 +70,10 @@ function ownerOf(taskId: string): number | undefined {
 
 describe.skipIf(!available)("faults on the system's own servers", () => {
   it("a worker SIGKILLed mid-run: the other worker resumes the task from its checkpoints within seconds", async () => {
-    const { body } = await submit(alice, { query: "Research the history of Rome, then compare it with Athens, and summarize both", mode: "complex" });
+    const { body } = await submit(alice, {
+      query: "Research the history of Rome, then compare it with Athens, and summarize both",
+      mode: "complex",
+    });
     const taskId = body.task_id as string;
     await waitForEvent(alice, taskId, "LLM_PARTIAL", 20_000);
     const victim = ownerOf(taskId);
@@ -121,7 +140,11 @@ describe.skipIf(!available)("faults on the system's own servers", () => {
   }, 60_000);
 
   /** Submits until one is accepted (same key each time, as a client retrying would); resolves with the ms it took. */
-  async function submitUntilAccepted(body: Json, key: string, timeoutMs = 30_000): Promise<{ ms: number; taskId: string }> {
+  async function submitUntilAccepted(
+    body: Json,
+    key: string,
+    timeoutMs = 30_000,
+  ): Promise<{ ms: number; taskId: string }> {
     const started = Date.now();
     for (;;) {
       const res = await submit(alice, body, { "Idempotency-Key": key });
@@ -135,29 +158,42 @@ describe.skipIf(!available)("faults on the system's own servers", () => {
   it.each([
     ["NATS", () => nats.servers[0]!],
     ["PostgreSQL", () => postgres],
-  ])("%s stopped and restarted: readiness 503, submits refused fast with 503 + Retry-After, the task in flight completes", async (name, server) => {
-    const inflight = (await submit(alice, { query: "Research the history of Rome, then compare it with Athens, and summarize both", mode: "complex" })).body.task_id as string;
-    await waitForEvent(alice, inflight, "LLM_PARTIAL", 20_000);
-    await server().stop();
-    try {
-      const readiness = await fetch(`${env.baseUrl}/readiness`);
-      expect(readiness.status).toBe(503);
-      for (let i = 0; i < 3; i++) {
-        const started = Date.now();
-        const refused = await submit(alice, { query: "Say hello", mode: "simple" }, { "Idempotency-Key": `${name}-down-${i}` });
-        expect(refused.status).toBe(503);
-        expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
-        // Within the gateway's deadline to the orchestrator (5 s): never a hang, never a 502.
-        expect(Date.now() - started).toBeLessThan(5_000);
+  ])(
+    "%s stopped and restarted: readiness 503, submits refused fast with 503 + Retry-After, the task in flight completes",
+    async (name, server) => {
+      const inflight = (
+        await submit(alice, {
+          query: "Research the history of Rome, then compare it with Athens, and summarize both",
+          mode: "complex",
+        })
+      ).body.task_id as string;
+      await waitForEvent(alice, inflight, "LLM_PARTIAL", 20_000);
+      await server().stop();
+      try {
+        const readiness = await fetch(`${env.baseUrl}/readiness`);
+        expect(readiness.status).toBe(503);
+        for (let i = 0; i < 3; i++) {
+          const started = Date.now();
+          const refused = await submit(
+            alice,
+            { query: "Say hello", mode: "simple" },
+            { "Idempotency-Key": `${name}-down-${i}` },
+          );
+          expect(refused.status).toBe(503);
+          expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+          // Within the gateway's deadline to the orchestrator (5 s): never a hang, never a 502.
+          expect(Date.now() - started).toBeLessThan(5_000);
+        }
+      } finally {
+        await server().start();
       }
-    } finally {
-      await server().start();
-    }
-    const back = Date.now();
-    const accepted = await submitUntilAccepted({ query: "Say hello", mode: "simple" }, `${name}-back`);
-    process.stdout.write(`[faults] ${name} back → first submit accepted after ${Date.now() - back} ms\n`);
-    expect((await waitForStatus(alice, accepted.taskId, undefined, 30_000)).status).toBe("TASK_STATUS_COMPLETED");
-    expect((await waitForStatus(alice, inflight, undefined, 60_000)).status).toBe("TASK_STATUS_COMPLETED");
-    expectWellFormed(await allEvents(alice, inflight));
-  }, 120_000);
+      const back = Date.now();
+      const accepted = await submitUntilAccepted({ query: "Say hello", mode: "simple" }, `${name}-back`);
+      process.stdout.write(`[faults] ${name} back → first submit accepted after ${Date.now() - back} ms\n`);
+      expect((await waitForStatus(alice, accepted.taskId, undefined, 30_000)).status).toBe("TASK_STATUS_COMPLETED");
+      expect((await waitForStatus(alice, inflight, undefined, 60_000)).status).toBe("TASK_STATUS_COMPLETED");
+      expectWellFormed(await allEvents(alice, inflight));
+    },
+    120_000,
+  );
 });

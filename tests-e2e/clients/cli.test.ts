@@ -53,11 +53,23 @@ interface Run {
 }
 
 function run(args: string[], extraEnv: Record<string, string | undefined> = {}): Promise<Run> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, TOG_BASE_URL: root, TOG_API_KEY: key, TOG_CONFIG: undefined, XDG_CONFIG_HOME: tmp, NO_COLOR: "1", ...extraEnv };
+  const childEnv: NodeJS.ProcessEnv = {
+    ...process.env,
+    TOG_BASE_URL: root,
+    TOG_API_KEY: key,
+    TOG_CONFIG: undefined,
+    XDG_CONFIG_HOME: tmp,
+    NO_COLOR: "1",
+    ...extraEnv,
+  };
   for (const [k, v] of Object.entries(childEnv)) if (v === undefined) delete childEnv[k];
   return new Promise((resolve) => {
     execFile(process.execPath, [TOG, ...args], { env: childEnv, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
+      const code = err
+        ? typeof (err as { code?: unknown }).code === "number"
+          ? (err as { code: number }).code
+          : 1
+        : 0;
       resolve({ code, stdout, stderr });
     });
   });
@@ -69,111 +81,179 @@ const json = (r: Run) => JSON.parse(r.stdout) as Record<string, unknown>;
 const SLOW = 180_000;
 
 describe("commands", () => {
-  it("submit, tasks get/list/events/timeline/wait/cancel with --json and exit codes", async () => {
-    const submitted = await run(["submit", "Say hello", "--mode", "simple", "--session", "cli-s1", "--context", "prompt_params={\"tone\":\"dry\"}", "--context", "role=writer", "--json"]);
-    expect(submitted.code, submitted.stderr).toBe(0);
-    const taskId = json(submitted).task_id as string;
-    expect(json(submitted)).toMatchObject({ status: "STATUS_CODE_OK", replayed: false });
+  it(
+    "submit, tasks get/list/events/timeline/wait/cancel with --json and exit codes",
+    async () => {
+      const submitted = await run([
+        "submit",
+        "Say hello",
+        "--mode",
+        "simple",
+        "--session",
+        "cli-s1",
+        "--context",
+        'prompt_params={"tone":"dry"}',
+        "--context",
+        "role=writer",
+        "--json",
+      ]);
+      expect(submitted.code, submitted.stderr).toBe(0);
+      const taskId = json(submitted).task_id as string;
+      expect(json(submitted)).toMatchObject({ status: "STATUS_CODE_OK", replayed: false });
 
-    const waited = await run(["tasks", "wait", taskId, "--json"]);
-    expect(waited.code).toBe(0);
-    expect(json(waited).status).toBe("TASK_STATUS_COMPLETED");
+      const waited = await run(["tasks", "wait", taskId, "--json"]);
+      expect(waited.code).toBe(0);
+      expect(json(waited).status).toBe("TASK_STATUS_COMPLETED");
 
-    const got = await run(["tasks", "get", taskId]);
-    expect(got.code).toBe(0);
-    expect(got.stdout).toContain(`${taskId}  COMPLETED  SIMPLE`);
-    expect((await tog.tasks.get(taskId)).query).toBe("Say hello");
+      const got = await run(["tasks", "get", taskId]);
+      expect(got.code).toBe(0);
+      expect(got.stdout).toContain(`${taskId}  COMPLETED  SIMPLE`);
+      expect((await tog.tasks.get(taskId)).query).toBe("Say hello");
 
-    const listed = await run(["tasks", "list", "--session", "cli-s1", "--json"]);
-    expect((JSON.parse(listed.stdout) as { task_id: string }[]).map((t) => t.task_id)).toEqual([taskId]);
-    const table = await run(["tasks", "list", "--limit", "1"]);
-    expect(table.stdout.split("\n")[0]).toMatch(/^TASK\s+STATUS\s+MODE\s+CREATED\s+QUERY/);
+      const listed = await run(["tasks", "list", "--session", "cli-s1", "--json"]);
+      expect((JSON.parse(listed.stdout) as { task_id: string }[]).map((t) => t.task_id)).toEqual([taskId]);
+      const table = await run(["tasks", "list", "--limit", "1"]);
+      expect(table.stdout.split("\n")[0]).toMatch(/^TASK\s+STATUS\s+MODE\s+CREATED\s+QUERY/);
 
-    const events = await run(["tasks", "events", taskId, "--json"]);
-    const evs = JSON.parse(events.stdout) as { seq: number; type: string }[];
-    expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
-    expect(evs.at(-1)!.type).toBe("WORKFLOW_COMPLETED");
-    expect((await run(["tasks", "timeline", taskId, "--json"])).code).toBe(0);
+      const events = await run(["tasks", "events", taskId, "--json"]);
+      const evs = JSON.parse(events.stdout) as { seq: number; type: string }[];
+      expect(evs.map((e) => e.seq)).toEqual(evs.map((_, i) => i + 1));
+      expect(evs.at(-1)!.type).toBe("WORKFLOW_COMPLETED");
+      expect((await run(["tasks", "timeline", taskId, "--json"])).code).toBe(0);
 
-    const cancel = await run(["tasks", "cancel", taskId]);
-    expect(cancel.code).toBe(5);
-    expect(cancel.stdout).toContain("not cancelled");
-  }, SLOW);
+      const cancel = await run(["tasks", "cancel", taskId]);
+      expect(cancel.code).toBe(5);
+      expect(cancel.stdout).toContain("not cancelled");
+    },
+    SLOW,
+  );
 
-  it("meaningful exit codes and messages for failures", async () => {
-    const missing = await run(["tasks", "get", "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d"]);
-    expect(missing).toMatchObject({ code: 3, stderr: "tog: 404 Task not found\n" });
-    const anon = await run(["tasks", "list"], { TOG_API_KEY: undefined });
-    expect(anon).toMatchObject({ code: 4, stderr: "tog: 401 Unauthorized\n" });
-    const jsonErr = await run(["tasks", "get", "nope", "--json"]);
-    expect(JSON.parse(jsonErr.stderr)).toEqual({ error: "Task not found", status: 404 });
-    expect((await run(["approve", "w", "a"])).code).toBe(2);
-    expect((await run(["tasks", "frobnicate"])).code).toBe(2);
-    expect((await run(["submit", "x", "--mode", "nope"])).code).toBe(2);
-    const down = await run(["tasks", "list"], { TOG_BASE_URL: "http://127.0.0.1:9" });
-    expect(down.code).toBe(6);
-    expect(down.stderr).toMatch(/^tog: Cannot reach http:\/\/127\.0\.0\.1:9/);
-  }, SLOW);
+  it(
+    "meaningful exit codes and messages for failures",
+    async () => {
+      const missing = await run(["tasks", "get", "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d"]);
+      expect(missing).toMatchObject({ code: 3, stderr: "tog: 404 Task not found\n" });
+      const anon = await run(["tasks", "list"], { TOG_API_KEY: undefined });
+      expect(anon).toMatchObject({ code: 4, stderr: "tog: 401 Unauthorized\n" });
+      const jsonErr = await run(["tasks", "get", "nope", "--json"]);
+      expect(JSON.parse(jsonErr.stderr)).toEqual({ error: "Task not found", status: 404 });
+      expect((await run(["approve", "w", "a"])).code).toBe(2);
+      expect((await run(["tasks", "frobnicate"])).code).toBe(2);
+      expect((await run(["submit", "x", "--mode", "nope"])).code).toBe(2);
+      const down = await run(["tasks", "list"], { TOG_BASE_URL: "http://127.0.0.1:9" });
+      expect(down.code).toBe(6);
+      expect(down.stderr).toMatch(/^tog: Cannot reach http:\/\/127\.0\.0\.1:9/);
+    },
+    SLOW,
+  );
 
-  it("reads the server and key from a config file when the environment has none", async () => {
-    const file = path.join(tmp, "config.json");
-    writeFileSync(file, JSON.stringify({ base_url: root, api_key: key }));
-    const viaFlag = await run(["--config", file, "tasks", "list", "--json"], { TOG_BASE_URL: undefined, TOG_API_KEY: undefined });
-    expect(viaFlag.code, viaFlag.stderr).toBe(0);
-    const viaEnv = await run(["sessions", "list", "--json"], { TOG_BASE_URL: undefined, TOG_API_KEY: undefined, TOG_CONFIG: file });
-    expect(viaEnv.code, viaEnv.stderr).toBe(0);
-    const xdg = path.join(tmp, "xdg");
-    execFileSync("mkdir", ["-p", path.join(xdg, "tog")]);
-    writeFileSync(path.join(xdg, "tog", "config.json"), JSON.stringify({ base_url: root, api_key: key }));
-    expect((await run(["tasks", "list"], { TOG_BASE_URL: undefined, TOG_API_KEY: undefined, XDG_CONFIG_HOME: xdg })).code).toBe(0);
-  }, SLOW);
+  it(
+    "reads the server and key from a config file when the environment has none",
+    async () => {
+      const file = path.join(tmp, "config.json");
+      writeFileSync(file, JSON.stringify({ base_url: root, api_key: key }));
+      const viaFlag = await run(["--config", file, "tasks", "list", "--json"], {
+        TOG_BASE_URL: undefined,
+        TOG_API_KEY: undefined,
+      });
+      expect(viaFlag.code, viaFlag.stderr).toBe(0);
+      const viaEnv = await run(["sessions", "list", "--json"], {
+        TOG_BASE_URL: undefined,
+        TOG_API_KEY: undefined,
+        TOG_CONFIG: file,
+      });
+      expect(viaEnv.code, viaEnv.stderr).toBe(0);
+      const xdg = path.join(tmp, "xdg");
+      execFileSync("mkdir", ["-p", path.join(xdg, "tog")]);
+      writeFileSync(path.join(xdg, "tog", "config.json"), JSON.stringify({ base_url: root, api_key: key }));
+      expect(
+        (await run(["tasks", "list"], { TOG_BASE_URL: undefined, TOG_API_KEY: undefined, XDG_CONFIG_HOME: xdg })).code,
+      ).toBe(0);
+    },
+    SLOW,
+  );
 
-  it("sessions list|get|history|turns|rename|delete", async () => {
-    const t = await tog.tasks.submit({ query: "Remember green", mode: "simple", session_id: "cli-s2" });
-    await tog.tasks.waitUntilDone(t.task_id, { intervalMs: 200 });
-    expect((await run(["sessions", "list"])).stdout).toMatch(/^SESSION\s+TASKS/);
-    expect(json(await run(["sessions", "get", "cli-s2", "--json"]))).toMatchObject({ external_id: "cli-s2", task_count: 1 });
-    expect((await run(["sessions", "history", "cli-s2"])).stdout).toContain(t.task_id);
-    const turns = JSON.parse((await run(["sessions", "turns", "cli-s2", "--json"])).stdout) as { task_id: string }[];
-    expect(turns.map((x) => x.task_id)).toEqual([t.task_id]);
-    expect((await run(["sessions", "rename", "cli-s2", "Green things"])).stdout).toBe("renamed: Green things\n");
-    expect((await run(["sessions", "delete", "cli-s2"])).code).toBe(0);
-    expect((await run(["sessions", "get", "cli-s2"])).code).toBe(3);
-  }, SLOW);
+  it(
+    "sessions list|get|history|turns|rename|delete",
+    async () => {
+      const t = await tog.tasks.submit({ query: "Remember green", mode: "simple", session_id: "cli-s2" });
+      await tog.tasks.waitUntilDone(t.task_id, { intervalMs: 200 });
+      expect((await run(["sessions", "list"])).stdout).toMatch(/^SESSION\s+TASKS/);
+      expect(json(await run(["sessions", "get", "cli-s2", "--json"]))).toMatchObject({
+        external_id: "cli-s2",
+        task_count: 1,
+      });
+      expect((await run(["sessions", "history", "cli-s2"])).stdout).toContain(t.task_id);
+      const turns = JSON.parse((await run(["sessions", "turns", "cli-s2", "--json"])).stdout) as { task_id: string }[];
+      expect(turns.map((x) => x.task_id)).toEqual([t.task_id]);
+      expect((await run(["sessions", "rename", "cli-s2", "Green things"])).stdout).toBe("renamed: Green things\n");
+      expect((await run(["sessions", "delete", "cli-s2"])).code).toBe(0);
+      expect((await run(["sessions", "get", "cli-s2"])).code).toBe(3);
+    },
+    SLOW,
+  );
 
-  it("approve --approve and --deny", async () => {
-    for (const decision of ["--approve", "--deny"] as const) {
-      const t = await tog.tasks.submit({ query: "Summarize the plan", mode: "simple", context: { require_approval: true } });
-      let approvalId: string | undefined;
-      for await (const e of tog.stream(t.task_id, { types: ["APPROVAL_REQUESTED"] })) {
-        approvalId = e.data.approval_id;
-        break;
+  it(
+    "approve --approve and --deny",
+    async () => {
+      for (const decision of ["--approve", "--deny"] as const) {
+        const t = await tog.tasks.submit({
+          query: "Summarize the plan",
+          mode: "simple",
+          context: { require_approval: true },
+        });
+        let approvalId: string | undefined;
+        for await (const e of tog.stream(t.task_id, { types: ["APPROVAL_REQUESTED"] })) {
+          approvalId = e.data.approval_id;
+          break;
+        }
+        const r = await run(["approve", t.task_id, approvalId!, decision, "--feedback", "from the cli"]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stdout).toContain(decision === "--approve" ? "approved:" : "denied:");
+        const final = await run(["tasks", "wait", t.task_id]);
+        expect(final.code).toBe(decision === "--approve" ? 0 : 1);
       }
-      const r = await run(["approve", t.task_id, approvalId!, decision, "--feedback", "from the cli"]);
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toContain(decision === "--approve" ? "approved:" : "denied:");
-      const final = await run(["tasks", "wait", t.task_id]);
-      expect(final.code).toBe(decision === "--approve" ? 0 : 1);
-    }
-  }, SLOW);
+    },
+    SLOW,
+  );
 
-  it("submit --follow --json prints every event as a JSON line, then the task; stream replays", async () => {
-    const r = await run(["submit", "Say hello", "--mode", "simple", "--follow", "--json"]);
-    expect(r.code, r.stderr).toBe(0);
-    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l) as Record<string, unknown>);
-    const events = lines.slice(0, -1);
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events.at(-1)!.type).toBe("WORKFLOW_COMPLETED");
-    expect(lines.at(-1)).toMatchObject({ status: "TASK_STATUS_COMPLETED", task_id: events[0]!.workflow_id });
-    const replay = await run(["stream", String(events[0]!.workflow_id), "--json", "--types", "WORKFLOW_COMPLETED"]);
-    expect(replay.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { type: string }).type)).toEqual(["WORKFLOW_COMPLETED"]);
-    // The same over WebSocket: every event once, in order; an unknown task is exit 3 (the server's 4404 close).
-    const overWs = await run(["stream", String(events[0]!.workflow_id), "--json", "--transport", "ws"]);
-    expect(overWs.code, overWs.stderr).toBe(0);
-    expect(overWs.stdout.trim().split("\n").map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual(events.map((e) => e.seq));
-    const unknown = await run(["stream", "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", "--transport", "ws"]);
-    expect(unknown).toMatchObject({ code: 3, stderr: "tog: 404 Task not found (workflow_id 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d)\n" });
-  }, SLOW);
+  it(
+    "submit --follow --json prints every event as a JSON line, then the task; stream replays",
+    async () => {
+      const r = await run(["submit", "Say hello", "--mode", "simple", "--follow", "--json"]);
+      expect(r.code, r.stderr).toBe(0);
+      const lines = r.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const events = lines.slice(0, -1);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.at(-1)!.type).toBe("WORKFLOW_COMPLETED");
+      expect(lines.at(-1)).toMatchObject({ status: "TASK_STATUS_COMPLETED", task_id: events[0]!.workflow_id });
+      const replay = await run(["stream", String(events[0]!.workflow_id), "--json", "--types", "WORKFLOW_COMPLETED"]);
+      expect(
+        replay.stdout
+          .trim()
+          .split("\n")
+          .map((l) => (JSON.parse(l) as { type: string }).type),
+      ).toEqual(["WORKFLOW_COMPLETED"]);
+      // The same over WebSocket: every event once, in order; an unknown task is exit 3 (the server's 4404 close).
+      const overWs = await run(["stream", String(events[0]!.workflow_id), "--json", "--transport", "ws"]);
+      expect(overWs.code, overWs.stderr).toBe(0);
+      expect(
+        overWs.stdout
+          .trim()
+          .split("\n")
+          .map((l) => (JSON.parse(l) as { seq: number }).seq),
+      ).toEqual(events.map((e) => e.seq));
+      const unknown = await run(["stream", "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", "--transport", "ws"]);
+      expect(unknown).toMatchObject({
+        code: 3,
+        stderr: "tog: 404 Task not found (workflow_id 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d)\n",
+      });
+    },
+    SLOW,
+  );
 });
 
 // ---- the live view in a pseudo-terminal ----
@@ -183,11 +263,27 @@ class Tmux {
   readonly snapshots: string[] = [];
 
   start(command: string): void {
-    execFileSync("tmux", ["-L", this.socket, "-f", "/dev/null", "new-session", "-d", "-x", "140", "-y", "50", "-s", "t", command]);
+    execFileSync("tmux", [
+      "-L",
+      this.socket,
+      "-f",
+      "/dev/null",
+      "new-session",
+      "-d",
+      "-x",
+      "140",
+      "-y",
+      "50",
+      "-s",
+      "t",
+      command,
+    ]);
   }
 
   screen(): string {
-    const s = execFileSync("tmux", ["-L", this.socket, "capture-pane", "-p", "-J", "-S", "-2000", "-t", "t"], { encoding: "utf8" });
+    const s = execFileSync("tmux", ["-L", this.socket, "capture-pane", "-p", "-J", "-S", "-2000", "-t", "t"], {
+      encoding: "utf8",
+    });
     this.snapshots.push(s);
     return s;
   }
@@ -213,7 +309,9 @@ class Tmux {
       // already gone
     }
     // tmux leaves its socket file behind
-    rmSync(path.join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid?.() ?? 0}`, this.socket), { force: true });
+    rmSync(path.join(process.env.TMUX_TMPDIR ?? "/tmp", `tmux-${process.getuid?.() ?? 0}`, this.socket), {
+      force: true,
+    });
   }
 }
 
@@ -229,7 +327,15 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", { timeout: SLOW 
   it("shows agents, streamed model text, a progress line, then the result", async () => {
     const tmux = new Tmux();
     try {
-      tmux.start(shellCommand(["submit", "Research the history of Rome, then compare it with Athens, and summarize both", "--mode", "complex", "--follow"]));
+      tmux.start(
+        shellCommand([
+          "submit",
+          "Research the history of Rome, then compare it with Athens, and summarize both",
+          "--mode",
+          "complex",
+          "--follow",
+        ]),
+      );
       const end = await tmux.waitFor((s) => s.includes("EXIT="), 90_000);
       expect(end).toContain("EXIT=0");
       expect(end).toMatch(/task [0-9a-f-]{36} · session [0-9a-f-]{36}/);
@@ -242,7 +348,9 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", { timeout: SLOW 
       expect(end).toMatch(/\nCOMPLETED\n/);
       expect(end).toMatch(/\d+ tokens · \$\d+\.\d+/);
       // The progress line was on screen while the task ran, and is gone at the end.
-      expect(tmux.snapshots.some((s) => /⟳ (RUNNING|connecting) · .*\d+ events · \d+ tokens · \$\d/.test(s))).toBe(true);
+      expect(tmux.snapshots.some((s) => /⟳ (RUNNING|connecting) · .*\d+ events · \d+ tokens · \$\d/.test(s))).toBe(
+        true,
+      );
       expect(end).not.toContain("⟳");
       // No raw escape sequences or JSON leaked onto the screen.
       expect(end).not.toMatch(/\[2K|\{"workflow_id"/);
@@ -260,7 +368,10 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", { timeout: SLOW 
       const port = Number(new URL(instance.url).port);
       await instance.kill();
       await new Promise((r) => setTimeout(r, 300));
-      stream = await env.stack.startInstance("stream", { port, env: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" } });
+      stream = await env.stack.startInstance("stream", {
+        port,
+        env: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" },
+      });
       const end = await tmux.waitFor((s) => s.includes("EXIT="), 90_000);
       expect(end).toContain("↻ connection lost");
       expect(end).toContain("EXIT=0");
@@ -274,7 +385,15 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", { timeout: SLOW 
   it("Ctrl-C asks whether to cancel; yes cancels the task", async () => {
     const tmux = new Tmux();
     try {
-      tmux.start(shellCommand(["submit", "Research the history of Rome, then compare it with Athens, and summarize both", "--mode", "complex", "--follow"]));
+      tmux.start(
+        shellCommand([
+          "submit",
+          "Research the history of Rome, then compare it with Athens, and summarize both",
+          "--mode",
+          "complex",
+          "--follow",
+        ]),
+      );
       const running = await tmux.waitFor((s) => s.includes("▶ started"));
       const taskId = /task ([0-9a-f-]{36})/.exec(running)![1]!;
       tmux.keys("C-c");

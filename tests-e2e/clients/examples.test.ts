@@ -10,7 +10,9 @@ let env: E2eEnvironment;
 let key: string;
 
 beforeAll(async () => {
-  env = await startE2eEnvironment({ env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" } });
+  env = await startE2eEnvironment({
+    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
+  });
   key = (await env.createApiKey({ user: "examples@example.com", createUser: true })).key;
 }, 120_000);
 afterAll(async () => {
@@ -22,8 +24,13 @@ function example(name: string, args: string[] = []): Promise<{ code: number; std
     execFile(
       process.execPath,
       [path.join(REPO, "examples", name), ...args],
-      { cwd: REPO, env: { ...process.env, TOG_BASE_URL: env.baseUrl.replace(/\/api\/v1$/, ""), TOG_API_KEY: key }, timeout: 150_000 },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      {
+        cwd: REPO,
+        env: { ...process.env, TOG_BASE_URL: env.baseUrl.replace(/\/api\/v1$/, ""), TOG_API_KEY: key },
+        timeout: 150_000,
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }

@@ -50,16 +50,27 @@ function commands(text: string): string[] {
     .filter((l) => l !== "" && !l.startsWith("#"));
 }
 
-function sh(command: string, extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+function sh(
+  command: string,
+  extraEnv: Record<string, string> = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile("bash", ["-c", command], { cwd: REPO, env: { ...process.env, NO_COLOR: "1", ...extraEnv }, timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    execFile(
+      "bash",
+      ["-c", command],
+      { cwd: REPO, env: { ...process.env, NO_COLOR: "1", ...extraEnv }, timeout: 120_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
 
 const local = (command: string) => command.replaceAll("localhost:8080", host);
-const dataLines = (out: string) => out.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as { seq: number; type: string });
+const dataLines = (out: string) =>
+  out
+    .split("\n")
+    .filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)) as { seq: number; type: string });
 
 describe("README quick start", { timeout: 240_000 }, () => {
   let taskId = "";
@@ -118,7 +129,11 @@ describe("README quick start", { timeout: 240_000 }, () => {
     expect(lines[0]).toMatch(/^export TOG_BASE_URL=/);
     // A task waiting for approval, for the approve line.
     const tog = new TogClient({ baseUrl: root });
-    const waiting = await tog.tasks.submit({ query: "Summarize the plan", mode: "simple", context: { require_approval: true } });
+    const waiting = await tog.tasks.submit({
+      query: "Summarize the plan",
+      mode: "simple",
+      context: { require_approval: true },
+    });
     let approvalId = "";
     for await (const e of tog.stream(waiting.task_id)) {
       if (e.type === "APPROVAL_REQUESTED") {
@@ -139,7 +154,18 @@ describe("README quick start", { timeout: 240_000 }, () => {
       expect(r.code, `${line}\n${r.stderr}`).toBe(0);
       seen.push(line.split(" ").slice(2, 4).join(" "));
     }
-    expect(seen).toEqual(expect.arrayContaining(["submit \"Explain", "tasks list", "tasks get", "approve <workflow_id>", "sessions list", "stream <workflow_id>"]));
-    expect((await tog.tasks.waitUntilDone(waiting.task_id, { intervalMs: 200, timeoutMs: 60_000 })).status).toBe("TASK_STATUS_COMPLETED");
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        'submit "Explain',
+        "tasks list",
+        "tasks get",
+        "approve <workflow_id>",
+        "sessions list",
+        "stream <workflow_id>",
+      ]),
+    );
+    expect((await tog.tasks.waitUntilDone(waiting.task_id, { intervalMs: 200, timeoutMs: 60_000 })).status).toBe(
+      "TASK_STATUS_COMPLETED",
+    );
   });
 });

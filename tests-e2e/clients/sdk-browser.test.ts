@@ -105,7 +105,10 @@ beforeAll(async () => {
   if (!available) return;
   env = await startE2eEnvironment({
     env: { GATEWAY_SKIP_AUTH: "1" },
-    services: { worker: { OFFLINE_CHUNK_DELAY_MS: "40" }, stream: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" } },
+    services: {
+      worker: { OFFLINE_CHUNK_DELAY_MS: "40" },
+      stream: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" },
+    },
   });
   site = http.createServer(serve);
   await new Promise<void>((resolve) => site.listen(0, "127.0.0.1", resolve));
@@ -115,7 +118,17 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     // docs.tog.test: the API under a name that is not localhost (Swagger UI treats those apart).
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--host-resolver-rules=MAP docs.tog.test 127.0.0.1"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--host-resolver-rules=MAP docs.tog.test 127.0.0.1",
+    ],
   });
 }, 120_000);
 afterAll(async () => {
@@ -135,16 +148,24 @@ describe.skipIf(!available)("@tog/sdk in a browser", () => {
       const port = Number(new URL(instance.url).port);
       await instance.kill();
       await new Promise((r) => setTimeout(r, 300));
-      streamInstance = await env.stack.startInstance("stream", { port, env: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" } });
+      streamInstance = await env.stack.startInstance("stream", {
+        port,
+        env: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" },
+      });
     });
     await page.goto(`${siteUrl}?api=${encodeURIComponent(env.baseUrl)}`);
-    await page.waitForFunction(() => (globalThis as any).out?.done === true, undefined, { timeout: 90_000, polling: 200 });
+    await page.waitForFunction(() => (globalThis as any).out?.done === true, undefined, {
+      timeout: 90_000,
+      polling: 200,
+    });
     const out = (await page.evaluate(() => (globalThis as any).out)) as Record<string, any>;
     await page.close();
     expect(consoleErrors).toEqual([]);
     expect(out.errors).toEqual([]);
 
-    const history = await request<{ events: { seq: number; type: string }[] }>(`${env.baseUrl}/tasks/${out.taskId}/events?limit=200`);
+    const history = await request<{ events: { seq: number; type: string }[] }>(
+      `${env.baseUrl}/tasks/${out.taskId}/events?limit=200`,
+    );
     const n = history.body.events.length;
     const all = Array.from({ length: n }, (_, i) => i + 1);
     expect(out.reconnects.length, "the SDK reconnected in the browser").toBeGreaterThanOrEqual(1);
@@ -170,15 +191,30 @@ describe.skipIf(!available)("@tog/sdk in a browser", () => {
     page.on("request", (r) => requested.push(r.url()));
     const origin = `http://docs.tog.test:${new URL(env.baseUrl).port}`;
     await page.goto(`${origin}/api/v1/docs`);
-    const doc = (await request<{ info: { title: string }; paths: Record<string, Record<string, unknown>> }>(`${env.baseUrl}/openapi.json`)).body;
-    const operations = Object.values(doc.paths).flatMap((ops) => Object.keys(ops).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m))).length;
-    await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll(".opblock").length >= n, operations, { timeout: 30_000, polling: 200 });
+    const doc = (
+      await request<{ info: { title: string }; paths: Record<string, Record<string, unknown>> }>(
+        `${env.baseUrl}/openapi.json`,
+      )
+    ).body;
+    const operations = Object.values(doc.paths).flatMap((ops) =>
+      Object.keys(ops).filter((m) => ["get", "post", "put", "patch", "delete"].includes(m)),
+    ).length;
+    await page.waitForFunction(
+      (n) => (globalThis as any).document.querySelectorAll(".opblock").length >= n,
+      operations,
+      { timeout: 30_000, polling: 200 },
+    );
     expect(await page.locator(".opblock").count()).toBe(operations);
     expect(await page.locator(".info .title").first().textContent()).toContain(doc.info.title);
     await page.waitForLoadState("networkidle");
     await page.close();
-    expect(requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith("data:")), "no CDN, no third party").toEqual([]);
-    expect(requested).toEqual(expect.arrayContaining([`${origin}/api/v1/openapi.json`, `${origin}/api/v1/docs/swagger-ui-bundle.js`]));
+    expect(
+      requested.filter((u) => !u.startsWith(`${origin}/`) && !u.startsWith("data:")),
+      "no CDN, no third party",
+    ).toEqual([]);
+    expect(requested).toEqual(
+      expect.arrayContaining([`${origin}/api/v1/openapi.json`, `${origin}/api/v1/docs/swagger-ui-bundle.js`]),
+    );
     expect(errors).toEqual([]);
   });
 });

@@ -61,7 +61,8 @@ describe("tasks", () => {
     const timeline = await tog.tasks.timeline(a.task_id);
     expect(timeline).toMatchObject({ workflow_id: a.task_id });
 
-    for (let i = 0; i < 4; i++) await tog.tasks.submit({ query: `list me ${i}`, mode: "simple", session_id: "sdk-list" });
+    for (let i = 0; i < 4; i++)
+      await tog.tasks.submit({ query: `list me ${i}`, mode: "simple", session_id: "sdk-list" });
     const listed = [];
     for await (const t of tog.tasks.list({ sessionId: "sdk-list", pageSize: 3 })) listed.push(t);
     expect(listed).toHaveLength(4);
@@ -72,12 +73,19 @@ describe("tasks", () => {
   });
 
   it("cancel: accepted while running, not an error when already terminal", async () => {
-    const t = await tog.tasks.submit({ query: "Research the history of Rome, then compare it with Athens, and summarize both", mode: "complex" });
+    const t = await tog.tasks.submit({
+      query: "Research the history of Rome, then compare it with Athens, and summarize both",
+      mode: "complex",
+    });
     const first = await tog.tasks.cancel(t.task_id, "changed my mind");
     expect(first.accepted).toBe(true);
     const final = await tog.tasks.waitUntilDone(t.task_id, { intervalMs: 200, timeoutMs: 30_000 });
     expect(final.status).toBe("TASK_STATUS_CANCELLED");
-    expect(await tog.tasks.cancel(t.task_id)).toEqual({ accepted: false, message: expect.any(String), status: "CANCELLED" });
+    expect(await tog.tasks.cancel(t.task_id)).toEqual({
+      accepted: false,
+      message: expect.any(String),
+      status: "CANCELLED",
+    });
   });
 
   it("throws typed errors carrying the status and the server's message", async () => {
@@ -97,7 +105,11 @@ describe("tasks", () => {
       ["ws", `Task not found (workflow_id ${unknown})`],
     ] as const) {
       const reconnects: ReconnectInfo[] = [];
-      const err = await tog.stream(unknown, { transport, onReconnect: (i) => reconnects.push(i) })[Symbol.asyncIterator]().next().catch((e: unknown) => e);
+      const err = await tog
+        .stream(unknown, { transport, onReconnect: (i) => reconnects.push(i) })
+        [Symbol.asyncIterator]()
+        .next()
+        .catch((e: unknown) => e);
       expect(err, transport).toBeInstanceOf(NotFoundError);
       expect(err, transport).toMatchObject({ status: 404, message });
       expect(reconnects, transport).toEqual([]);
@@ -125,7 +137,10 @@ describe("tasks", () => {
 describe("the document and access tokens", () => {
   it("reads the OpenAPI document and mints a bearer token that opens a stream", async () => {
     const doc = await tog.openApi();
-    expect(doc).toMatchObject({ openapi: "3.0.3", paths: expect.objectContaining({ "/api/v1/tasks": expect.any(Object) }) });
+    expect(doc).toMatchObject({
+      openapi: "3.0.3",
+      paths: expect.objectContaining({ "/api/v1/tasks": expect.any(Object) }),
+    });
     const minted = await tog.accessToken({ ttl_seconds: 120 });
     expect(minted).toMatchObject({ token_type: "Bearer", expires_in: 120, access_token: expect.any(String) });
     const t = await tog.tasks.submit({ query: "Say hello", mode: "simple" });
@@ -154,7 +169,11 @@ describe("429 and Retry-After", () => {
 
 describe("approvals", () => {
   it("waits for APPROVAL_REQUESTED on the stream and approves it", async () => {
-    const t = await tog.tasks.submit({ query: "Summarize the plan", mode: "simple", context: { require_approval: true } });
+    const t = await tog.tasks.submit({
+      query: "Summarize the plan",
+      mode: "simple",
+      context: { require_approval: true },
+    });
     let requested: EventOf<"APPROVAL_REQUESTED"> | undefined;
     const types: TogEvent["type"][] = [];
     for await (const e of tog.stream(t.task_id)) {
@@ -163,7 +182,12 @@ describe("approvals", () => {
         requested = e;
         // typed by `type`: data.approval_id is a string
         const decided = await tog.approvals.approve(t.task_id, e.data.approval_id, "go ahead");
-        expect(decided).toMatchObject({ status: "sent", success: true, approval_id: e.data.approval_id, workflow_id: t.task_id });
+        expect(decided).toMatchObject({
+          status: "sent",
+          success: true,
+          approval_id: e.data.approval_id,
+          workflow_id: t.task_id,
+        });
       }
     }
     expect(requested).toBeDefined();
@@ -180,7 +204,11 @@ describe("sessions", () => {
     for await (const s of tog.sessions.list({ pageSize: 1 })) all.push(s);
     expect(all.length).toBeGreaterThanOrEqual(2);
     const detail = await tog.sessions.get("sdk-session");
-    expect(detail).toMatchObject({ session_id: expect.stringMatching(/^[0-9a-f-]{36}$/), external_id: "sdk-session", task_count: 1 });
+    expect(detail).toMatchObject({
+      session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      external_id: "sdk-session",
+      task_count: 1,
+    });
     const history = await tog.sessions.history("sdk-session");
     expect(history.tasks.map((x) => x.task_id)).toEqual([t.task_id]);
     const turns = [];
@@ -201,17 +229,28 @@ describe("streams resume on their own", () => {
     it(`${transport}: the stream service is SIGKILLed and restarted mid-stream; the caller sees one gap-free sequence`, async () => {
       const instance: RunningService = current ?? env.service("stream");
       const port = Number(new URL(instance.url).port);
-      const submitted = await tog.tasks.submitAndStream({ query: "Write a long paragraph about rivers" }, { transport });
+      const submitted = await tog.tasks.submitAndStream(
+        { query: "Write a long paragraph about rivers" },
+        { transport },
+      );
       const reconnects: ReconnectInfo[] = [];
       const seen: TogEvent[] = [];
-      const options = { transport, onReconnect: (i: ReconnectInfo) => reconnects.push(i), backoff: { initialMs: 100, maxMs: 1_000 }, idleTimeoutMs: 3_000 };
+      const options = {
+        transport,
+        onReconnect: (i: ReconnectInfo) => reconnects.push(i),
+        backoff: { initialMs: 100, maxMs: 1_000 },
+        idleTimeoutMs: 3_000,
+      };
       for await (const e of tog.stream(submitted.workflow_id, options)) {
         seen.push(e);
         if (seen.length === 3) {
           // The connection dies under the reader; the task keeps producing meanwhile.
           await instance.kill();
           await new Promise((r) => setTimeout(r, 500));
-          current = await env.stack.startInstance("stream", { port, env: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" } });
+          current = await env.stack.startInstance("stream", {
+            port,
+            env: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000" },
+          });
         }
       }
       expect(reconnects.length, "reconnected at least once").toBeGreaterThanOrEqual(1);

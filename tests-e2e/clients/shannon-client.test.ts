@@ -12,7 +12,9 @@ let root: string;
 let key: string;
 
 beforeAll(async () => {
-  env = await startE2eEnvironment({ env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" } });
+  env = await startE2eEnvironment({
+    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
+  });
   // Its default base_url is the server root ("http://localhost:8080"); it appends /api/v1/… itself.
   root = env.baseUrl.replace(/\/api\/v1$/, "");
   key = (await env.createApiKey({ user: "shannon@example.com", createUser: true })).key;
@@ -22,10 +24,18 @@ afterAll(async () => {
 });
 
 /** `_get_headers`: always Content-Type: application/json, then X-API-Key. */
-const headers = (extra: Record<string, string> = {}) => ({ "Content-Type": "application/json", "X-API-Key": key, ...extra });
+const headers = (extra: Record<string, string> = {}) => ({
+  "Content-Type": "application/json",
+  "X-API-Key": key,
+  ...extra,
+});
 type J = Record<string, any>;
 async function call(method: string, path: string, body?: unknown, extra?: Record<string, string>) {
-  const res = await fetch(`${root}${path}`, { method, headers: headers(extra), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await fetch(`${root}${path}`, {
+    method,
+    headers: headers(extra),
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: (text ? JSON.parse(text) : undefined) as J };
 }
@@ -56,7 +66,12 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
 
   it("submit_task, submit_and_stream, get_status, list_tasks, get_task_events, get_task_timeline, cancel", async () => {
     // submit_task: POST, 200 exactly, task_id; X-Workflow-ID and X-Session-ID headers preferred
-    const sub = await call("POST", "/api/v1/tasks", { query: "Say hello", session_id: "shannon-s1", context: { role: "writer" } }, { "Idempotency-Key": "shannon-idem-1", traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" });
+    const sub = await call(
+      "POST",
+      "/api/v1/tasks",
+      { query: "Say hello", session_id: "shannon-s1", context: { role: "writer" } },
+      { "Idempotency-Key": "shannon-idem-1", traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
+    );
     expect(sub.status).toBe(200);
     expect(sub.body.task_id).toEqual(expect.any(String));
     expect(sub.headers.get("X-Workflow-ID")).toBe(sub.body.task_id);
@@ -64,7 +79,10 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     // submit_and_stream: 200 or 201, stream_url
     const ss = await call("POST", "/api/v1/tasks/stream", { query: "Say hello too" });
     expect([200, 201]).toContain(ss.status);
-    expect(ss.body).toMatchObject({ task_id: expect.any(String), stream_url: `/api/v1/stream/sse?workflow_id=${ss.body.task_id}` });
+    expect(ss.body).toMatchObject({
+      task_id: expect.any(String),
+      stream_url: `/api/v1/stream/sse?workflow_id=${ss.body.task_id}`,
+    });
 
     // get_status: status, response (dict or absent), error
     const detail = await waitDone(sub.body.task_id);
@@ -77,10 +95,18 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     expect(list.status).toBe(200);
     expect(list.body.total_count).toBe(1);
     for (const t of list.body.tasks as J[]) {
-      expect(t).toMatchObject({ task_id: expect.any(String), query: expect.any(String), status: expect.any(String), mode: expect.any(String) });
+      expect(t).toMatchObject({
+        task_id: expect.any(String),
+        query: expect.any(String),
+        status: expect.any(String),
+        mode: expect.any(String),
+      });
       expect(pyIso(t.created_at)).toBe(true);
       if (t.completed_at) expect(pyIso(t.completed_at)).toBe(true);
-      if (t.total_token_usage) expect(Object.keys(t.total_token_usage)).toEqual(expect.arrayContaining(["total_tokens", "cost_usd", "prompt_tokens", "completion_tokens"]));
+      if (t.total_token_usage)
+        expect(Object.keys(t.total_token_usage)).toEqual(
+          expect.arrayContaining(["total_tokens", "cost_usd", "prompt_tokens", "completion_tokens"]),
+        );
     }
 
     // get_task_events: data["events"], each with a timestamp it parses (event_data["timestamp"])
@@ -89,13 +115,21 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     expect((events.body.events as J[]).length).toBeGreaterThan(0);
     for (const e of events.body.events as J[]) {
       expect(pyIso(e.timestamp)).toBe(true);
-      expect(e).toMatchObject({ type: expect.any(String), workflow_id: sub.body.task_id, message: expect.any(String), seq: expect.any(Number), stream_id: expect.any(String) });
+      expect(e).toMatchObject({
+        type: expect.any(String),
+        workflow_id: sub.body.task_id,
+        message: expect.any(String),
+        seq: expect.any(Number),
+        stream_id: expect.any(String),
+      });
     }
     // get_task_timeline: any JSON, 200
     expect((await call("GET", `/api/v1/tasks/${sub.body.task_id}/timeline`)).status).toBe(200);
 
     // cancel: json={} (or {"reason"}), 200/202 → data["success"]; a terminal task → 409 → ConnectionError in the client
-    const running = await call("POST", "/api/v1/tasks", { query: "Research the history of Rome, then compare it with Athens, and summarize both" });
+    const running = await call("POST", "/api/v1/tasks", {
+      query: "Research the history of Rome, then compare it with Athens, and summarize both",
+    });
     const c = await call("POST", `/api/v1/tasks/${running.body.task_id}/cancel`, { reason: "user asked" });
     expect([200, 202]).toContain(c.status);
     expect(c.body.success).toBe(true);
@@ -112,14 +146,22 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
   });
 
   it("approve: approval_id, workflow_id, approved, feedback → 200 with success", async () => {
-    const sub = await call("POST", "/api/v1/tasks", { query: "Summarize the plan", context: { require_approval: true } });
+    const sub = await call("POST", "/api/v1/tasks", {
+      query: "Summarize the plan",
+      context: { require_approval: true },
+    });
     let approvalId: string | undefined;
     for (let i = 0; i < 100 && !approvalId; i++) {
       const ev = await call("GET", `/api/v1/tasks/${sub.body.task_id}/events`);
       approvalId = (ev.body.events as J[]).find((e) => e.type === "APPROVAL_REQUESTED")?.data?.approval_id;
       if (!approvalId) await new Promise((r) => setTimeout(r, 200));
     }
-    const r = await call("POST", "/api/v1/approvals/decision", { approval_id: approvalId, workflow_id: sub.body.task_id, approved: true, feedback: "ok" });
+    const r = await call("POST", "/api/v1/approvals/decision", {
+      approval_id: approvalId,
+      workflow_id: sub.body.task_id,
+      approved: true,
+      feedback: "ok",
+    });
     expect(r.status).toBe(200);
     expect(r.body.success).toBe(true);
   });
@@ -132,7 +174,12 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     expect(list.status).toBe(200);
     expect(list.body.total_count).toBeGreaterThanOrEqual(1);
     for (const s of list.body.sessions as J[]) {
-      expect(s).toMatchObject({ session_id: expect.any(String), user_id: expect.any(String), task_count: expect.any(Number), tokens_used: expect.any(Number) });
+      expect(s).toMatchObject({
+        session_id: expect.any(String),
+        user_id: expect.any(String),
+        task_count: expect.any(Number),
+        tokens_used: expect.any(Number),
+      });
       expect(pyIso(s.created_at)).toBe(true);
     }
     // get_session: session_id, user_id, created_at (updated_at optional)
@@ -169,9 +216,15 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     const sub = await call("POST", "/api/v1/tasks", { query: "Say hello" });
     await waitDone(sub.body.task_id);
     const read = async (lastId?: string) => {
-      const q = new URLSearchParams({ workflow_id: sub.body.task_id, types: "LLM_PARTIAL,LLM_OUTPUT,WORKFLOW_COMPLETED", ...(lastId ? { last_event_id: lastId } : {}) });
+      const q = new URLSearchParams({
+        workflow_id: sub.body.task_id,
+        types: "LLM_PARTIAL,LLM_OUTPUT,WORKFLOW_COMPLETED",
+        ...(lastId ? { last_event_id: lastId } : {}),
+      });
       // its SSE request carries only the credential (lower-case x-api-key in one version) and Last-Event-ID
-      const res = await fetch(`${root}/api/v1/stream/sse?${q}`, { headers: { "x-api-key": key, ...(lastId ? { "Last-Event-ID": lastId } : {}) } });
+      const res = await fetch(`${root}/api/v1/stream/sse?${q}`, {
+        headers: { "x-api-key": key, ...(lastId ? { "Last-Event-ID": lastId } : {}) },
+      });
       const text = res.status === 200 ? await res.text() : "";
       const events: J[] = [];
       let data: string[] = [];
@@ -187,7 +240,13 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     expect(first.status).toBe(200);
     expect(first.events.at(-1)!.type).toBe("WORKFLOW_COMPLETED");
     for (const e of first.events) {
-      expect(e).toMatchObject({ type: expect.any(String), workflow_id: sub.body.task_id, message: expect.any(String), seq: expect.any(Number), stream_id: expect.any(String) });
+      expect(e).toMatchObject({
+        type: expect.any(String),
+        workflow_id: sub.body.task_id,
+        message: expect.any(String),
+        seq: expect.any(Number),
+        stream_id: expect.any(String),
+      });
       expect(pyIso(e.timestamp)).toBe(true);
     }
     // resuming from a mid-stream stream_id continues after it
@@ -200,7 +259,9 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
 
   it("WebSocket: every server message is an event or pong (no subscribed/done/error messages)", async () => {
     const sub = await call("POST", "/api/v1/tasks", { query: "Say hello" });
-    const ws = new WebSocket(`${root.replace(/^http/, "ws")}/api/v1/stream/ws?workflow_id=${sub.body.task_id}`, { headers: { "X-API-Key": key } });
+    const ws = new WebSocket(`${root.replace(/^http/, "ws")}/api/v1/stream/ws?workflow_id=${sub.body.task_id}`, {
+      headers: { "X-API-Key": key },
+    });
     const messages: J[] = [];
     await new Promise<void>((resolve, reject) => {
       ws.on("message", (d) => {
@@ -221,7 +282,13 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     other.on("message", (d) => received.push(String(d)));
     await new Promise((r) => other.once("open", r));
     other.send(JSON.stringify({ type: "subscribe", workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" }));
-    const [code, reason] = await new Promise<[number, string]>((r) => other.once("close", (c, why) => r([c, String(why)])));
-    expect({ code, reason, received }).toEqual({ code: 4404, reason: "Task not found (workflow_id 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d)", received: [] });
+    const [code, reason] = await new Promise<[number, string]>((r) =>
+      other.once("close", (c, why) => r([c, String(why)])),
+    );
+    expect({ code, reason, received }).toEqual({
+      code: 4404,
+      reason: "Task not found (workflow_id 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d)",
+      received: [],
+    });
   });
 });

@@ -35,10 +35,14 @@ let tolerated: RegExp[] = [];
 const requested: string[] = [];
 
 const api = <T = Json>(p: string, init: RequestInit = {}) =>
-  request<T>(`${env.baseUrl}${p}`, { ...init, headers: { "X-API-Key": apiKey, "Content-Type": "application/json", ...(init.headers as Record<string, string>) } });
+  request<T>(`${env.baseUrl}${p}`, {
+    ...init,
+    headers: { "X-API-Key": apiKey, "Content-Type": "application/json", ...(init.headers as Record<string, string>) },
+  });
 
 /** expect.poll with room for a busy machine (each check may itself wait for an element). */
-const poll = <T>(fn: () => Promise<T> | T, message?: string, timeout = 20_000) => expect.poll(fn, { timeout, interval: 100, message });
+const poll = <T>(fn: () => Promise<T> | T, message?: string, timeout = 20_000) =>
+  expect.poll(fn, { timeout, interval: 100, message });
 
 async function newPage(): Promise<Page> {
   const p = await context.newPage();
@@ -57,7 +61,8 @@ async function newPage(): Promise<Page> {
  * not a blank or single-colour frame.
  */
 async function shot(name: string, mustSee: string[]): Promise<void> {
-  for (const testId of mustSee) await poll(() => page.getByTestId(testId).first().isVisible(), `${name}: ${testId} visible`).toBe(true);
+  for (const testId of mustSee)
+    await poll(() => page.getByTestId(testId).first().isVisible(), `${name}: ${testId} visible`).toBe(true);
   // Pico's stylesheet is applied (the page is not unstyled HTML): body uses its font stack.
   // Page functions run in the browser, where globalThis is the window.
   const layout = await page.evaluate(() => {
@@ -65,7 +70,9 @@ async function shot(name: string, mustSee: string[]): Promise<void> {
     return {
       font: w.getComputedStyle(w.document.body).fontFamily as string,
       overflow: (w.document.documentElement.scrollWidth as number) - (w.innerWidth as number),
-      brokenImages: [...w.document.images].filter((img: any) => img.complete && img.naturalWidth === 0).map((img: any) => img.src as string),
+      brokenImages: [...w.document.images]
+        .filter((img: any) => img.complete && img.naturalWidth === 0)
+        .map((img: any) => img.src as string),
     };
   });
   expect(layout.font, `${name}: styled`).toMatch(/system-ui|Segoe|Roboto/);
@@ -102,7 +109,12 @@ async function imageStats(png: Buffer): Promise<{ width: number; height: number;
       sampled++;
     }
     const dominant = Math.max(...counts.values());
-    return { width: bitmap.width as number, height: bitmap.height as number, colours: counts.size, inkShare: (sampled - dominant) / sampled };
+    return {
+      width: bitmap.width as number,
+      height: bitmap.height as number,
+      colours: counts.size,
+      inkShare: (sampled - dominant) / sampled,
+    };
   }, png.toString("base64"));
 }
 
@@ -114,7 +126,12 @@ async function signIn(): Promise<void> {
 }
 
 /** Submits through the form and waits for the task page; returns the task id. */
-async function submitViaForm(input: { query: string; mode?: string; session?: string; context?: Json }): Promise<string> {
+async function submitViaForm(input: {
+  query: string;
+  mode?: string;
+  session?: string;
+  context?: Json;
+}): Promise<string> {
   await page.goto(`${consoleUrl}/`);
   await page.getByTestId("submit-query").fill(input.query);
   if (input.mode) await page.getByTestId("submit-mode").selectOption(input.mode);
@@ -147,7 +164,12 @@ async function storedEvents(taskId: string): Promise<Json[]> {
 }
 
 async function waitForStatus(name: string, timeout = 45_000): Promise<void> {
-  await expect.poll(async () => (await page.getByTestId("task-detail").getByTestId("status").textContent())?.trim(), { timeout, interval: 200 }).toBe(name);
+  await expect
+    .poll(async () => (await page.getByTestId("task-detail").getByTestId("status").textContent())?.trim(), {
+      timeout,
+      interval: 200,
+    })
+    .toBe(name);
 }
 
 beforeAll(async () => {
@@ -164,7 +186,16 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1280, height: 900 },
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
   page = await newPage();
 }, 120_000);
@@ -203,7 +234,11 @@ describe.skipIf(!available)("web console", () => {
   });
 
   it("submits a task and follows it live to COMPLETED: tool calls, streamed text, tokens and cost", async () => {
-    const taskId = await submitViaForm({ query: "What is 12*(3+4)?", mode: "standard", context: { note: "from the console" } });
+    const taskId = await submitViaForm({
+      query: "What is 12*(3+4)?",
+      mode: "standard",
+      context: { note: "from the console" },
+    });
     await page.getByTestId("timeline").waitFor();
     await waitForStatus("COMPLETED");
     await poll(async () => (await streamCounters()).state).toContain("stream-ended");
@@ -213,8 +248,11 @@ describe.skipIf(!available)("web console", () => {
     const counters = await streamCounters();
     expect(counters.received).toBe(stored.length);
     expect(counters.lastSeq).toBe(stored.length);
-    const types = await page.getByTestId("timeline-event").evaluateAll((els) => els.map((e) => e.getAttribute("data-type")));
-    for (const t of ["WORKFLOW_STARTED", "TOOL_INVOKED", "TOOL_OBSERVATION", "LLM_OUTPUT", "WORKFLOW_COMPLETED"]) expect(types).toContain(t);
+    const types = await page
+      .getByTestId("timeline-event")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-type")));
+    for (const t of ["WORKFLOW_STARTED", "TOOL_INVOKED", "TOOL_OBSERVATION", "LLM_OUTPUT", "WORKFLOW_COMPLETED"])
+      expect(types).toContain(t);
     expect(types).not.toContain("LLM_PARTIAL");
     expect(await page.getByTestId("timeline-stream").count()).toBeGreaterThan(0);
     const toolCall = await page.locator('[data-type="TOOL_INVOKED"]').first().textContent();
@@ -223,14 +261,20 @@ describe.skipIf(!available)("web console", () => {
     expect(await page.locator('[data-type="TOOL_OBSERVATION"]').first().textContent()).toContain("84");
     const detail = (await api<Json>(`/tasks/${taskId}`)).body;
     expect(await page.getByTestId("result").textContent()).toBe(detail.result);
-    expect(await page.getByTestId("usage").textContent()).toContain(`${detail.usage.total_tokens.toLocaleString("en-US")} tokens`);
+    expect(await page.getByTestId("usage").textContent()).toContain(
+      `${detail.usage.total_tokens.toLocaleString("en-US")} tokens`,
+    );
     expect(await page.locator('[data-type="WORKFLOW_COMPLETED"]').textContent()).toMatch(/tokens.*\$/);
     expect(await page.getByTestId("cancel").count(), "no cancel button on a finished task").toBe(0);
     await shot("03-task-completed", ["task-detail", "timeline", "result", "usage"]);
   });
 
   it("shows Approve/Deny when a task asks for approval; approving lets it complete", async () => {
-    const taskId = await submitViaForm({ query: "Summarize the plan", mode: "simple", context: { require_approval: true } });
+    const taskId = await submitViaForm({
+      query: "Summarize the plan",
+      mode: "simple",
+      context: { require_approval: true },
+    });
     await page.getByTestId("approval").waitFor({ timeout: 30_000 });
     await poll(() => page.getByTestId("status").first().textContent()).toBe("RUNNING");
     await shot("04-task-approval", ["approval", "approve", "deny", "timeline"]);
@@ -276,7 +320,10 @@ describe.skipIf(!available)("web console", () => {
       const badge = w.document.querySelector("[data-testid=stream-state]");
       const states: string[] = [badge.className];
       w.streamStates = states;
-      new w.MutationObserver(() => states.push(badge.className)).observe(badge, { attributes: true, attributeFilter: ["class"] });
+      new w.MutationObserver(() => states.push(badge.className)).observe(badge, {
+        attributes: true,
+        attributeFilter: ["class"],
+      });
     });
     // The stream service goes away mid-task and comes back on the same address (a redeploy).
     tolerated = [/status of 502/, /ERR_/];
@@ -290,20 +337,30 @@ describe.skipIf(!available)("web console", () => {
 
     const states = (await page.evaluate(() => (globalThis as any).streamStates)) as string[];
     expect(states[0]).toContain("stream-open");
-    expect(states.some((s) => s.includes("stream-reconnecting")), `states: ${states.join(" → ")}`).toBe(true);
-    expect(states.filter((s) => s.includes("stream-open")).length, "open again after the restart").toBeGreaterThanOrEqual(2);
+    expect(
+      states.some((s) => s.includes("stream-reconnecting")),
+      `states: ${states.join(" → ")}`,
+    ).toBe(true);
+    expect(
+      states.filter((s) => s.includes("stream-open")).length,
+      "open again after the restart",
+    ).toBeGreaterThanOrEqual(2);
     const stored = await storedEvents(taskId);
     const counters = await streamCounters();
     expect(before).toBeGreaterThan(0);
     expect(counters.received).toBeGreaterThan(before);
     expect(counters.received, "every event once").toBe(stored.length);
     expect(counters.lastSeq).toBe(stored.length);
-    const seqs = await page.locator("[data-testid=timeline] > li").evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-seq"))));
+    const seqs = await page
+      .locator("[data-testid=timeline] > li")
+      .evaluateAll((els) => els.map((e) => Number(e.getAttribute("data-seq"))));
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
     // The streamed text is the model output, whole: no chunk lost or repeated across the drop.
     const output = stored.find((e) => e.type === "LLM_OUTPUT")!.data.output as string;
-    expect((await page.getByTestId("timeline-stream").first().locator("pre").textContent())!.trim()).toBe(output.trim());
+    expect((await page.getByTestId("timeline-stream").first().locator("pre").textContent())!.trim()).toBe(
+      output.trim(),
+    );
   });
 
   it("filters the task list by status and pages through it", async () => {
@@ -337,7 +394,10 @@ describe.skipIf(!available)("web console", () => {
     await page.getByTestId("session-link").click();
     await page.waitForURL(/\/console\/sessions\//);
     await poll(() => page.getByTestId("turn").count()).toBe(2);
-    const turnLinks = await page.getByTestId("turn").locator("a").evaluateAll((els) => els.map((e) => e.getAttribute("href")));
+    const turnLinks = await page
+      .getByTestId("turn")
+      .locator("a")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("href")));
     expect(turnLinks.sort()).toEqual([`/console/tasks/${first}`, `/console/tasks/${second}`].sort());
     expect(await page.getByTestId("session-title").textContent()).toBe(session);
     await shot("09-session", ["session-detail", "turn", "rename-form"]);
@@ -349,7 +409,9 @@ describe.skipIf(!available)("web console", () => {
     expect((await api<Json>(`/sessions/${sessionId}`)).body.title).toBe("Greetings from the console");
 
     await page.getByTestId("nav-sessions").click();
-    await poll(() => page.getByTestId("session-row").allTextContents()).toEqual(expect.arrayContaining([expect.stringContaining("Greetings from the console")]));
+    await poll(() => page.getByTestId("session-row").allTextContents()).toEqual(
+      expect.arrayContaining([expect.stringContaining("Greetings from the console")]),
+    );
     await shot("10-sessions", ["session-table"]);
 
     await page.goto(`${consoleUrl}/sessions/${sessionId}`);

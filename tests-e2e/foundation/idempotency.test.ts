@@ -3,7 +3,13 @@
 // Checked on every idempotent route that exists: POST /auth/token now, POST /tasks later.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatewayOperations, request, startE2eEnvironment, type E2eEnvironment, type JsonResponse } from "@tog/tests-e2e";
+import {
+  gatewayOperations,
+  request,
+  startE2eEnvironment,
+  type E2eEnvironment,
+  type JsonResponse,
+} from "@tog/tests-e2e";
 import { ISSUE_TOKEN, LIST_TASKS, SUBMIT_TASK, missingRouteNote } from "./routes.ts";
 
 let env: E2eEnvironment;
@@ -67,7 +73,8 @@ describe.each(ROUTES)("Idempotency-Key on $op", (route) => {
     expect(route.created(again)).toBe(route.created(first));
     expect(again.headers.get("x-idempotency-cached")).toBe("true");
     expect(again.headers.get("x-idempotency-key")).toBe(idem);
-    for (const h of ["content-type", "x-workflow-id", "x-session-id"]) expect(again.headers.get(h), h).toBe(first.headers.get(h));
+    for (const h of ["content-type", "x-workflow-id", "x-session-id"])
+      expect(again.headers.get(h), h).toBe(first.headers.get(h));
   });
 
   it("without the header every request runs", async () => {
@@ -91,7 +98,11 @@ describe.each(ROUTES)("Idempotency-Key on $op", (route) => {
 
   it("the same key and body from another user is a new request", async () => {
     expect(ops.has(route.op), missingRouteNote(route.op)).toBe(true);
-    const other = await env.createApiKey({ user: `e2e-other-${randomUUID().slice(0, 8)}`, createUser: true, name: "e2e other user" });
+    const other = await env.createApiKey({
+      user: `e2e-other-${randomUUID().slice(0, 8)}`,
+      createUser: true,
+      name: "e2e other user",
+    });
     const idem = randomUUID();
     const body = route.body("per-user");
     const mine = await post(route.path, body, idem);

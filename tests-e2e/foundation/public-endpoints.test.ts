@@ -99,7 +99,8 @@ describe("CORS in development", () => {
     const methods = listOf(res.headers.get("access-control-allow-methods"));
     for (const m of ["GET", "POST", "PUT", "DELETE", "OPTIONS"]) expect(methods).toContain(m);
     const allowed = listOf(res.headers.get("access-control-allow-headers")).map((h) => h.toLowerCase());
-    for (const h of ["content-type", "authorization", "x-api-key", "idempotency-key", "traceparent"]) expect(allowed).toContain(h);
+    for (const h of ["content-type", "authorization", "x-api-key", "idempotency-key", "traceparent"])
+      expect(allowed).toContain(h);
   });
 
   it("responses carry Access-Control-Allow-Origin: * and expose the rate-limit headers", async () => {
@@ -107,7 +108,8 @@ describe("CORS in development", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const exposed = listOf(res.headers.get("access-control-expose-headers")).map((h) => h.toLowerCase());
-    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"]) expect(exposed).toContain(h);
+    for (const h of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "retry-after"])
+      expect(exposed).toContain(h);
   });
 });
 
@@ -128,7 +130,11 @@ describe("CORS in production (NODE_ENV=production, CORS_ALLOWED_ORIGINS)", () =>
   it.each(ALLOWED)("preflight from the listed origin %s is answered with that origin", async (origin) => {
     const res = await fetch(`${prodBaseUrl}/tasks`, {
       method: "OPTIONS",
-      headers: { Origin: origin, "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "x-api-key" },
+      headers: {
+        Origin: origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "x-api-key",
+      },
     });
     expect([200, 204]).toContain(res.status);
     expect(res.headers.get("access-control-allow-origin")).toBe(origin);
@@ -159,7 +165,9 @@ describe("trace context", () => {
     const tp = newTraceparent();
     const res = await fetch(`${env.baseUrl}/health`, { headers: { traceparent: tp.header } });
     expect(res.status).toBe(200);
-    const line = await env.service("gateway").waitForLog((l) => l.trace_id === tp.traceId && l.path === "/api/v1/health");
+    const line = await env
+      .service("gateway")
+      .waitForLog((l) => l.trace_id === tp.traceId && l.path === "/api/v1/health");
     expect(line.status).toBe(200);
     // the request runs in a span of its own, a child of the caller's
     expect(line.span_id).toMatch(/^[0-9a-f]{16}$/);
@@ -176,7 +184,9 @@ describe("trace context", () => {
     const tp = newTraceparent();
     // a path of its own, to find this request's log line
     const marker = `/api/v1/trace-probe-${tp.parentId}`;
-    const res = await fetch(`${env.baseUrl.replace(/\/api\/v1$/, "")}${marker}`, { headers: { traceparent: make(tp.traceId, tp.parentId) } });
+    const res = await fetch(`${env.baseUrl.replace(/\/api\/v1$/, "")}${marker}`, {
+      headers: { traceparent: make(tp.traceId, tp.parentId) },
+    });
     expect(res.status).toBe(404);
     const line = await env.service("gateway").waitForLog((l) => l.path === marker);
     expect(line.trace_id).toMatch(/^[0-9a-f]{32}$/);

@@ -2,7 +2,13 @@
 // The gateway runs with RATE_LIMIT_RPM=5 (a high burst, so only the minute limit counts); a
 // second gateway with RATE_LIMIT_BURST=3 checks the per-second limit.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { gatewayOperations, request, startE2eEnvironment, type E2eEnvironment, type JsonResponse } from "@tog/tests-e2e";
+import {
+  gatewayOperations,
+  request,
+  startE2eEnvironment,
+  type E2eEnvironment,
+  type JsonResponse,
+} from "@tog/tests-e2e";
 import { call, ISSUE_TOKEN, LIST_TASKS, missingRouteNote, PROTECTED_CALLS } from "./routes.ts";
 
 const RPM = 5;
@@ -17,7 +23,13 @@ beforeAll(async () => {
     services: { gateway: { RATE_LIMIT_RPM: String(RPM), RATE_LIMIT_BURST: "1000" } },
   });
   ops = await gatewayOperations(env.baseUrl);
-  burstBaseUrl = (await env.startVariant("gateway", { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000", RATE_LIMIT_BURST: String(BURST) })).baseUrl;
+  burstBaseUrl = (
+    await env.startVariant("gateway", {
+      GATEWAY_SKIP_AUTH: "0",
+      RATE_LIMIT_RPM: "1000",
+      RATE_LIMIT_BURST: String(BURST),
+    })
+  ).baseUrl;
 });
 afterAll(async () => {
   await env?.close();

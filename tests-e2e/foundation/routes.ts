@@ -16,7 +16,13 @@ export interface ProtectedCall {
   ok: number;
 }
 
-export const ISSUE_TOKEN: ProtectedCall = { op: "POST /api/v1/auth/token", method: "POST", path: "/auth/token", body: {}, ok: 201 };
+export const ISSUE_TOKEN: ProtectedCall = {
+  op: "POST /api/v1/auth/token",
+  method: "POST",
+  path: "/auth/token",
+  body: {},
+  ok: 201,
+};
 export const LIST_TASKS: ProtectedCall = { op: "GET /api/v1/tasks", method: "GET", path: "/tasks", ok: 200 };
 export const SUBMIT_TASK = "POST /api/v1/tasks";
 

@@ -15,7 +15,9 @@ export const e2eConfigShape = {
     .number()
     .int()
     .optional()
-    .describe("e2e fuzz suite (tests-e2e/security): replay the fast-check seed a failure printed (default: a new seed per run)."),
+    .describe(
+      "e2e fuzz suite (tests-e2e/security): replay the fast-check seed a failure printed (default: a new seed per run).",
+    ),
 };
 
 export const e2eConfig = loadConfig(e2eConfigShape);

@@ -121,7 +121,9 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
   const id = testkit.uniqueId("e2e");
   const natsPrefix = id;
   const redisKeyPrefix = `${id}:`;
-  const cleanups: { name: string; run: () => Promise<unknown> }[] = [{ name: "infrastructure", run: () => infra.stop() }];
+  const cleanups: { name: string; run: () => Promise<unknown> }[] = [
+    { name: "infrastructure", run: () => infra.stop() },
+  ];
   const variants: Variant[] = [];
   let stack: Stack | undefined;
   let database: TestDatabase | undefined;
@@ -143,7 +145,9 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
   };
 
   try {
-    database = options.servers ? await createOwnDatabase(options.servers.databaseAdminUrl) : await testkit.createTestDatabase();
+    database = options.servers
+      ? await createOwnDatabase(options.servers.databaseAdminUrl)
+      : await testkit.createTestDatabase();
     const db = database;
     cleanups.push({ name: "drop database", run: () => db.drop() });
     cleanups.push({ name: "delete redis keys", run: () => deleteRedisKeys(infra.redisUrl, redisKeyPrefix) });
@@ -225,7 +229,11 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
         const definition = (options.definitions ?? SERVICES).find((d) => d.name === name);
         if (!definition) throw new Error(`unknown service ${name}`);
         const instance = await running.startInstance(name, { env: variantEnv });
-        const router = await startRouter({ port: 0, host: "127.0.0.1", routes: routesFor([{ definition, service: instance }]) });
+        const router = await startRouter({
+          port: 0,
+          host: "127.0.0.1",
+          routes: routesFor([{ definition, service: instance }]),
+        });
         const variant = { service: instance, router, baseUrl: `${router.url}/api/v1` };
         variants.push(variant);
         return variant;

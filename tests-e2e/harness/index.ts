@@ -7,7 +7,15 @@ export {
   type CreateApiKeyOptions,
   type Variant,
 } from "./environment.ts";
-export { request, newTraceparent, unknownApiKey, operationsOf, gatewayOperations, type JsonResponse, type OpenApiDocument } from "./http.ts";
+export {
+  request,
+  newTraceparent,
+  unknownApiKey,
+  operationsOf,
+  gatewayOperations,
+  type JsonResponse,
+  type OpenApiDocument,
+} from "./http.ts";
 export { deleteNatsStreams, deleteRedisKeys } from "./cleanup.ts";
 export { e2eConfig } from "./config.ts";
 export {

@@ -23,7 +23,9 @@ export async function acquireInfrastructure(): Promise<{ infra: Infrastructure; 
       const { startContainers } = await import("./containers.ts");
       containers = await startContainers();
     } catch (err) {
-      process.stderr.write(`[e2e] E2E_TESTCONTAINERS=1 but containers could not start (${(err as Error).message}); using local services\n`);
+      process.stderr.write(
+        `[e2e] E2E_TESTCONTAINERS=1 but containers could not start (${(err as Error).message}); using local services\n`,
+      );
     }
     if (containers) {
       // The test kit's own config reads these (it is the one consumer of TEST_* variables).

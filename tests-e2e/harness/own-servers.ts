@@ -121,7 +121,20 @@ export async function startOwnRedis(dir: string): Promise<OwnServer> {
     port,
     url: `redis://127.0.0.1:${port}`,
     command: "redis-server",
-    args: ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--protected-mode", "no"],
+    args: [
+      "--port",
+      String(port),
+      "--bind",
+      "127.0.0.1",
+      "--save",
+      "",
+      "--appendonly",
+      "no",
+      "--dir",
+      dir,
+      "--protected-mode",
+      "no",
+    ],
     ready: () => canConnect(port),
   });
   await server.start();
@@ -143,14 +156,23 @@ export interface OwnNats {
 /** nats-server -js, or a cluster of them (JetStream meta group over routes). */
 export async function startOwnNats(dir: string, options: OwnNatsOptions = {}): Promise<OwnNats> {
   const size = options.cluster ?? 1;
-  const ports = await Promise.all(Array.from({ length: size }, async () => ({ client: await freePort(), cluster: await freePort(), monitor: await freePort() })));
+  const ports = await Promise.all(
+    Array.from({ length: size }, async () => ({
+      client: await freePort(),
+      cluster: await freePort(),
+      monitor: await freePort(),
+    })),
+  );
   const servers = ports.map((p, i) => {
     const name = size === 1 ? "nats" : `nats-${i + 1}`;
     const store = path.join(dir, name);
     mkdirSync(store, { recursive: true });
     const args = ["-js", "-a", "127.0.0.1", "-p", String(p.client), "-m", String(p.monitor), "-sd", store, "-n", name];
     if (size > 1) {
-      const routes = ports.filter((_, j) => j !== i).map((o) => `nats://127.0.0.1:${o.cluster}`).join(",");
+      const routes = ports
+        .filter((_, j) => j !== i)
+        .map((o) => `nats://127.0.0.1:${o.cluster}`)
+        .join(",");
       args.push("--cluster_name", "chaos", "--cluster", `nats://127.0.0.1:${p.cluster}`, "--routes", routes);
     }
     return managed({
@@ -217,14 +239,29 @@ export async function startOwnPostgres(dir: string): Promise<OwnServer> {
     url: `postgresql://postgres@127.0.0.1:${port}/postgres`,
     command: path.join(PG_BIN, "postgres"),
     // Durability of the machine is not what the scenarios test (the process dies, not the OS).
-    args: ["-D", data, "-p", String(port), "-k", data, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off", "-c", "max_connections=300"],
+    args: [
+      "-D",
+      data,
+      "-p",
+      String(port),
+      "-k",
+      data,
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "fsync=off",
+      "-c",
+      "max_connections=300",
+    ],
     ...(ids ?? {}),
     // SIGTERM would wait for every client to disconnect (smart shutdown).
     cleanStop: "SIGINT",
     ready: async () => {
       if (!(await canConnect(port))) return false;
       try {
-        execFileSync(path.join(PG_BIN, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-q"], { stdio: "ignore" });
+        execFileSync(path.join(PG_BIN, "pg_isready"), ["-h", "127.0.0.1", "-p", String(port), "-q"], {
+          stdio: "ignore",
+        });
         return true;
       } catch {
         return false;

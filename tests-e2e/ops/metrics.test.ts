@@ -35,12 +35,51 @@ const scrape = async (name: string) => {
 
 describe("ops port", () => {
   it.for([
-    ["gateway", ['tog_http_requests_total{method="POST",route="/api/v1/tasks",status="200",service="gateway"}', "tog_http_request_duration_seconds_bucket", 'tog_dependency_up{dependency="orchestrator",service="gateway"} 1', 'tog_dependency_up{dependency="redis",service="gateway"} 1']],
-    ["session", ['tog_http_requests_total{method="GET",route="/api/v1/sessions"', 'tog_dependency_up{dependency="postgres",service="session"} 1']],
+    [
+      "gateway",
+      [
+        'tog_http_requests_total{method="POST",route="/api/v1/tasks",status="200",service="gateway"}',
+        "tog_http_request_duration_seconds_bucket",
+        'tog_dependency_up{dependency="orchestrator",service="gateway"} 1',
+        'tog_dependency_up{dependency="redis",service="gateway"} 1',
+      ],
+    ],
+    [
+      "session",
+      [
+        'tog_http_requests_total{method="GET",route="/api/v1/sessions"',
+        'tog_dependency_up{dependency="postgres",service="session"} 1',
+      ],
+    ],
     ["model-catalog", ["tog_http_requests_total", "process_cpu_seconds_total"]],
-    ["stream", ['tog_stream_connections{kind="sse",service="stream"}', "tog_stream_events_delivered_total", 'tog_dependency_up{dependency="nats",service="stream"} 1']],
-    ["orchestrator", ['tog_tasks_submitted_total{service="orchestrator"} 1', "tog_events_persisted_total", "tog_runs_queued", "tog_runs_in_progress", "tog_runs_redelivered", 'tog_dependency_up{dependency="nats",service="orchestrator"} 1']],
-    ["worker", ['tog_tasks_finished_total{status="COMPLETED",service="worker"} 1', 'tog_events_published_total{type="WORKFLOW_COMPLETED",service="worker"} 1', "tog_tasks_running", 'tog_runs_total{outcome="finished",service="worker"} 1']],
+    [
+      "stream",
+      [
+        'tog_stream_connections{kind="sse",service="stream"}',
+        "tog_stream_events_delivered_total",
+        'tog_dependency_up{dependency="nats",service="stream"} 1',
+      ],
+    ],
+    [
+      "orchestrator",
+      [
+        'tog_tasks_submitted_total{service="orchestrator"} 1',
+        "tog_events_persisted_total",
+        "tog_runs_queued",
+        "tog_runs_in_progress",
+        "tog_runs_redelivered",
+        'tog_dependency_up{dependency="nats",service="orchestrator"} 1',
+      ],
+    ],
+    [
+      "worker",
+      [
+        'tog_tasks_finished_total{status="COMPLETED",service="worker"} 1',
+        'tog_events_published_total{type="WORKFLOW_COMPLETED",service="worker"} 1',
+        "tog_tasks_running",
+        'tog_runs_total{outcome="finished",service="worker"} 1',
+      ],
+    ],
   ] as const)("%s exposes its series", async ([name, series]) => {
     const text = await scrape(name);
     for (const s of series) expect(text, `${name}: ${s}`).toContain(s);

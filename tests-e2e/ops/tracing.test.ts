@@ -40,7 +40,8 @@ const contentTypes = new Set<string>();
 let receiver: http.Server;
 let env: E2eEnvironment;
 
-const value = (v: Record<string, unknown>) => v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.doubleValue ?? v.boolValue));
+const value = (v: Record<string, unknown>) =>
+  v.stringValue ?? (v.intValue !== undefined ? Number(v.intValue) : (v.doubleValue ?? v.boolValue));
 
 beforeAll(async () => {
   receiver = http.createServer((req, res) => {
@@ -50,12 +51,21 @@ beforeAll(async () => {
       contentTypes.add(String(req.headers["content-type"]));
       if (req.url === "/v1/traces" && String(req.headers["content-type"]).includes("json")) {
         const body = JSON.parse(Buffer.concat(chunks).toString()) as {
-          resourceSpans: { resource: { attributes: OtlpSpan["attributes"] }; scopeSpans: { scope?: { name: string }; spans: OtlpSpan[] }[] }[];
+          resourceSpans: {
+            resource: { attributes: OtlpSpan["attributes"] };
+            scopeSpans: { scope?: { name: string }; spans: OtlpSpan[] }[];
+          }[];
         };
         for (const rs of body.resourceSpans) {
           const service = String(value(rs.resource.attributes?.find((a) => a.key === "service.name")?.value ?? {}));
           for (const ss of rs.scopeSpans)
-            for (const s of ss.spans) received.push({ ...s, service, scope: ss.scope?.name ?? "", attrs: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, value(a.value)])) });
+            for (const s of ss.spans)
+              received.push({
+                ...s,
+                service,
+                scope: ss.scope?.name ?? "",
+                attrs: Object.fromEntries((s.attributes ?? []).map((a) => [a.key, value(a.value)])),
+              });
         }
       }
       res.writeHead(200, { "content-type": "application/json" }).end("{}");
@@ -86,7 +96,10 @@ describe("one trace through every hop", () => {
     expect(submitted.status).toBe(200);
     const taskId = submitted.body.task_id;
     // streamed by a client in the same trace: the stream service's span joins it
-    const sse = await fetch(`${env.baseUrl}/stream/sse?workflow_id=${taskId}`, { headers: { traceparent }, signal: AbortSignal.timeout(60_000) });
+    const sse = await fetch(`${env.baseUrl}/stream/sse?workflow_id=${taskId}`, {
+      headers: { traceparent },
+      signal: AbortSignal.timeout(60_000),
+    });
     expect(sse.status).toBe(200);
     expect(await sse.text()).toContain("WORKFLOW_COMPLETED");
     // the same client reads the task and tries a path no route matches: spans named by route, never by id
@@ -96,8 +109,14 @@ describe("one trace through every hop", () => {
     const mine = () => received.filter((s) => s.traceId === TRACE_ID);
     // the persister's batch span: in the trace when its batch was all this task's, linked always
     const persisterSpan = () =>
-      received.find((s) => s.service === "orchestrator" && s.name === "process events" && (s.links ?? []).some((l) => l.traceId === TRACE_ID));
-    const has = (service: string, pred: (s: ReceivedSpan) => boolean) => mine().some((s) => s.service === service && pred(s));
+      received.find(
+        (s) =>
+          s.service === "orchestrator" &&
+          s.name === "process events" &&
+          (s.links ?? []).some((l) => l.traceId === TRACE_ID),
+      );
+    const has = (service: string, pred: (s: ReceivedSpan) => boolean) =>
+      mine().some((s) => s.service === service && pred(s));
     const deadline = Date.now() + 30_000;
     // batched export: wait until every hop's spans arrived
     while (
@@ -123,10 +142,14 @@ describe("one trace through every hop", () => {
       for (let p = parentOf(s); p; p = parentOf(p)) if (p.spanId === ancestor.spanId) return true;
       return false;
     };
-    const under = (ancestor: ReceivedSpan, pred: (s: ReceivedSpan) => boolean) => spans.filter((s) => pred(s) && descendsFrom(s, ancestor));
+    const under = (ancestor: ReceivedSpan, pred: (s: ReceivedSpan) => boolean) =>
+      spans.filter((s) => pred(s) && descendsFrom(s, ancestor));
     const one = (service: string, pred: (s: ReceivedSpan) => boolean, what: string) => {
       const found = spans.find((s) => s.service === service && pred(s));
-      expect(found, `${service}: ${what} in ${JSON.stringify(spans.map((s) => `${s.service}:${s.name}`))}`).toBeDefined();
+      expect(
+        found,
+        `${service}: ${what} in ${JSON.stringify(spans.map((s) => `${s.service}:${s.name}`))}`,
+      ).toBeDefined();
       return found!;
     };
 
@@ -136,10 +159,16 @@ describe("one trace through every hop", () => {
     const gatewayServer = spans.filter((s) => s.service === "gateway" && s.kind === KIND.SERVER);
     expect(gatewayServer.map((s) => s.name).sort()).toEqual(["GET", "GET /api/v1/tasks/:id", "POST /api/v1/tasks"]);
     for (const s of gatewayServer) expect(s, s.name).toMatchObject({ scope: SCOPE.http, parentSpanId: CLIENT_SPAN });
-    const gatewayHttp = one("gateway", (s) => s.kind === KIND.SERVER && s.name === "POST /api/v1/tasks", "POST /api/v1/tasks server span");
+    const gatewayHttp = one(
+      "gateway",
+      (s) => s.kind === KIND.SERVER && s.name === "POST /api/v1/tasks",
+      "POST /api/v1/tasks server span",
+    );
     expect(gatewayHttp.attrs["http.route"]).toBe("/api/v1/tasks");
     expect(gatewayHttp.attrs["http.response.status_code"]).toBe(200);
-    expect(one("gateway", (s) => s.name === "GET /api/v1/tasks/:id", "task detail span").attrs["http.route"]).toBe("/api/v1/tasks/:id");
+    expect(one("gateway", (s) => s.name === "GET /api/v1/tasks/:id", "task detail span").attrs["http.route"]).toBe(
+      "/api/v1/tasks/:id",
+    );
     expect(one("gateway", (s) => s.name === "GET", "unmatched request span").attrs["http.route"]).toBeUndefined();
     // express: the route handler's span inside it
     expect(under(gatewayHttp, (s) => s.scope === SCOPE.express).length, "express handler span").toBeGreaterThan(0);
@@ -153,14 +182,21 @@ describe("one trace through every hop", () => {
     }
     // gRPC: the instrumentation's client span inside the request, then the orchestrator's server
     // span under it; one of each (the hand-made ones gave way)
-    const grpcClients = spans.filter((s) => s.service === "gateway" && s.kind === KIND.CLIENT && s.attrs["rpc.system"] === "grpc");
+    const grpcClients = spans.filter(
+      (s) => s.service === "gateway" && s.kind === KIND.CLIENT && s.attrs["rpc.system"] === "grpc",
+    );
     expect(grpcClients.map((s) => s.attrs["rpc.method"]).sort()).toEqual(["GetTask", "SubmitTask"]);
     const grpcClient = grpcClients.find((s) => s.attrs["rpc.method"] === "SubmitTask")!;
     expect(grpcClient.scope).toBe(SCOPE.grpc);
     expect(descendsFrom(grpcClient, gatewayHttp)).toBe(true);
     const grpcServers = spans.filter((s) => s.service === "orchestrator" && s.kind === KIND.SERVER);
     expect(grpcServers.map((s) => s.attrs["rpc.method"]).sort()).toEqual(["GetTask", "SubmitTask"]);
-    for (const s of grpcServers) expect(parentOf(s), String(s.attrs["rpc.method"])).toMatchObject({ service: "gateway", scope: SCOPE.grpc, kind: KIND.CLIENT });
+    for (const s of grpcServers)
+      expect(parentOf(s), String(s.attrs["rpc.method"])).toMatchObject({
+        service: "gateway",
+        scope: SCOPE.grpc,
+        kind: KIND.CLIENT,
+      });
     const grpcServer = grpcServers.find((s) => s.attrs["rpc.method"] === "SubmitTask")!;
     expect(grpcServer.parentSpanId).toBe(grpcClient.spanId);
     expect(grpcServer.scope).toBe(SCOPE.grpc);
@@ -175,31 +211,54 @@ describe("one trace through every hop", () => {
       expect(String(q.attrs["db.query.text"])).not.toContain(query);
     }
     // run dispatch: orchestrator PRODUCER → worker CONSUMER
-    const dispatch = one("orchestrator", (s) => s.kind === KIND.PRODUCER && s.attrs["messaging.system"] === "nats", "run dispatch producer span");
+    const dispatch = one(
+      "orchestrator",
+      (s) => s.kind === KIND.PRODUCER && s.attrs["messaging.system"] === "nats",
+      "run dispatch producer span",
+    );
     const consumer = one("worker", (s) => s.kind === KIND.CONSUMER, "run consumer span");
     expect(consumer.parentSpanId).toBe(dispatch.spanId);
     // worker: steps under the consumer; the model call (GenAI) and the tool call under steps
     expect(consumer.scope).toBe(SCOPE.own);
-    expect(under(consumer, (s) => s.scope === SCOPE.pg).length, "worker pg spans (claim, events) under the run consumer").toBeGreaterThan(0);
-    const step = one("worker", (s) => s.name.startsWith("step ") && s.parentSpanId === consumer.spanId, "step span under the run consumer");
+    expect(
+      under(consumer, (s) => s.scope === SCOPE.pg).length,
+      "worker pg spans (claim, events) under the run consumer",
+    ).toBeGreaterThan(0);
+    const step = one(
+      "worker",
+      (s) => s.name.startsWith("step ") && s.parentSpanId === consumer.spanId,
+      "step span under the run consumer",
+    );
     expect(step.attrs["tog.step.key"]).toEqual(expect.any(String));
     const chat = one("worker", (s) => s.name.startsWith("chat ") && s.kind === KIND.CLIENT, "model call span");
     expect(parentOf(chat)?.name).toMatch(/^step /);
-    expect(chat.attrs).toMatchObject({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": expect.any(String), "gen_ai.response.model": expect.stringMatching(/offline/) });
+    expect(chat.attrs).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": expect.any(String),
+      "gen_ai.response.model": expect.stringMatching(/offline/),
+    });
     expect(chat.attrs["gen_ai.usage.input_tokens"]).toBeGreaterThan(0);
     expect(chat.attrs["gen_ai.usage.output_tokens"]).toBeGreaterThan(0);
     const tool = one("worker", (s) => s.name === "execute_tool calculator", "calculator tool span");
     expect(tool.attrs).toMatchObject({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "calculator" });
     expect(parentOf(tool)?.name).toMatch(/^step /);
     // events: worker PRODUCER spans
-    one("worker", (s) => s.kind === KIND.PRODUCER && String(s.attrs["messaging.destination.name"]).includes(".events."), "event producer span");
+    one(
+      "worker",
+      (s) => s.kind === KIND.PRODUCER && String(s.attrs["messaging.destination.name"]).includes(".events."),
+      "event producer span",
+    );
     // event persister: a CONSUMER batch span linked to the worker's event producer spans
     const persist = persisterSpan();
     expect(persist, "event persister batch span linked to this trace").toBeDefined();
     expect(persist!.kind).toBe(KIND.CONSUMER);
     const linked = persist!.links!.filter((l) => l.traceId === TRACE_ID).map((l) => byId.get(l.spanId));
     expect(linked.length).toBeGreaterThan(0);
-    for (const producer of linked) expect(producer, "each link points at a producer span of this trace").toMatchObject({ service: "worker", kind: KIND.PRODUCER });
+    for (const producer of linked)
+      expect(producer, "each link points at a producer span of this trace").toMatchObject({
+        service: "worker",
+        kind: KIND.PRODUCER,
+      });
     if (persist!.traceId === TRACE_ID) {
       expect(byId.get(persist!.parentSpanId!)?.kind).toBe(KIND.PRODUCER);
       expect(under(persist!, (s) => s.scope === SCOPE.pg).length, "the persister's insert").toBeGreaterThan(0);
@@ -227,8 +286,15 @@ describe("one trace through every hop", () => {
     const taskId = submitted.body.task_id;
     const worker = env.service("worker");
     const finished = await worker.waitForLog((r) => r.msg === "task finished" && r.workflowId === taskId, 60_000);
-    expect(finished).toMatchObject({ level: "info", status: expect.stringMatching(/COMPLETED/), duration_ms: expect.any(Number), trace_id: traceId });
-    const submittedLog = await env.service("orchestrator").waitForLog((r) => r.msg === "task submitted" && r.workflowId === taskId);
+    expect(finished).toMatchObject({
+      level: "info",
+      status: expect.stringMatching(/COMPLETED/),
+      duration_ms: expect.any(Number),
+      trace_id: traceId,
+    });
+    const submittedLog = await env
+      .service("orchestrator")
+      .waitForLog((r) => r.msg === "task submitted" && r.workflowId === taskId);
     expect(submittedLog).toMatchObject({ level: "info", trace_id: traceId });
     const mine = worker.logs().filter((r) => r.workflowId === taskId && r.level === "info");
     expect(mine.map((r) => r.msg)).toEqual(expect.arrayContaining(["task claimed", "step finished", "task finished"]));
@@ -236,7 +302,9 @@ describe("one trace through every hop", () => {
     // the persister may still be storing the last events: count them once the terminal one is in
     let persisted = 0;
     for (const end = Date.now() + 15_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
-      const page = await request<{ events: { type: string }[]; total_count: number }>(`${env.baseUrl}/tasks/${taskId}/events?limit=200`);
+      const page = await request<{ events: { type: string }[]; total_count: number }>(
+        `${env.baseUrl}/tasks/${taskId}/events?limit=200`,
+      );
       if (page.body.events.some((e) => e.type === "WORKFLOW_COMPLETED")) {
         persisted = page.body.total_count;
         break;

@@ -11,7 +11,8 @@ const RPM = 40;
 let env: E2eEnvironment;
 let key: string;
 
-const terminal = (e: Record<string, any>) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true);
+const terminal = (e: Record<string, any>) =>
+  e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true);
 const gateway = (i: number) => `${env.service("gateway", i).url}/api/v1`;
 const stream = (i: number) => `${env.service("stream", i).url}/api/v1/stream`;
 const headers = () => ({ "X-API-Key": key, "Content-Type": "application/json" });
@@ -21,7 +22,11 @@ const headers = () => ({ "X-API-Key": key, "Content-Type": "application/json" })
 const newKey = async (name: string) => (key = (await env.createApiKey({ name })).key);
 
 async function submit(base: string, body: object, extra: Record<string, string> = {}) {
-  const res = await request<{ task_id: string }>(`${base}/tasks`, { method: "POST", headers: { ...headers(), ...extra }, body: JSON.stringify(body) });
+  const res = await request<{ task_id: string }>(`${base}/tasks`, {
+    method: "POST",
+    headers: { ...headers(), ...extra },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
   return res.body.task_id;
 }
@@ -56,7 +61,9 @@ describe("two instances of gateway, stream and worker", () => {
       return Number(/tog_runs_total\{outcome="finished"[^}]*\} (\d+)/.exec(text)?.[1] ?? 0);
     };
     const before = (await finished(0)) + (await finished(1));
-    await Promise.all(Array.from({ length: 12 }, (_, i) => submit(gateway(i % 2), { query: `Say hello ${i}`, mode: "simple" })));
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) => submit(gateway(i % 2), { query: `Say hello ${i}`, mode: "simple" })),
+    );
     let a = 0;
     let b = 0;
     for (let i = 0; a + b < before + 12; i++) {
@@ -72,13 +79,21 @@ describe("two instances of gateway, stream and worker", () => {
     await newKey("scale-out idempotency");
     const idem = randomUUID();
     const body = { query: "exactly once", mode: "simple" };
-    const [x, y] = await Promise.all([submit(gateway(0), body, { "Idempotency-Key": idem }), submit(gateway(1), body, { "Idempotency-Key": idem })]);
+    const [x, y] = await Promise.all([
+      submit(gateway(0), body, { "Idempotency-Key": idem }),
+      submit(gateway(1), body, { "Idempotency-Key": idem }),
+    ]);
     expect(x).toBe(y);
   });
 
   it("rate limits hold across gateways: one key's budget is shared", async () => {
     const own = (await env.createApiKey({ name: "scale-out limits" })).key;
-    const call = (i: number) => request(`${gateway(i % 2)}/auth/token`, { method: "POST", headers: { "X-API-Key": own, "Content-Type": "application/json" }, body: "{}" });
+    const call = (i: number) =>
+      request(`${gateway(i % 2)}/auth/token`, {
+        method: "POST",
+        headers: { "X-API-Key": own, "Content-Type": "application/json" },
+        body: "{}",
+      });
     const statuses: number[] = [];
     for (let i = 0; i < RPM + 4; i++) statuses.push((await call(i)).status);
     expect(statuses.filter((s) => s === 201).length).toBeLessThanOrEqual(RPM);
@@ -87,13 +102,19 @@ describe("two instances of gateway, stream and worker", () => {
 
   it("killing a stream instance: its clients resume on the other with no gap and no loss", async () => {
     await newKey("scale-out resume");
-    const taskId = await submit(gateway(0), { query: "Write a long essay about the history of computing", mode: "simple" });
+    const taskId = await submit(gateway(0), {
+      query: "Write a long essay about the history of computing",
+      mode: "simple",
+    });
     const first = new SseClient(`${stream(0)}/sse?workflow_id=${taskId}`, { "X-API-Key": key });
     await first.waitFor((c) => c.events.length >= 5, 30_000, "five events");
     await env.service("stream", 0).kill();
     await first.done;
     const received = [...first.events];
-    const second = new SseClient(`${stream(1)}/sse?workflow_id=${taskId}`, { "X-API-Key": key, "Last-Event-ID": first.lastId! });
+    const second = new SseClient(`${stream(1)}/sse?workflow_id=${taskId}`, {
+      "X-API-Key": key,
+      "Last-Event-ID": first.lastId!,
+    });
     await second.waitFor((c) => c.events.some(terminal), 30_000, "the terminal event");
     const union = new Map<number, unknown>();
     for (const e of [...received, ...second.events]) union.set(e.seq as number, e);

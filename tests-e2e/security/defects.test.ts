@@ -8,7 +8,18 @@ import WebSocket from "ws";
 import type { Bus } from "@tog/bus";
 import { AccessTokens, PUBLISHED_TOKEN_SECRETS } from "@tog/edge";
 import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, isTerminalMessage, openEnvBus, range, SseClient, sseUrl, WsClient, wsUrl, type Json } from "../stream/support.ts";
+import {
+  createTask,
+  EventPublisher,
+  isTerminalMessage,
+  openEnvBus,
+  range,
+  SseClient,
+  sseUrl,
+  WsClient,
+  wsUrl,
+  type Json,
+} from "../stream/support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
@@ -21,7 +32,12 @@ beforeAll(async () => {
     only: ["gateway", "orchestrator", "stream", "session"],
     // 1,000 SSE opens of one user within a second or two (5.): above the default stream-open burst.
     services: {
-      stream: { STREAM_MAX_BUFFER_BYTES: "16384", STREAM_WS_MAX_MESSAGES_PER_SECOND: "100000", RATE_LIMIT_STREAM_RPM: "1000000", RATE_LIMIT_STREAM_BURST: "100000" },
+      stream: {
+        STREAM_MAX_BUFFER_BYTES: "16384",
+        STREAM_WS_MAX_MESSAGES_PER_SECOND: "100000",
+        RATE_LIMIT_STREAM_RPM: "1000000",
+        RATE_LIMIT_STREAM_BURST: "100000",
+      },
     },
   });
   bus = await openEnvBus(env);
@@ -46,7 +62,11 @@ describe("1. forged bearer tokens", () => {
     expect((await request(`${env.baseUrl}/tasks`, { headers: auth })).status).toBe(401);
     expect((await request(`${env.baseUrl}/tasks/${workflowId}`, { headers: auth })).status).toBe(401);
     expect((await request(`${env.baseUrl}/sessions`, { headers: auth })).status).toBe(401);
-    const submit = await request(`${env.baseUrl}/tasks/stream`, { method: "POST", headers: { ...json, ...auth }, body: JSON.stringify({ query: "x" }) });
+    const submit = await request(`${env.baseUrl}/tasks/stream`, {
+      method: "POST",
+      headers: { ...json, ...auth },
+      body: JSON.stringify({ query: "x" }),
+    });
     expect(submit.status).toBe(401);
     const sse = await fetch(sseUrl(env.baseUrl, { workflow_id: workflowId }), { headers: auth });
     expect(sse.status).toBe(401);
@@ -59,28 +79,45 @@ describe("1. forged bearer tokens", () => {
 
   // Bearer tokens are accepted where docs/api.md "Authentication" allows them: POST /tasks/stream and the streams.
   const submitWithToken = (baseUrl: string, token: string) =>
-    request(`${baseUrl}/tasks/stream`, { method: "POST", headers: { ...json, Authorization: `Bearer ${token}` }, body: JSON.stringify({ query: "with a token" }) });
+    request(`${baseUrl}/tasks/stream`, {
+      method: "POST",
+      headers: { ...json, Authorization: `Bearer ${token}` },
+      body: JSON.stringify({ query: "with a token" }),
+    });
 
   it("a token from the environment's own secret works (auth on keeps working)", async () => {
-    const token = JSON.parse((await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!).token as string;
+    const token = JSON.parse(
+      (await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!,
+    ).token as string;
     expect((await submitWithToken(env.baseUrl, token)).status).toBe(201);
   });
 
   it("a service given a published secret refuses to start, naming the problem", async () => {
-    await expect(env.startVariant("gateway", { AUTH_TOKEN_SECRET: PUBLISHED_TOKEN_SECRETS[0]! })).rejects.toThrow(/published value/);
-    await expect(env.startVariant("stream", { AUTH_TOKEN_SECRET: "" })).rejects.toThrow(/AUTH_TOKEN_SECRET must be set/);
+    await expect(env.startVariant("gateway", { AUTH_TOKEN_SECRET: PUBLISHED_TOKEN_SECRETS[0]! })).rejects.toThrow(
+      /published value/,
+    );
+    await expect(env.startVariant("stream", { AUTH_TOKEN_SECRET: "" })).rejects.toThrow(
+      /AUTH_TOKEN_SECRET must be set/,
+    );
   }, 60_000);
 
   it("rotation: a gateway with a new secret still accepts tokens of the previous one", async () => {
-    const token = JSON.parse((await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!).token as string;
-    const rotated = await env.startVariant("gateway", { AUTH_TOKEN_SECRET: "r".repeat(64), AUTH_TOKEN_SECRET_PREVIOUS: env.env.AUTH_TOKEN_SECRET! });
+    const token = JSON.parse(
+      (await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!,
+    ).token as string;
+    const rotated = await env.startVariant("gateway", {
+      AUTH_TOKEN_SECRET: "r".repeat(64),
+      AUTH_TOKEN_SECRET_PREVIOUS: env.env.AUTH_TOKEN_SECRET!,
+    });
     expect((await submitWithToken(rotated.baseUrl, token)).status).toBe(201);
   }, 60_000);
 });
 
 /** Resident set size of a process, in bytes. */
 function rssOf(pid: number): number {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))!;
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"))!;
   return Number(line.replace(/\D+/g, "")) * 1024;
 }
 
@@ -93,11 +130,16 @@ const SLOW_WS_LOG = "websocket client too slow: closing";
  */
 function nextSlowClose(): Promise<unknown> {
   const since = Date.now();
-  return env.service("stream").waitForLog((r) => r.msg === SLOW_WS_LOG && Date.parse(String(r.time)) >= since - 5, 30_000);
+  return env
+    .service("stream")
+    .waitForLog((r) => r.msg === SLOW_WS_LOG && Date.parse(String(r.time)) >= since - 5, 30_000);
 }
 
 /** Opens a WebSocket as `who` and returns it with its raw socket and its close code. */
-async function openRawWs(url: string, who: { key: string }): Promise<{ ws: WebSocket; socket: net.Socket; closed: Promise<number>; messages: Json[] }> {
+async function openRawWs(
+  url: string,
+  who: { key: string },
+): Promise<{ ws: WebSocket; socket: net.Socket; closed: Promise<number>; messages: Json[] }> {
   const ws = new WebSocket(url, { headers: as(who) });
   const messages: Json[] = [];
   ws.on("message", (data) => messages.push(JSON.parse(data.toString()) as Json));
@@ -122,7 +164,10 @@ describe("2. WebSocket flood with a paused reader", () => {
     let sent = 0;
     let open = true;
     void closed.then(() => (open = false));
-    void slow.then(() => (open = false), () => undefined);
+    void slow.then(
+      () => (open = false),
+      () => undefined,
+    );
     // JSON pings and ping frames with 125-byte payloads, each asking for a reply, until the server
     // gives up on the connection: the kernel's buffers on loopback grow to tens of MB (tcp_rmem)
     // before the service's own bound is reached, so up to 1,200,000 (~150 MB of replies). At most
@@ -161,7 +206,10 @@ describe("2. WebSocket flood with a paused reader", () => {
   it("a subscriber that stops reading events is closed with 1013 (buffer bound) and resumes with last_event_id", async () => {
     const publisher = new EventPublisher(bus, await createTask(env.baseUrl, alice.key));
     const slow = nextSlowClose();
-    const { ws, socket, closed, messages } = await openRawWs(wsUrl(env.baseUrl, { workflow_id: publisher.workflowId }), alice);
+    const { ws, socket, closed, messages } = await openRawWs(
+      wsUrl(env.baseUrl, { workflow_id: publisher.workflowId }),
+      alice,
+    );
     await publisher.emit(1);
     await within(
       (async () => {
@@ -173,7 +221,10 @@ describe("2. WebSocket flood with a paused reader", () => {
     socket.pause();
     // 8 KB events: the kernel's socket buffers fill first, then the 16 KiB bound of this service.
     let stop = false;
-    void slow.then(() => (stop = true), () => undefined);
+    void slow.then(
+      () => (stop = true),
+      () => undefined,
+    );
     const big = "x".repeat(8_000);
     for (let i = 0; i < 4_000 && !stop; i++) await publisher.emitChunk(big);
     await within(slow, 30_000, "server never closed the slow subscriber");
@@ -184,7 +235,10 @@ describe("2. WebSocket flood with a paused reader", () => {
     const lastSeen = Math.max(...messages.filter((m) => typeof m.seq === "number").map((m) => m.seq as number));
     expect(lastSeen).toBeLessThan(publisher.seq);
     await publisher.emit(1, { last: true });
-    const resumed = new WsClient(wsUrl(env.baseUrl, { workflow_id: publisher.workflowId, last_event_id: String(lastSeen) }), as(alice));
+    const resumed = new WsClient(
+      wsUrl(env.baseUrl, { workflow_id: publisher.workflowId, last_event_id: String(lastSeen) }),
+      as(alice),
+    );
     await resumed.opened;
     await resumed.waitFor((c) => c.messages.some(isTerminalMessage), 20_000, "the terminal event");
     expect(resumed.events(publisher.workflowId).map((m) => m.seq)).toEqual(range(lastSeen + 1, publisher.seq));
@@ -199,28 +253,52 @@ describe("3. client mistakes that reached PostgreSQL", () => {
     ["NUL in a context key", "POST", "/tasks", { query: "q", context: { "k\u0000": 1 } }],
     ["NUL in a context value", "POST", "/tasks", { query: "q", context: { role: "x\u0000" } }],
     ["lone surrogate in context", "POST", "/tasks", { query: "q", context: { a: "\ud800" } }],
-    ["NUL in an approval field", "POST", "/approvals/decision", { approval_id: "a\u0000", workflow_id: "w", approved: true }],
+    [
+      "NUL in an approval field",
+      "POST",
+      "/approvals/decision",
+      { approval_id: "a\u0000", workflow_id: "w", approved: true },
+    ],
   ];
   it.each(cases)("%s → 400 JSON, nothing written", async (_name, method, path, body) => {
-    const before = (await request<{ total_count: number }>(`${env.baseUrl}/tasks`, { headers: as(bob) })).body.total_count;
-    const res = await request(`${env.baseUrl}${path}`, { method, headers: { ...json, ...as(bob) }, body: JSON.stringify(body) });
+    const before = (await request<{ total_count: number }>(`${env.baseUrl}/tasks`, { headers: as(bob) })).body
+      .total_count;
+    const res = await request(`${env.baseUrl}${path}`, {
+      method,
+      headers: { ...json, ...as(bob) },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: expect.stringMatching(/^Invalid request/) });
-    expect((await request<{ total_count: number }>(`${env.baseUrl}/tasks`, { headers: as(bob) })).body.total_count).toBe(before);
+    expect(
+      (await request<{ total_count: number }>(`${env.baseUrl}/tasks`, { headers: as(bob) })).body.total_count,
+    ).toBe(before);
   });
 
   it("5,000 levels of nesting in context → 400, not a stack overflow", async () => {
     const deep = `${"[".repeat(5_000)}${"]".repeat(5_000)}`;
-    const res = await request(`${env.baseUrl}/tasks`, { method: "POST", headers: { ...json, ...as(bob), "Idempotency-Key": "deep-1" }, body: `{"query":"q","context":{"x":${deep}}}` });
+    const res = await request(`${env.baseUrl}/tasks`, {
+      method: "POST",
+      headers: { ...json, ...as(bob), "Idempotency-Key": "deep-1" },
+      body: `{"query":"q","context":{"x":${deep}}}`,
+    });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ error: expect.stringMatching(/nested too deeply/) });
   });
 
   it("NUL in a cancel reason, a query parameter and a path parameter → 400", async () => {
     const id = await createTask(env.baseUrl, bob.key);
-    const cancel = await request(`${env.baseUrl}/tasks/${id}/cancel`, { method: "POST", headers: { ...json, ...as(bob) }, body: JSON.stringify({ reason: "r\u0000" }) });
+    const cancel = await request(`${env.baseUrl}/tasks/${id}/cancel`, {
+      method: "POST",
+      headers: { ...json, ...as(bob) },
+      body: JSON.stringify({ reason: "r\u0000" }),
+    });
     expect(cancel.status).toBe(400);
-    for (const url of [`${env.baseUrl}/tasks?status=%00`, `${env.baseUrl}/sessions/a%00b`, `${env.baseUrl}/tasks/a%00b`]) {
+    for (const url of [
+      `${env.baseUrl}/tasks?status=%00`,
+      `${env.baseUrl}/sessions/a%00b`,
+      `${env.baseUrl}/tasks/a%00b`,
+    ]) {
       const res = await request(url, { headers: as(bob) });
       expect(res.status, url).toBe(400);
       expect(res.body).toEqual({ error: expect.any(String) });
@@ -251,7 +329,12 @@ describe("4. errors that were not JSON", () => {
     ["malformed request line", "GET /api/v1/health HTP/1.1\r\n\r\n", 400, ALL],
     ["malformed header", "GET /api/v1/health HTTP/1.1\r\nHost: x\r\nNo Colon\r\n\r\n", 400, ALL],
     ["oversized headers", `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${"b".repeat(20_000)}\r\n\r\n`, 431, ALL],
-    ["Expect other than 100-continue", "POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}", 417, ALL],
+    [
+      "Expect other than 100-continue",
+      "POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nContent-Length: 2\r\n\r\n{}",
+      417,
+      ALL,
+    ],
     [
       "WebSocket upgrade without Sec-WebSocket-Key",
       `GET /api/v1/stream/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`,
@@ -278,15 +361,21 @@ describe("5. the public port", () => {
     try {
       for (let batch = 0; batch < 10; batch++) {
         await Promise.all(
-          Array.from({ length: 100 }, () =>
-            new Promise<void>((resolve, reject) => {
-              const req = http.get(sseUrl(env.baseUrl, { workflow_id: idleWorkflow }), { agent, headers: as(alice) }, (res) => {
-                if (res.statusCode === 200) resolve();
-                else reject(new Error(`idle SSE got ${res.statusCode}`));
-              });
-              req.on("error", reject);
-              idle.push(req);
-            }),
+          Array.from(
+            { length: 100 },
+            () =>
+              new Promise<void>((resolve, reject) => {
+                const req = http.get(
+                  sseUrl(env.baseUrl, { workflow_id: idleWorkflow }),
+                  { agent, headers: as(alice) },
+                  (res) => {
+                    if (res.statusCode === 200) resolve();
+                    else reject(new Error(`idle SSE got ${res.statusCode}`));
+                  },
+                );
+                req.on("error", reject);
+                idle.push(req);
+              }),
           ),
         );
       }
@@ -307,7 +396,10 @@ describe("6. a declared Content-Length over MAX_BODY_BYTES", () => {
   it("is answered 413 at once, through the public port and at the gateway", async () => {
     for (const port of [env.stack.router.port, env.service("gateway").port!]) {
       const started = Date.now();
-      const res = await raw(port, `POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nX-API-Key: ${bob.key}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"query":`);
+      const res = await raw(
+        port,
+        `POST /api/v1/tasks HTTP/1.1\r\nHost: x\r\nX-API-Key: ${bob.key}\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n{"query":`,
+      );
       expect(res.status).toBe(413);
       expect(JSON.parse(res.body)).toEqual({ error: "Request body too large" });
       expect(Date.now() - started).toBeLessThan(3_000);
@@ -324,7 +416,12 @@ const expectNosniffNoStore = (headers: Headers | http.IncomingHttpHeaders, what:
 describe("headers", () => {
   it("nosniff and no-store on data and errors through the router", async () => {
     const id = await createTask(env.baseUrl, bob.key);
-    for (const url of [`${env.baseUrl}/tasks`, `${env.baseUrl}/tasks/${id}`, `${env.baseUrl}/sessions`, `${env.baseUrl}/nope`]) {
+    for (const url of [
+      `${env.baseUrl}/tasks`,
+      `${env.baseUrl}/tasks/${id}`,
+      `${env.baseUrl}/sessions`,
+      `${env.baseUrl}/nope`,
+    ]) {
       const res = await fetch(url, { headers: as(bob) });
       expectNosniffNoStore(res.headers, url);
       await res.body?.cancel();
@@ -353,7 +450,9 @@ describe("headers", () => {
       }
     }
     await publisher.emit(1, { last: true });
-    const ended = await fetch(sseUrl(env.baseUrl, { workflow_id: publisher.workflowId }), { headers: { ...as(bob), "Last-Event-ID": "1" } });
+    const ended = await fetch(sseUrl(env.baseUrl, { workflow_id: publisher.workflowId }), {
+      headers: { ...as(bob), "Last-Event-ID": "1" },
+    });
     expect(ended.status).toBe(204);
     expectNosniffNoStore(ended.headers, "SSE 204");
   });
@@ -371,7 +470,10 @@ describe("headers", () => {
       }
     }
     for (const port of [env.stack.router.port, env.service("stream").port!]) {
-      const res = await raw(port, `GET /api/v1/stream/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`);
+      const res = await raw(
+        port,
+        `GET /api/v1/stream/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      );
       expect(res.status).toBe(400);
       expect(res.headers).toContain("x-content-type-options: nosniff");
       expect(res.headers).toContain("cache-control: no-store");
@@ -448,7 +550,8 @@ describe("internal ports under npm start's stack (libs/devstack startStack)", ()
       const addresses = listeningAddresses(service.pid);
       // Each process has its service (HTTP or gRPC) port and its ops port at least.
       expect(addresses.length, `${service.name} listens`).toBeGreaterThanOrEqual(2);
-      for (const address of addresses) expect(address, `${service.name}`).toMatch(/^(127\.0\.0\.1|::ffff:127\.0\.0\.1):\d+$/);
+      for (const address of addresses)
+        expect(address, `${service.name}`).toMatch(/^(127\.0\.0\.1|::ffff:127\.0\.0\.1):\d+$/);
       if (service.port !== undefined) expect(addresses).toContain(`127.0.0.1:${service.port}`);
     }
   });

@@ -3,7 +3,17 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { bodyOf, expectHealthy, extremeNumber, fuzz, headersOf, idSegment, nastyString, queryOf, type FuzzRequest } from "./fuzz-support.ts";
+import {
+  bodyOf,
+  expectHealthy,
+  extremeNumber,
+  fuzz,
+  headersOf,
+  idSegment,
+  nastyString,
+  queryOf,
+  type FuzzRequest,
+} from "./fuzz-support.ts";
 
 let env: E2eEnvironment;
 let key: string;
@@ -32,13 +42,41 @@ function requests(): fc.Arbitrary<FuzzRequest> {
   const id = idSegment(sessions);
   const patch = bodyOf({ title: fc.oneof(fc.string({ maxLength: 80 }), nastyString), extra: extremeNumber });
   const route = fc.oneof(
-    fc.tuple(fc.constant("GET"), queryOf(["limit", "offset", "cursor", "sort"]).map((q) => `/sessions${q}`), fc.constant(undefined)),
-    fc.tuple(fc.constant("GET"), id.map((i) => `/sessions/${i}`), fc.constant(undefined)),
-    fc.tuple(fc.constant("GET"), fc.tuple(id, queryOf(["limit", "offset", "before", "after"])).map(([i, q]) => `/sessions/${i}/history${q}`), fc.constant(undefined)),
-    fc.tuple(fc.constant("GET"), fc.tuple(id, queryOf(["limit", "offset", "include_payload"])).map(([i, q]) => `/sessions/${i}/events${q}`), fc.constant(undefined)),
-    fc.tuple(fc.constant("PATCH"), id.map((i) => `/sessions/${i}`), patch),
-    fc.tuple(fc.constant("DELETE"), fc.uuid().map((i) => `/sessions/${i}`), fc.constant(undefined)),
-    fc.tuple(fc.constantFrom("PUT", "POST", "OPTIONS", "HEAD", "TRACE", "MKCOL"), fc.constantFrom("/sessions", "/sessions/x", "/sessions/x/history"), fc.option(patch, { nil: undefined })),
+    fc.tuple(
+      fc.constant("GET"),
+      queryOf(["limit", "offset", "cursor", "sort"]).map((q) => `/sessions${q}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("GET"),
+      id.map((i) => `/sessions/${i}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("GET"),
+      fc.tuple(id, queryOf(["limit", "offset", "before", "after"])).map(([i, q]) => `/sessions/${i}/history${q}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("GET"),
+      fc.tuple(id, queryOf(["limit", "offset", "include_payload"])).map(([i, q]) => `/sessions/${i}/events${q}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("PATCH"),
+      id.map((i) => `/sessions/${i}`),
+      patch,
+    ),
+    fc.tuple(
+      fc.constant("DELETE"),
+      fc.uuid().map((i) => `/sessions/${i}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constantFrom("PUT", "POST", "OPTIONS", "HEAD", "TRACE", "MKCOL"),
+      fc.constantFrom("/sessions", "/sessions/x", "/sessions/x/history"),
+      fc.option(patch, { nil: undefined }),
+    ),
   );
   return fc.tuple(route, headersOf(key)).map(([[method, path, body], headers]) => ({
     method,

@@ -7,7 +7,17 @@ import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { e2eConfig, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
 import { createTask, WsClient, wsUrl, type Json } from "../stream/support.ts";
-import { expectHealthy, extremeNumber, fuzz, headersOf, idSegment, nastyString, nastyValue, queryOf, type FuzzRequest } from "./fuzz-support.ts";
+import {
+  expectHealthy,
+  extremeNumber,
+  fuzz,
+  headersOf,
+  idSegment,
+  nastyString,
+  nastyValue,
+  queryOf,
+  type FuzzRequest,
+} from "./fuzz-support.ts";
 
 let env: E2eEnvironment;
 let key: string;
@@ -32,7 +42,9 @@ it("1,500 generated SSE requests: no 5xx, JSON errors with contract statuses", a
   const sse: fc.Arbitrary<FuzzRequest> = fc
     .tuple(
       fc.oneof(
-        fc.tuple(id, queryOf(["types", "last_event_id", "workflow_id", "api_key"])).map(([w, q]) => `/stream/sse?workflow_id=${w}${q.replace("?", "&")}`),
+        fc
+          .tuple(id, queryOf(["types", "last_event_id", "workflow_id", "api_key"]))
+          .map(([w, q]) => `/stream/sse?workflow_id=${w}${q.replace("?", "&")}`),
         queryOf(["workflow_id", "types", "last_event_id"]).map((q) => `/stream/sse${q}`),
         fc.constantFrom("/stream/sse?workflow_id=a&workflow_id=b", "/stream/ws", "/stream/", "/stream/sse/x"),
       ),
@@ -46,9 +58,28 @@ it("1,500 generated SSE requests: no 5xx, JSON errors with contract statuses", a
 it("1,500 generated WebSocket messages: each answered, ignored or refused by a 44xx close, never a server error", async () => {
   const workflow = fc.oneof(fc.constantFrom(...tasks), fc.uuid(), nastyString);
   const message = fc.oneof(
-    fc.record({ type: fc.constantFrom("subscribe", "unsubscribe", "ping", "SUBSCRIBE", "nope"), workflow_id: workflow, types: fc.oneof(fc.array(nastyString, { maxLength: 3 }), nastyString), last_event_id: fc.oneof(nastyString, extremeNumber) }, { requiredKeys: ["type"] }).map((m) => JSON.stringify(m)),
+    fc
+      .record(
+        {
+          type: fc.constantFrom("subscribe", "unsubscribe", "ping", "SUBSCRIBE", "nope"),
+          workflow_id: workflow,
+          types: fc.oneof(fc.array(nastyString, { maxLength: 3 }), nastyString),
+          last_event_id: fc.oneof(nastyString, extremeNumber),
+        },
+        { requiredKeys: ["type"] },
+      )
+      .map((m) => JSON.stringify(m)),
     nastyValue.map((v) => JSON.stringify(v) ?? "null"),
-    fc.constantFrom("", "{", "[]", "null", '{"type":"ping"}', '{"type":"subscribe"}', "\u0000", `{"type":"subscribe","workflow_id":${"[".repeat(3_000)}${"]".repeat(3_000)}}`),
+    fc.constantFrom(
+      "",
+      "{",
+      "[]",
+      "null",
+      '{"type":"ping"}',
+      '{"type":"subscribe"}',
+      "\u0000",
+      `{"type":"subscribe","workflow_id":${"[".repeat(3_000)}${"]".repeat(3_000)}}`,
+    ),
   );
   let sent = 0;
   let refused = 0;
@@ -58,18 +89,23 @@ it("1,500 generated WebSocket messages: each answered, ignored or refused by a 4
     return client;
   };
   /** Resolves undefined once a new pong came, or the close when the server closed first. */
-  const pongOrClose = async (client: WsClient, pongs: number): Promise<{ code: number; reason: string } | undefined> => {
+  const pongOrClose = async (
+    client: WsClient,
+    pongs: number,
+  ): Promise<{ code: number; reason: string } | undefined> => {
     const end = Date.now() + 15_000;
     for (;;) {
       if (client.messages.filter((x: Json) => x.type === "pong").length > pongs) return undefined;
       if (client.ws.readyState === client.ws.CLOSED) return client.closed;
-      if (Date.now() > end) throw new Error(`WebSocket: neither pong nor close; got ${JSON.stringify(client.messages.slice(-3))}`);
+      if (Date.now() > end)
+        throw new Error(`WebSocket: neither pong nor close; got ${JSON.stringify(client.messages.slice(-3))}`);
       await new Promise((r) => setTimeout(r, 5));
     }
   };
   /** Server messages are events and pong only (contract 4.10). */
   const checkMessages = (client: WsClient) => {
-    for (const m of client.messages as Json[]) expect(m.type === "pong" || typeof m.seq === "number", JSON.stringify(m)).toBe(true);
+    for (const m of client.messages as Json[])
+      expect(m.type === "pong" || typeof m.seq === "number", JSON.stringify(m)).toBe(true);
   };
   await fc.assert(
     fc.asyncProperty(fc.array(message, { minLength: 50, maxLength: 50 }), async (batch) => {
@@ -104,7 +140,9 @@ it("1,500 generated WebSocket messages: each answered, ignored or refused by a 4
       reporter: (out) => {
         if (!out.failed) return;
         const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
-        throw new Error(`fuzz failure; replay with E2E_FUZZ_SEED=${out.seed} (path ${out.counterexamplePath ?? "?"}): ${cause.slice(0, 2_000)}`);
+        throw new Error(
+          `fuzz failure; replay with E2E_FUZZ_SEED=${out.seed} (path ${out.counterexamplePath ?? "?"}): ${cause.slice(0, 2_000)}`,
+        );
       },
     },
   );

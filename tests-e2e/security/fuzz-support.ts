@@ -22,14 +22,24 @@ export interface FuzzAnswer {
 }
 
 /** Statuses docs/api.md ("Errors", the operations) and docs/security.md allow for a client's request. */
-export const CONTRACT_STATUSES = new Set([200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 413, 415, 417, 426, 429, 431]);
+export const CONTRACT_STATUSES = new Set([
+  200, 201, 202, 204, 400, 401, 403, 404, 405, 409, 413, 415, 417, 426, 429, 431,
+]);
 
 /** Sends one request through the public router; event streams are cut after their headers. */
 export function send(baseUrl: string, r: FuzzRequest, agent: http.Agent): Promise<FuzzAnswer> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { agent, hostname: url.hostname, port: url.port, method: r.method, path: `${url.pathname}${r.path}`, headers: r.headers, timeout: 30_000 },
+      {
+        agent,
+        hostname: url.hostname,
+        port: url.port,
+        method: r.method,
+        path: `${url.pathname}${r.path}`,
+        headers: r.headers,
+        timeout: 30_000,
+      },
       (res) => {
         const contentType = String(res.headers["content-type"] ?? "");
         if (contentType.startsWith("text/event-stream")) {
@@ -39,12 +49,21 @@ export function send(baseUrl: string, r: FuzzRequest, agent: http.Agent): Promis
         }
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString("utf8") }));
+        res.on("end", () =>
+          resolve({ status: res.statusCode ?? 0, contentType, body: Buffer.concat(chunks).toString("utf8") }),
+        );
         res.on("error", reject);
       },
     );
     req.on("timeout", () => req.destroy(new Error(`no answer within 30 s: ${r.method} ${r.path}`)));
-    req.on("error", (err: Error) => reject(new Error(`${r.method} ${r.path.slice(0, 200)} ${JSON.stringify(r.headers)} body ${String(r.body?.length)}: ${err.message}`, { cause: err })));
+    req.on("error", (err: Error) =>
+      reject(
+        new Error(
+          `${r.method} ${r.path.slice(0, 200)} ${JSON.stringify(r.headers)} body ${String(r.body?.length)}: ${err.message}`,
+          { cause: err },
+        ),
+      ),
+    );
     req.end(r.body);
   });
 }
@@ -89,7 +108,9 @@ export async function fuzz(
         reporter: (out) => {
           if (!out.failed) return;
           const cause = out.errorInstance instanceof Error ? out.errorInstance.message : String(out.errorInstance);
-          throw new Error(`fuzz failure after ${out.numRuns} batches; replay with E2E_FUZZ_SEED=${out.seed} (path ${out.counterexamplePath ?? "?"}): ${cause.slice(0, 2_000)}`);
+          throw new Error(
+            `fuzz failure after ${out.numRuns} batches; replay with E2E_FUZZ_SEED=${out.seed} (path ${out.counterexamplePath ?? "?"}): ${cause.slice(0, 2_000)}`,
+          );
         },
       },
     );
@@ -112,7 +133,20 @@ export async function expectHealthy(env: E2eEnvironment): Promise<void> {
 export const nastyString: fc.Arbitrary<string> = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 40 }),
-  fc.constantFrom("\u0000", "a\u0000b", "\ud800", "\udfff", "x\ud83d", "\u202e", "' OR 1=1 --", "${jndi:x}", "../../etc/passwd", "null", "-1", "1e309"),
+  fc.constantFrom(
+    "\u0000",
+    "a\u0000b",
+    "\ud800",
+    "\udfff",
+    "x\ud83d",
+    "\u202e",
+    "' OR 1=1 --",
+    "${jndi:x}",
+    "../../etc/passwd",
+    "null",
+    "-1",
+    "1e309",
+  ),
   fc.integer({ min: 1_000, max: 200_000 }).map((n) => "x".repeat(n)),
 );
 
@@ -140,13 +174,35 @@ export const deepJson: fc.Arbitrary<string> = fc
 /** Bodies: malformed text, wrong types, or an object built from `fields` with some values made nasty. */
 export function bodyOf(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<string | undefined> {
   const object = fc.record(
-    Object.fromEntries(Object.entries(fields).map(([k, arb]) => [k, fc.oneof({ weight: 3, arbitrary: arb }, { weight: 1, arbitrary: nastyValue })])),
+    Object.fromEntries(
+      Object.entries(fields).map(([k, arb]) => [
+        k,
+        fc.oneof({ weight: 3, arbitrary: arb }, { weight: 1, arbitrary: nastyValue }),
+      ]),
+    ),
     { requiredKeys: [] },
   );
-  const withExtra = fc.tuple(object, fc.dictionary(nastyString, nastyValue, { maxKeys: 3 })).map(([o, extra]) => ({ ...extra, ...o }));
+  const withExtra = fc
+    .tuple(object, fc.dictionary(nastyString, nastyValue, { maxKeys: 3 }))
+    .map(([o, extra]) => ({ ...extra, ...o }));
   return fc.oneof(
     { weight: 6, arbitrary: withExtra.map((o) => jsonStringifyLoose(o)) },
-    { weight: 1, arbitrary: fc.constantFrom(undefined, "", "{", "[]", "null", "1", '"x"', "{\"a\":}", "\u0000", "{\"query\":\"\\ud800\"}", "{\"query\":\"a\\u0000\"}") },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        undefined,
+        "",
+        "{",
+        "[]",
+        "null",
+        "1",
+        '"x"',
+        '{"a":}',
+        "\u0000",
+        '{"query":"\\ud800"}',
+        '{"query":"a\\u0000"}',
+      ),
+    },
     { weight: 1, arbitrary: deepJson.map((d) => `{"query":"q","context":{"x":${d}}}`) },
     { weight: 1, arbitrary: nastyValue.map((v) => jsonStringifyLoose(v)) },
   );
@@ -169,10 +225,27 @@ export function idSegment(real: string[]): fc.Arbitrary<string> {
 
 /** A query string: known keys with nasty values, repeated parameters, unknown keys. */
 export function queryOf(keys: string[]): fc.Arbitrary<string> {
-  const value = fc.oneof(nastyString, extremeNumber.map(String), fc.constantFrom("", "0", "-1", "100000000000000000000", "1.5", "QUEUED", "CANCELED"));
+  const value = fc.oneof(
+    nastyString,
+    extremeNumber.map(String),
+    fc.constantFrom("", "0", "-1", "100000000000000000000", "1.5", "QUEUED", "CANCELED"),
+  );
   return fc
-    .array(fc.tuple(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...keys) }, { weight: 1, arbitrary: fc.string({ maxLength: 8 }) }), value), { maxLength: 5 })
-    .map((pairs) => (pairs.length === 0 ? "" : `?${pairs.map(([k, v]) => `${encodeURIComponent(k.toWellFormed())}=${encodeURIComponent(v.slice(0, 2_000).toWellFormed())}`).join("&")}`));
+    .array(
+      fc.tuple(
+        fc.oneof(
+          { weight: 4, arbitrary: fc.constantFrom(...keys) },
+          { weight: 1, arbitrary: fc.string({ maxLength: 8 }) },
+        ),
+        value,
+      ),
+      { maxLength: 5 },
+    )
+    .map((pairs) =>
+      pairs.length === 0
+        ? ""
+        : `?${pairs.map(([k, v]) => `${encodeURIComponent(k.toWellFormed())}=${encodeURIComponent(v.slice(0, 2_000).toWellFormed())}`).join("&")}`,
+    );
 }
 
 /** Headers: a valid key most of the time, otherwise none or garbage; odd content types and extras. */
@@ -182,9 +255,25 @@ export function headersOf(key: string): fc.Arbitrary<Record<string, string>> {
       auth: fc.oneof(
         { weight: 8, arbitrary: fc.constant({ "X-API-Key": key }) },
         { weight: 1, arbitrary: fc.constant({}) },
-        { weight: 1, arbitrary: fc.constantFrom({ "X-API-Key": "sk_" + "0".repeat(64) }, { Authorization: "Bearer x.y.z" }, { Authorization: "Basic Zm9vOmJhcg==" }, { "X-API-Key": "sk_" }) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            { "X-API-Key": "sk_" + "0".repeat(64) },
+            { Authorization: "Bearer x.y.z" },
+            { Authorization: "Basic Zm9vOmJhcg==" },
+            { "X-API-Key": "sk_" },
+          ),
+        },
       ),
-      contentType: fc.constantFrom("application/json", "application/json", "application/json; charset=utf-8", "text/plain", "application/x-www-form-urlencoded", "application/json; charset=latin1", ""),
+      contentType: fc.constantFrom(
+        "application/json",
+        "application/json",
+        "application/json; charset=utf-8",
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/json; charset=latin1",
+        "",
+      ),
       extra: fc.constantFrom(
         {},
         {},
@@ -198,9 +287,11 @@ export function headersOf(key: string): fc.Arbitrary<Record<string, string>> {
         { Expect: "100-continue" },
       ),
     })
-    .map(({ auth, contentType, extra }): Record<string, string> => ({
-      ...(auth as Record<string, string>),
-      ...(contentType ? { "Content-Type": contentType } : {}),
-      ...(extra as Record<string, string>),
-    }));
+    .map(
+      ({ auth, contentType, extra }): Record<string, string> => ({
+        ...(auth as Record<string, string>),
+        ...(contentType ? { "Content-Type": contentType } : {}),
+        ...(extra as Record<string, string>),
+      }),
+    );
 }

@@ -4,7 +4,17 @@ import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
 import { createTask } from "../stream/support.ts";
-import { bodyOf, expectHealthy, extremeNumber, fuzz, headersOf, idSegment, nastyString, queryOf, type FuzzRequest } from "./fuzz-support.ts";
+import {
+  bodyOf,
+  expectHealthy,
+  extremeNumber,
+  fuzz,
+  headersOf,
+  idSegment,
+  nastyString,
+  queryOf,
+  type FuzzRequest,
+} from "./fuzz-support.ts";
 
 let env: E2eEnvironment;
 let key: string;
@@ -29,21 +39,62 @@ function requests(): fc.Arbitrary<FuzzRequest> {
     session_id: fc.oneof(fc.uuid(), nastyString),
     mode: fc.constantFrom("simple", "standard", "complex", "supervisor", "SIMPLE", ""),
     model_tier: fc.constantFrom("small", "medium", "large", "huge"),
-    context: fc.dictionary(fc.oneof(fc.constantFrom("role", "history_window_size", "primers_count", "prompt_params", "disable_ai"), nastyString), fc.oneof(extremeNumber, nastyString, fc.jsonValue({ maxDepth: 3 })), { maxKeys: 4 }),
+    context: fc.dictionary(
+      fc.oneof(
+        fc.constantFrom("role", "history_window_size", "primers_count", "prompt_params", "disable_ai"),
+        nastyString,
+      ),
+      fc.oneof(extremeNumber, nastyString, fc.jsonValue({ maxDepth: 3 })),
+      { maxKeys: 4 },
+    ),
   });
   const cancel = bodyOf({ reason: nastyString });
-  const approval = bodyOf({ workflow_id: id, approval_id: nastyString, approved: fc.oneof(fc.boolean(), nastyString), feedback: nastyString, approved_by: nastyString });
+  const approval = bodyOf({
+    workflow_id: id,
+    approval_id: nastyString,
+    approved: fc.oneof(fc.boolean(), nastyString),
+    feedback: nastyString,
+    approved_by: nastyString,
+  });
   const route = fc.oneof(
     fc.tuple(fc.constant("POST"), fc.constant("/tasks"), submit),
     fc.tuple(fc.constant("POST"), fc.constant("/tasks/stream"), submit),
-    fc.tuple(fc.constant("GET"), queryOf(["status", "limit", "offset", "session_id", "page", "sort"]).map((q) => `/tasks${q}`), fc.constant(undefined)),
-    fc.tuple(fc.constant("GET"), id.map((i) => `/tasks/${i}`), fc.constant(undefined)),
-    fc.tuple(fc.constant("GET"), fc.tuple(id, queryOf(["limit", "offset", "after_seq"])).map(([i, q]) => `/tasks/${i}/events${q}`), fc.constant(undefined)),
-    fc.tuple(fc.constant("GET"), id.map((i) => `/tasks/${i}/timeline`), fc.constant(undefined)),
-    fc.tuple(fc.constant("POST"), id.map((i) => `/tasks/${i}/cancel`), cancel),
+    fc.tuple(
+      fc.constant("GET"),
+      queryOf(["status", "limit", "offset", "session_id", "page", "sort"]).map((q) => `/tasks${q}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("GET"),
+      id.map((i) => `/tasks/${i}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("GET"),
+      fc.tuple(id, queryOf(["limit", "offset", "after_seq"])).map(([i, q]) => `/tasks/${i}/events${q}`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("GET"),
+      id.map((i) => `/tasks/${i}/timeline`),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constant("POST"),
+      id.map((i) => `/tasks/${i}/cancel`),
+      cancel,
+    ),
     fc.tuple(fc.constant("POST"), fc.constant("/approvals/decision"), approval),
-    fc.tuple(fc.constantFrom("PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "PROPFIND", "FOO"), fc.constantFrom("/tasks", "/tasks/x", "/approvals/decision", "/health"), fc.constant(undefined)),
-    fc.tuple(fc.constantFrom("GET", "POST"), fc.constantFrom("/health", "/readiness", "/openapi.json", "/nope", "/tasks/", "//tasks", "/tasks/../health"), fc.constant(undefined)),
+    fc.tuple(
+      fc.constantFrom("PUT", "DELETE", "PATCH", "OPTIONS", "HEAD", "PROPFIND", "FOO"),
+      fc.constantFrom("/tasks", "/tasks/x", "/approvals/decision", "/health"),
+      fc.constant(undefined),
+    ),
+    fc.tuple(
+      fc.constantFrom("GET", "POST"),
+      fc.constantFrom("/health", "/readiness", "/openapi.json", "/nope", "/tasks/", "//tasks", "/tasks/../health"),
+      fc.constant(undefined),
+    ),
   );
   return fc.tuple(route, headersOf(key)).map(([[method, path, body], headers]) => ({ method, path, headers, body }));
 }

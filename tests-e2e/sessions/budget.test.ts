@@ -17,7 +17,10 @@ beforeAll(async () => {
     services: { orchestrator: { SESSION_TOKEN_BUDGET: String(BUDGET) } },
     only: ["gateway", "session", "orchestrator", "worker"],
   });
-  alice = { baseUrl: env.baseUrl, key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key };
+  alice = {
+    baseUrl: env.baseUrl,
+    key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key,
+  };
 }, 120_000);
 afterAll(async () => {
   await env?.close();
@@ -28,13 +31,20 @@ it("a task that would exceed the session's token budget fails with ERROR_OCCURRE
   const completed: Json[] = [];
   let refused: Json | undefined;
   for (let i = 0; i < 20 && !refused; i++) {
-    const { task } = await turn(alice, { query: `Tell me fact number ${i} about ${"oceans ".repeat(20)}`, session_id: ext, mode: "simple" });
+    const { task } = await turn(alice, {
+      query: `Tell me fact number ${i} about ${"oceans ".repeat(20)}`,
+      session_id: ext,
+      mode: "simple",
+    });
     if (task.status === "TASK_STATUS_COMPLETED") completed.push(task);
     else refused = task;
   }
   expect(completed.length).toBeGreaterThan(0);
   expect(refused).toBeDefined();
-  expect(refused).toMatchObject({ status: "TASK_STATUS_FAILED", error: expect.stringMatching(/^Session token budget exceeded: /) });
+  expect(refused).toMatchObject({
+    status: "TASK_STATUS_FAILED",
+    error: expect.stringMatching(/^Session token budget exceeded: /),
+  });
 
   const events = await allEvents(alice, refused!.task_id);
   const terminal = events.at(-1)!;
@@ -50,7 +60,11 @@ it("a task that would exceed the session's token budget fails with ERROR_OCCURRE
   const used = completed.reduce((n, t) => n + (t.usage.total_tokens as number), 0);
   expect(detail).toMatchObject({ token_budget: BUDGET, tokens_used: used, task_count: completed.length + 1 });
   const history = (await session(alice, ext, "/history")).body;
-  expect(history.tasks.at(-1)).toMatchObject({ task_id: refused!.task_id, status: "TASK_STATUS_FAILED", error_type: "BUDGET_EXCEEDED" });
+  expect(history.tasks.at(-1)).toMatchObject({
+    task_id: refused!.task_id,
+    status: "TASK_STATUS_FAILED",
+    error_type: "BUDGET_EXCEEDED",
+  });
 
   // A new session has its own budget.
   expect((await turn(alice, { query: "Say hello", mode: "simple" })).task.status).toBe("TASK_STATUS_COMPLETED");

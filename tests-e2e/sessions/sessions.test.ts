@@ -20,8 +20,14 @@ beforeAll(async () => {
     services: { worker: { TOOL_APPROVAL_THRESHOLD: "low", APPROVAL_TIMEOUT_SECONDS: "30" } },
     only: ["gateway", "session", "orchestrator", "worker"],
   });
-  alice = { baseUrl: env.baseUrl, key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key };
-  bob = { baseUrl: env.baseUrl, key: (await env.createApiKey({ user: "bob@example.com", createUser: true, name: "bob" })).key };
+  alice = {
+    baseUrl: env.baseUrl,
+    key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key,
+  };
+  bob = {
+    baseUrl: env.baseUrl,
+    key: (await env.createApiKey({ user: "bob@example.com", createUser: true, name: "bob" })).key,
+  };
 }, 120_000);
 afterAll(async () => {
   await env?.close();
@@ -34,7 +40,13 @@ describe("a conversation", () => {
   let second: Json;
 
   beforeAll(async () => {
-    first = (await turn(alice, { query: "My name is Ada and I am planning a trip to Lisbon.", session_id: ext, mode: "simple" })).task;
+    first = (
+      await turn(alice, {
+        query: "My name is Ada and I am planning a trip to Lisbon.",
+        session_id: ext,
+        mode: "simple",
+      })
+    ).task;
     second = (await turn(alice, { query: "Where am I travelling to?", session_id: ext, mode: "simple" })).task;
     uuid = first.session_id as string;
   }, 60_000);
@@ -78,7 +90,13 @@ describe("a conversation", () => {
       expect(tasks.body.total_count).toBe(2);
     }
     const listed = (await get(alice, "/sessions?limit=100")).body.sessions.find((s: Json) => s.session_id === uuid);
-    expect(listed).toMatchObject({ session_id: uuid, external_id: ext, title: `Lisbon via ${ext.slice(0, 8)}`, task_count: 2, token_budget: 1_000_000 });
+    expect(listed).toMatchObject({
+      session_id: uuid,
+      external_id: ext,
+      title: `Lisbon via ${ext.slice(0, 8)}`,
+      task_count: 2,
+      token_budget: 1_000_000,
+    });
     expect(listed).toHaveProperty("last_activity_at");
   });
 
@@ -111,7 +129,8 @@ describe("a conversation", () => {
     expect((await deleteSession(bob, uuid)).status).toBe(403);
     expect((await session(bob, uuid)).body).toEqual({ error: "Forbidden" });
     // External ids are scoped per user (docs/security.md): alice's id names nothing of bob's.
-    for (const path of ["", "/history", "/events"]) expect((await session(bob, ext, path)).body).toEqual({ error: "Session not found" });
+    for (const path of ["", "/history", "/events"])
+      expect((await session(bob, ext, path)).body).toEqual({ error: "Session not found" });
     expect((await get(bob, "/sessions")).body.sessions.map((s: Json) => s.session_id)).not.toContain(uuid);
     expect((await submit(bob, { query: "hi", session_id: uuid })).status).toBe(403);
     // the same external id gives bob a session of his own, not alice's
@@ -124,7 +143,11 @@ describe("a conversation", () => {
   it("the cache follows changes made by other services: a new task shows at once", async () => {
     expect((await session(alice, ext)).body.task_count).toBe(2); // cached
     const third = await submit(alice, { query: "And what is my name?", session_id: ext, mode: "simple" });
-    const counted = await eventually(() => session(alice, ext), (r) => r.body.task_count === 3, 2_000);
+    const counted = await eventually(
+      () => session(alice, ext),
+      (r) => r.body.task_count === 3,
+      2_000,
+    );
     expect(counted.body.task_count).toBe(3);
     const done = await waitForStatus(alice, third.body.task_id);
     const history = await eventually(
@@ -132,7 +155,11 @@ describe("a conversation", () => {
       (r) => r.body.tasks[2]?.status === "TASK_STATUS_COMPLETED",
       2_000,
     );
-    expect(history.body.tasks[2]).toMatchObject({ task_id: done.task_id, status: "TASK_STATUS_COMPLETED", result: done.result });
+    expect(history.body.tasks[2]).toMatchObject({
+      task_id: done.task_id,
+      status: "TASK_STATUS_COMPLETED",
+      result: done.result,
+    });
     expect(await firstPrompt(alice, done.task_id)).toContain("[user] Where am I travelling to?");
   });
 });
@@ -141,11 +168,16 @@ describe("turns", () => {
   it("numbers turns globally across pages, leaves out LLM_PARTIAL and falls back to the first LLM_OUTPUT", async () => {
     const ext = `turns-${randomUUID()}`;
     const tasks: Json[] = [];
-    for (const q of ["Say hello", "Say goodbye", "Say thanks"]) tasks.push((await turn(alice, { query: q, session_id: ext, mode: "simple" })).task);
+    for (const q of ["Say hello", "Say goodbye", "Say thanks"])
+      tasks.push((await turn(alice, { query: q, session_id: ext, mode: "simple" })).task);
     // A tool call that is denied: the task fails without a result after its first model output.
     const denied = await submit(alice, { query: "What is 12*(3+4)?", session_id: ext, mode: "standard" });
     const requested = await waitForEvent(alice, denied.body.task_id, "APPROVAL_REQUESTED");
-    await post(alice, "/approvals/decision", { workflow_id: denied.body.task_id, approval_id: requested.data.approval_id, approved: false });
+    await post(alice, "/approvals/decision", {
+      workflow_id: denied.body.task_id,
+      approval_id: requested.data.approval_id,
+      approved: false,
+    });
     const failed = await waitForStatus(alice, denied.body.task_id);
     expect(failed.status).toBe("TASK_STATUS_FAILED");
     expect(failed).not.toHaveProperty("result");
@@ -168,7 +200,12 @@ describe("turns", () => {
     expect((await session(alice, ext, "/events?offset=4")).body).toMatchObject({ count: 0, total_count: 4, turns: [] });
 
     const t1 = page1.body.turns[0];
-    expect(t1).toMatchObject({ user_query: "Say hello", final_output: tasks[0]!.result, status: "TASK_STATUS_COMPLETED", timestamp: tasks[0]!.created_at });
+    expect(t1).toMatchObject({
+      user_query: "Say hello",
+      final_output: tasks[0]!.result,
+      status: "TASK_STATUS_COMPLETED",
+      timestamp: tasks[0]!.created_at,
+    });
     expect(t1.metadata).toMatchObject({ tokens_used: tasks[0]!.usage.total_tokens, agents_involved: ["generalist"] });
     const stored = await allEvents(alice, tasks[0]!.task_id);
     expect(stored.map((e) => e.type)).toContain("LLM_PARTIAL");
@@ -181,7 +218,8 @@ describe("turns", () => {
       timestamp: stored[0]!.timestamp,
       seq: 1,
     });
-    for (const t of [...page1.body.turns, ...page2.turns]) expect(t.events.some((e: Json) => e.type === "LLM_PARTIAL")).toBe(false);
+    for (const t of [...page1.body.turns, ...page2.turns])
+      expect(t.events.some((e: Json) => e.type === "LLM_PARTIAL")).toBe(false);
 
     const fallback = page2.turns[1];
     const firstOutput = (await allEvents(alice, failed.task_id)).find((e) => e.type === "LLM_OUTPUT")!;
@@ -189,7 +227,8 @@ describe("turns", () => {
     expect(fallback.final_output).toContain("calculator");
     expect(fallback.status).toBe("TASK_STATUS_FAILED");
 
-    for (const q of ["limit=0", "limit=101", "offset=-1", "limit=x"]) expect((await session(alice, ext, `/events?${q}`)).status, q).toBe(400);
+    for (const q of ["limit=0", "limit=101", "offset=-1", "limit=x"])
+      expect((await session(alice, ext, `/events?${q}`)).status, q).toBe(400);
   });
 });
 
@@ -221,7 +260,9 @@ describe("titles", () => {
       }
       expect((await session(alice, sessionRef)).body.title).toBe(current);
     }
-    expect((await patchTitle(alice, sessionRef, "😀".repeat(61))).body).toEqual({ error: "title must be at most 60 characters (got 61)" });
+    expect((await patchTitle(alice, sessionRef, "😀".repeat(61))).body).toEqual({
+      error: "title must be at most 60 characters (got 61)",
+    });
   });
 });
 
@@ -248,7 +289,9 @@ describe("deleting", () => {
         }
         expect((await patchTitle(alice, r, "too late")).status).toBe(404);
       }
-      expect((await get(alice, "/sessions?limit=100")).body.sessions.map((s: Json) => s.session_id)).not.toContain(uuid);
+      expect((await get(alice, "/sessions?limit=100")).body.sessions.map((s: Json) => s.session_id)).not.toContain(
+        uuid,
+      );
       const again = await submit(alice, { query: "hello?", session_id: ref });
       expect(again.status).toBe(404);
       expect(again.body).toEqual({ error: "Session not found" });
@@ -261,7 +304,10 @@ describe("deleting", () => {
 
 describe("lists", () => {
   it("pages sessions newest activity first and refuses out-of-range paging", async () => {
-    const carol: Client = { baseUrl: env.baseUrl, key: (await env.createApiKey({ user: "carol@example.com", createUser: true, name: "carol" })).key };
+    const carol: Client = {
+      baseUrl: env.baseUrl,
+      key: (await env.createApiKey({ user: "carol@example.com", createUser: true, name: "carol" })).key,
+    };
     const refs: string[] = [];
     for (let i = 0; i < 3; i++) refs.push((await turn(carol, { query: `Say ${i}`, mode: "simple" })).sessionRef);
     const page = await get(carol, "/sessions?limit=2");
@@ -281,7 +327,9 @@ describe("lists", () => {
       updated_at: expect.any(String),
       last_activity_at: expect.any(String),
     });
-    expect((await get(carol, "/sessions?limit=2&offset=2")).body.sessions.map((s: Json) => s.session_id)).toEqual([refs[0]]);
+    expect((await get(carol, "/sessions?limit=2&offset=2")).body.sessions.map((s: Json) => s.session_id)).toEqual([
+      refs[0],
+    ]);
     for (const [q, error] of [
       ["limit=0", "Invalid limit parameter: must be an integer from 1 to 100"],
       ["limit=101", "Invalid limit parameter: must be an integer from 1 to 100"],
@@ -297,11 +345,25 @@ describe("lists", () => {
 describe("memory compression", () => {
   it("kicks in when the history passes the trigger ratio of the model's context window", async () => {
     // offline-small has 128,000 tokens: trigger 0.002 → 256 tokens, target 0.001 → 128 tokens.
-    const context = { compression_trigger_ratio: 0.002, compression_target_ratio: 0.001, primers_count: 1, recents_count: 1 };
+    const context = {
+      compression_trigger_ratio: 0.002,
+      compression_target_ratio: 0.001,
+      primers_count: 1,
+      recents_count: 1,
+    };
     const ext = `long-${randomUUID()}`;
-    await turn(alice, { query: `Remember these words: ${"alpha ".repeat(60)}`, session_id: ext, mode: "simple", context });
-    const second = (await turn(alice, { query: `And these: ${"beta ".repeat(60)}`, session_id: ext, mode: "simple", context })).task;
-    const third = (await turn(alice, { query: "Which words did I give you?", session_id: ext, mode: "simple", context })).task;
+    await turn(alice, {
+      query: `Remember these words: ${"alpha ".repeat(60)}`,
+      session_id: ext,
+      mode: "simple",
+      context,
+    });
+    const second = (
+      await turn(alice, { query: `And these: ${"beta ".repeat(60)}`, session_id: ext, mode: "simple", context })
+    ).task;
+    const third = (
+      await turn(alice, { query: "Which words did I give you?", session_id: ext, mode: "simple", context })
+    ).task;
     const compressed = await firstPrompt(alice, third.task_id);
     expect(compressed).toContain("[user] Remember these words: alpha");
     expect(compressed).toContain(`[user] ${SUMMARY} (2 messages`);
@@ -309,7 +371,14 @@ describe("memory compression", () => {
     expect(compressed).not.toContain("[user] And these: beta");
 
     // The same history under a trigger it does not pass: sent as it is.
-    const fourth = (await turn(alice, { query: "Again?", session_id: ext, mode: "simple", context: { ...context, compression_trigger_ratio: 0.05 } })).task;
+    const fourth = (
+      await turn(alice, {
+        query: "Again?",
+        session_id: ext,
+        mode: "simple",
+        context: { ...context, compression_trigger_ratio: 0.05 },
+      })
+    ).task;
     const plain = await firstPrompt(alice, fourth.task_id);
     expect(plain).not.toContain(SUMMARY);
     expect(plain).toContain("[user] And these: beta");
@@ -318,8 +387,12 @@ describe("memory compression", () => {
   it("refuses an unknown use_case_preset at submit", async () => {
     const res = await submit(alice, { query: "hi", context: { use_case_preset: "gossip" } });
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ error: 'Invalid use_case_preset: "gossip" (allowed: default, chat, support, analysis)' });
-    expect((await submit(alice, { query: "hi", mode: "simple", context: { use_case_preset: "chat" } })).status).toBe(200);
+    expect(res.body).toEqual({
+      error: 'Invalid use_case_preset: "gossip" (allowed: default, chat, support, analysis)',
+    });
+    expect((await submit(alice, { query: "hi", mode: "simple", context: { use_case_preset: "chat" } })).status).toBe(
+      200,
+    );
   });
 });
 

@@ -12,7 +12,10 @@ export function patchTitle(c: Client, ref: string, title: unknown): Promise<Json
 }
 
 export function deleteSession(c: Client, ref: string): Promise<JsonResponse<Json>> {
-  return request<Json>(`${c.baseUrl}/sessions/${encodeURIComponent(ref)}`, { method: "DELETE", headers: { "X-API-Key": c.key } });
+  return request<Json>(`${c.baseUrl}/sessions/${encodeURIComponent(ref)}`, {
+    method: "DELETE",
+    headers: { "X-API-Key": c.key },
+  });
 }
 
 export function session(c: Client, ref: string, suffix = ""): Promise<JsonResponse<Json>> {

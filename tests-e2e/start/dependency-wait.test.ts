@@ -6,12 +6,22 @@ import { describe, expect, it } from "vitest";
 import { freePort, REPO_ROOT, runNodeScript, ScriptFailedError, type ScriptResult } from "@tog/devstack";
 import { testInfraConfig } from "@tog/testkit";
 
-async function startFailing(entry: string, env: Record<string, string>): Promise<{ result: ScriptResult; records: Record<string, unknown>[] }> {
+async function startFailing(
+  entry: string,
+  env: Record<string, string>,
+): Promise<{ result: ScriptResult; records: Record<string, unknown>[] }> {
   const outcome = await runNodeScript({
     entry: path.join(REPO_ROOT, entry),
     cwd: REPO_ROOT,
     timeoutMs: 30_000,
-    env: { NODE_ENV: "test", PORT: "0", METRICS_PORT: "0", DEPENDENCY_WAIT_SECONDS: "4", NATS_PREFIX: "depwait", ...env },
+    env: {
+      NODE_ENV: "test",
+      PORT: "0",
+      METRICS_PORT: "0",
+      DEPENDENCY_WAIT_SECONDS: "4",
+      NATS_PREFIX: "depwait",
+      ...env,
+    },
   }).then(
     () => {
       throw new Error(`${entry} started although a dependency is unreachable`);

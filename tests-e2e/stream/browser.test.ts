@@ -15,7 +15,8 @@ import { range, type Json } from "./support.ts";
 const CHROMIUM = "/usr/bin/chromium";
 // scripts/test.sh (CI: .ci/run) installs Chromium; elsewhere the test runs when it is there.
 const available = existsSync(CHROMIUM);
-if (!available && process.env.CI) throw new Error(`${CHROMIUM} is missing: scripts/test.sh installs Debian's chromium package`);
+if (!available && process.env.CI)
+  throw new Error(`${CHROMIUM} is missing: scripts/test.sh installs Debian's chromium package`);
 
 const PAGE = `<!doctype html>
 <meta charset="utf-8">
@@ -91,14 +92,27 @@ describe.skipIf(!available)("a browser page", () => {
     const workflowId = submitted.body.task_id as string;
 
     const page = await context.newPage();
-    const query = new URLSearchParams({ api: env.baseUrl, workflow_id: workflowId, types: JSON.stringify(EVENT_TYPES) });
+    const query = new URLSearchParams({
+      api: env.baseUrl,
+      workflow_id: workflowId,
+      types: JSON.stringify(EVENT_TYPES),
+    });
     await page.goto(`${siteUrl}?${query.toString()}`);
     // Page functions run in the browser, where globalThis is the window.
-    await page.waitForFunction(() => (globalThis as any).sse.closed && (globalThis as any).ws.messages.some((m: any) => m.type === "WORKFLOW_COMPLETED"), undefined, {
-      timeout: 45_000,
-      polling: 100,
-    });
-    const sse = (await page.evaluate(() => (globalThis as any).sse)) as { events: { id: string; data: Json }[]; errors: number };
+    await page.waitForFunction(
+      () =>
+        (globalThis as any).sse.closed &&
+        (globalThis as any).ws.messages.some((m: any) => m.type === "WORKFLOW_COMPLETED"),
+      undefined,
+      {
+        timeout: 45_000,
+        polling: 100,
+      },
+    );
+    const sse = (await page.evaluate(() => (globalThis as any).sse)) as {
+      events: { id: string; data: Json }[];
+      errors: number;
+    };
     const wsMessages = (await page.evaluate(() => (globalThis as any).ws.messages)) as Json[];
     await page.close();
 

@@ -5,7 +5,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@tog/bus";
 import { systemSubjects } from "@tog/bus";
 import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, isTerminalMessage, openEnvBus, range, SseClient, sseUrl, WsClient, wsUrl, type Json } from "./support.ts";
+import {
+  createTask,
+  EventPublisher,
+  isTerminalMessage,
+  openEnvBus,
+  range,
+  SseClient,
+  sseUrl,
+  WsClient,
+  wsUrl,
+  type Json,
+} from "./support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
@@ -25,12 +36,17 @@ afterAll(async () => {
 });
 
 async function persistedCount(workflowId: string): Promise<number> {
-  const res = await request<Json>(`${env.baseUrl}/tasks/${workflowId}/events?limit=1`, { headers: { "X-API-Key": key } });
+  const res = await request<Json>(`${env.baseUrl}/tasks/${workflowId}/events?limit=1`, {
+    headers: { "X-API-Key": key },
+  });
   return res.body.total_count as number;
 }
 
 async function cachedFirstSeq(workflowId: string): Promise<number | null> {
-  const msg = await bus.jsm.streams.getMessage(bus.streamName("EVENTS"), { seq: 0, next_by_subj: systemSubjects(bus.prefix).events(workflowId) } as never);
+  const msg = await bus.jsm.streams.getMessage(bus.streamName("EVENTS"), {
+    seq: 0,
+    next_by_subj: systemSubjects(bus.prefix).events(workflowId),
+  } as never);
   return msg ? (JSON.parse(msg.string()) as { seq: number }).seq : null;
 }
 
@@ -54,7 +70,10 @@ describe("replay older than the real-time window", () => {
     await fresh.emit(10);
     expect(await cachedFirstSeq(wf.workflowId)).toBe(51);
 
-    const sse = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, last_event_id: wf.published[9]!.stream_id }), { "X-API-Key": key });
+    const sse = new SseClient(
+      sseUrl(env.baseUrl, { workflow_id: wf.workflowId, last_event_id: wf.published[9]!.stream_id }),
+      { "X-API-Key": key },
+    );
     const fromStart = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { "X-API-Key": key });
     const ws = new WsClient(wsUrl(env.baseUrl), { "X-API-Key": key });
     await ws.opened;
@@ -80,10 +99,14 @@ describe("replay older than the real-time window", () => {
     await wf.emit(30, { last: true });
     await until(async () => (await persistedCount(wf.workflowId)) === 30, "the persister");
     await until(async () => (await cachedFirstSeq(wf.workflowId)) === null, "the cache to drop the events");
-    const sse = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, last_event_id: "12" }), { "X-API-Key": key });
+    const sse = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, last_event_id: "12" }), {
+      "X-API-Key": key,
+    });
     expect(await sse.done).toBe("ended");
     expect(sse.seqs).toEqual(range(13, 30));
-    const atEnd = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { headers: { "X-API-Key": key, "Last-Event-ID": "30" } });
+    const atEnd = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+      headers: { "X-API-Key": key, "Last-Event-ID": "30" },
+    });
     expect(atEnd.status).toBe(204);
   });
 });

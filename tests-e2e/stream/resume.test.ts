@@ -7,7 +7,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@tog/bus";
 import type { RunningService } from "@tog/devstack";
 import { startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, followSse, followWs, openEnvBus, range, SseClient, sseUrl, wsUrl, type Connection, type Json } from "./support.ts";
+import {
+  createTask,
+  EventPublisher,
+  followSse,
+  followWs,
+  openEnvBus,
+  range,
+  SseClient,
+  sseUrl,
+  wsUrl,
+  type Connection,
+  type Json,
+} from "./support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
@@ -35,7 +47,10 @@ const headers = () => ({ "X-API-Key": key });
 
 /** Every connection continued exactly after its resume point without a gap; together they cover 1..n. */
 function expectGapFree(connections: Connection[], events: Json[], n: number): void {
-  for (const c of connections) expect(c.seqs, `connection resuming after ${c.resumeAfter}`).toEqual(range(c.resumeAfter + 1, c.resumeAfter + c.seqs.length));
+  for (const c of connections)
+    expect(c.seqs, `connection resuming after ${c.resumeAfter}`).toEqual(
+      range(c.resumeAfter + 1, c.resumeAfter + c.seqs.length),
+    );
   expect([...new Set(events.map((e) => e.seq as number))].sort((a, b) => a - b)).toEqual(range(1, n));
 }
 
@@ -53,51 +68,58 @@ describe("random disconnects (property)", () => {
 
   it("the union of what a client received over its connections is the full gap-free sequence", async () => {
     await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 60 }), async (plan, head) => {
-        const wf = new EventPublisher(bus, await createTask(env.baseUrl, key));
-        const total = 90;
-        await wf.emit(head);
-        const producing = wf.emit(total - head, { last: true, delayMs: 4 });
-        const connections: Connection[] = [];
-        const events: Json[] = [];
-        let lastId: string | undefined;
-        let finished = false;
-        for (const s of [...plan, null]) {
-          const base = s === null || s.via === "router" ? env.baseUrl : `${instances[s.via === "instance-0" ? 0 : 1]!.url}/api/v1`;
-          const lastSeq = lastId ? lastId.split("-")[1]! : undefined;
-          const form = s?.idForm ?? "stream-id-header";
-          const value = lastId === undefined ? undefined : form.startsWith("number") ? lastSeq! : lastId;
-          const query: Record<string, string> = { workflow_id: wf.workflowId };
-          const extra: Record<string, string> = {};
-          if (value !== undefined && form.endsWith("query")) query.last_event_id = value;
-          if (value !== undefined && form.endsWith("header")) extra["Last-Event-ID"] = value;
-          const client = new SseClient(sseUrl(base, query), { ...headers(), ...extra });
-          if (s !== null) {
-            const want = s.afterEvents;
-            await Promise.race([
-              client.waitFor((c) => c.seqs.length >= want, 10_000).catch(() => undefined),
-              new Promise((r) => setTimeout(r, s.afterMs)),
-            ]);
-            client.close();
+      fc.asyncProperty(
+        fc.array(step, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 0, max: 60 }),
+        async (plan, head) => {
+          const wf = new EventPublisher(bus, await createTask(env.baseUrl, key));
+          const total = 90;
+          await wf.emit(head);
+          const producing = wf.emit(total - head, { last: true, delayMs: 4 });
+          const connections: Connection[] = [];
+          const events: Json[] = [];
+          let lastId: string | undefined;
+          let finished = false;
+          for (const s of [...plan, null]) {
+            const base =
+              s === null || s.via === "router"
+                ? env.baseUrl
+                : `${instances[s.via === "instance-0" ? 0 : 1]!.url}/api/v1`;
+            const lastSeq = lastId ? lastId.split("-")[1]! : undefined;
+            const form = s?.idForm ?? "stream-id-header";
+            const value = lastId === undefined ? undefined : form.startsWith("number") ? lastSeq! : lastId;
+            const query: Record<string, string> = { workflow_id: wf.workflowId };
+            const extra: Record<string, string> = {};
+            if (value !== undefined && form.endsWith("query")) query.last_event_id = value;
+            if (value !== undefined && form.endsWith("header")) extra["Last-Event-ID"] = value;
+            const client = new SseClient(sseUrl(base, query), { ...headers(), ...extra });
+            if (s !== null) {
+              const want = s.afterEvents;
+              await Promise.race([
+                client.waitFor((c) => c.seqs.length >= want, 10_000).catch(() => undefined),
+                new Promise((r) => setTimeout(r, s.afterMs)),
+              ]);
+              client.close();
+            }
+            const how = await client.done;
+            if (client.status === 204) {
+              finished = true;
+              break;
+            }
+            const seen = client.events;
+            connections.push({ resumeAfter: lastId ? Number(lastSeq) : 0, seqs: seen.map((e) => e.seq as number) });
+            events.push(...seen);
+            lastId = client.lastId ?? lastId;
+            if (s === null) {
+              expect(how).toBe("ended");
+              finished = true;
+            }
           }
-          const how = await client.done;
-          if (client.status === 204) {
-            finished = true;
-            break;
-          }
-          const seen = client.events;
-          connections.push({ resumeAfter: lastId ? Number(lastSeq) : 0, seqs: seen.map((e) => e.seq as number) });
-          events.push(...seen);
-          lastId = client.lastId ?? lastId;
-          if (s === null) {
-            expect(how).toBe("ended");
-            finished = true;
-          }
-        }
-        await producing;
-        expect(finished).toBe(true);
-        expectGapFree(connections, events, total);
-      }),
+          await producing;
+          expect(finished).toBe(true);
+          expectGapFree(connections, events, total);
+        },
+      ),
       { numRuns: 12, endOnFailure: true },
     );
   }, 180_000);
@@ -110,9 +132,20 @@ describe("the stream service restarted mid-stream", () => {
       const total = 600;
       await wf.emit(20);
       // Both instances stop and come back on their ports, so every client loses its connection.
-      const sse = [0, 1, 0, 1].map((i) => followSse({ url: () => sseUrl(`${instances[i]!.url}/api/v1`, { workflow_id: wf.workflowId }), headers: headers(), timeoutMs: 60_000 }));
+      const sse = [0, 1, 0, 1].map((i) =>
+        followSse({
+          url: () => sseUrl(`${instances[i]!.url}/api/v1`, { workflow_id: wf.workflowId }),
+          headers: headers(),
+          timeoutMs: 60_000,
+        }),
+      );
       const ws = [0, 1].map((i) =>
-        followWs({ url: () => wsUrl(`${instances[i]!.url}/api/v1`), headers: headers(), workflowId: wf.workflowId, timeoutMs: 60_000 }),
+        followWs({
+          url: () => wsUrl(`${instances[i]!.url}/api/v1`),
+          headers: headers(),
+          workflowId: wf.workflowId,
+          timeoutMs: 60_000,
+        }),
       );
       const producing = wf.emit(total - 20, { last: true, delayMs: 5 });
       await new Promise((r) => setTimeout(r, 400));

@@ -25,7 +25,9 @@ beforeAll(async () => {
   bus = await openEnvBus(env);
   aliceKey = (await env.createApiKey({ user: "alice@example.com", createUser: true })).key;
   bobKey = (await env.createApiKey({ user: "bob@example.com", createUser: true })).key;
-  aliceToken = JSON.parse((await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!).token as string;
+  aliceToken = JSON.parse(
+    (await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!,
+  ).token as string;
 }, 120_000);
 afterAll(async () => {
   await bus?.close();
@@ -64,8 +66,23 @@ describe("SSE wire format, replay and live", () => {
       expect(data).toMatchObject(JSON.parse(JSON.stringify(published)) as Json);
     });
     const last = JSON.parse(eventFrames.at(-1)!.data!) as Json;
-    expect(last).toMatchObject({ type: "WORKFLOW_COMPLETED", status: "COMPLETED", result: "done", agent_id: "orchestrator" });
-    expect(Object.keys(last).slice(0, 9)).toEqual(["workflow_id", "type", "agent_id", "message", "timestamp", "seq", "stream_id", "trace_id", "data"]);
+    expect(last).toMatchObject({
+      type: "WORKFLOW_COMPLETED",
+      status: "COMPLETED",
+      result: "done",
+      agent_id: "orchestrator",
+    });
+    expect(Object.keys(last).slice(0, 9)).toEqual([
+      "workflow_id",
+      "type",
+      "agent_id",
+      "message",
+      "timestamp",
+      "seq",
+      "stream_id",
+      "trace_id",
+      "data",
+    ]);
   });
 
   it("sends a keep-alive comment on an idle stream", async () => {
@@ -92,7 +109,10 @@ describe("SSE wire format, replay and live", () => {
     for (const c of cases) {
       const q: Record<string, string> = { workflow_id: wf.workflowId };
       if (c.query !== undefined) q.last_event_id = c.query;
-      const client = new SseClient(sseUrl(env.baseUrl, q), { ...alice(), ...(c.header !== undefined ? { "Last-Event-ID": c.header } : {}) });
+      const client = new SseClient(sseUrl(env.baseUrl, q), {
+        ...alice(),
+        ...(c.header !== undefined ? { "Last-Event-ID": c.header } : {}),
+      });
       expect(await client.done).toBe("ended");
       expect(client.seqs, JSON.stringify(c)).toEqual(range(c.from, 10));
     }
@@ -106,11 +126,18 @@ describe("SSE wire format, replay and live", () => {
       ["header", "1-2-3"],
       ["header", "1.5"],
     ] as const) {
-      const url = sseUrl(env.baseUrl, { workflow_id: wf.workflowId, ...(where === "query" ? { last_event_id: value } : {}) });
-      const res = await request<Json>(url, { headers: { ...alice(), ...(where === "header" ? { "Last-Event-ID": value } : {}) } });
+      const url = sseUrl(env.baseUrl, {
+        workflow_id: wf.workflowId,
+        ...(where === "query" ? { last_event_id: value } : {}),
+      });
+      const res = await request<Json>(url, {
+        headers: { ...alice(), ...(where === "header" ? { "Last-Event-ID": value } : {}) },
+      });
       expect(res.status).toBe(400);
       const name = where === "query" ? "last_event_id" : "Last-Event-ID";
-      expect(res.body.error).toBe(`Invalid ${name}: ${JSON.stringify(value)} (expected <millis>-<seq> or a non-negative integer)`);
+      expect(res.body.error).toBe(
+        `Invalid ${name}: ${JSON.stringify(value)} (expected <millis>-<seq> or a non-negative integer)`,
+      );
     }
   });
 
@@ -120,7 +147,9 @@ describe("SSE wire format, replay and live", () => {
     const late = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), alice());
     expect(await late.done).toBe("ended");
     expect(late.seqs).toEqual([1, 2, 3, 4]);
-    const again = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { headers: { ...alice(), "Last-Event-ID": late.lastId! } });
+    const again = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+      headers: { ...alice(), "Last-Event-ID": late.lastId! },
+    });
     expect(again.status).toBe(204);
     expect(again.text).toBe("");
   });
@@ -133,14 +162,23 @@ describe("around the streams", () => {
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(["/api/v1/stream/sse", "/api/v1/stream/ws"]));
     expect(doc.body.paths["/api/v1/stream/sse"].get.description).toContain("204");
     expect((await request<Json>(`${env.baseUrl}/stream/health`)).body).toMatchObject({ status: "healthy" });
-    expect((await request<Json>(`${env.baseUrl}/stream/readiness`)).body).toEqual({ status: "ready", checks: { postgres: "ok", nats: "ok", redis: "ok" } });
+    expect((await request<Json>(`${env.baseUrl}/stream/readiness`)).body).toEqual({
+      status: "ready",
+      checks: { postgres: "ok", nats: "ok", redis: "ok" },
+    });
     const preflight = await fetch(`${env.baseUrl}/stream/sse?workflow_id=x`, {
       method: "OPTIONS",
-      headers: { Origin: "http://app.example", "Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "x-api-key,last-event-id" },
+      headers: {
+        Origin: "http://app.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "x-api-key,last-event-id",
+      },
     });
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get("access-control-allow-headers")).toMatch(/Last-Event-ID/);
-    const cors = await request<Json>(sseUrl(env.baseUrl, { workflow_id: "nope" }), { headers: { ...alice(), Origin: "http://app.example" } });
+    const cors = await request<Json>(sseUrl(env.baseUrl, { workflow_id: "nope" }), {
+      headers: { ...alice(), Origin: "http://app.example" },
+    });
     expect(cors.status).toBe(404);
     expect(cors.headers.get("access-control-allow-origin")).toBe("*");
     const plain = await request<Json>(`${env.baseUrl}/stream/ws`, { headers: alice() });
@@ -153,7 +191,10 @@ describe("types filter", () => {
   it("sends only the named types; the filtered-out terminal event still ends the stream", async () => {
     const wf = await newWorkflow();
     await wf.emit(12, { last: true });
-    const only = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, types: "PROGRESS , WORKFLOW_COMPLETED" }), alice());
+    const only = new SseClient(
+      sseUrl(env.baseUrl, { workflow_id: wf.workflowId, types: "PROGRESS , WORKFLOW_COMPLETED" }),
+      alice(),
+    );
     expect(await only.done).toBe("ended");
     expect(only.events.map((e) => e.type)).toEqual(["PROGRESS", "PROGRESS", "WORKFLOW_COMPLETED"]);
     expect(only.seqs).toEqual([4, 8, 12]);
@@ -185,7 +226,9 @@ describe("authentication and ownership", () => {
     const wf = await newWorkflow();
     const url = sseUrl(env.baseUrl, { workflow_id: wf.workflowId });
     expect((await request<Json>(url)).status).toBe(401);
-    expect((await request<Json>(url, { headers: { "X-API-Key": unknownApiKey() } })).body).toEqual({ error: "Unauthorized" });
+    expect((await request<Json>(url, { headers: { "X-API-Key": unknownApiKey() } })).body).toEqual({
+      error: "Unauthorized",
+    });
     expect((await request(url, { headers: { Authorization: "Bearer not-a-token" } })).status).toBe(401);
     for (const param of ["api_key", "token", "access_token", "key"]) {
       const res = await request(`${url}&${param}=${aliceKey}`, { headers: alice() });
@@ -196,7 +239,11 @@ describe("authentication and ownership", () => {
   it("accepts X-API-Key, a bearer API key and a bearer access token", async () => {
     const wf = await newWorkflow();
     await wf.emit(2, { last: true });
-    for (const headers of [alice(), { Authorization: `Bearer ${aliceKey}` }, { Authorization: `Bearer ${aliceToken}` }]) {
+    for (const headers of [
+      alice(),
+      { Authorization: `Bearer ${aliceKey}` },
+      { Authorization: `Bearer ${aliceToken}` },
+    ]) {
       const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), headers);
       expect(await client.done).toBe("ended");
       expect(client.status).toBe(200);
@@ -231,7 +278,9 @@ describe("authentication and ownership", () => {
     const wf = new EventPublisher(bus, await createTask(env.baseUrl, created.key));
     await env.revokeApiKey(created.id);
     await new Promise((r) => setTimeout(r, 5_500)); // the key cache (AUTH_KEY_CACHE_MS, 5 s)
-    const res = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { headers: { "X-API-Key": created.key } });
+    const res = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+      headers: { "X-API-Key": created.key },
+    });
     expect(res.status).toBe(401);
   });
 });
@@ -298,14 +347,22 @@ describe("slow consumers", () => {
     socket.on("data", (chunk: Buffer) => (received += chunk.toString()));
     socket.on("close", () => (closed = true));
     socket.on("error", () => undefined);
-    socket.write(`GET /api/v1/stream/sse?workflow_id=${wf.workflowId} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${aliceKey}\r\n\r\n`);
+    socket.write(
+      `GET /api/v1/stream/sse?workflow_id=${wf.workflowId} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${aliceKey}\r\n\r\n`,
+    );
     await new Promise((r) => setTimeout(r, 300));
     socket.pause(); // the client stops reading
-    const overflowed = instance.waitForLog((r) => r.msg === "sse client too slow: closing" && r.workflowId === wf.workflowId, 30_000);
+    const overflowed = instance.waitForLog(
+      (r) => r.msg === "sse client too slow: closing" && r.workflowId === wf.workflowId,
+      30_000,
+    );
     // 8 KB events: the kernel's socket buffers fill first, then the 64 KiB bound of the service.
     const big = "x".repeat(8_000);
     let stop = false;
-    void overflowed.then(() => (stop = true), () => undefined);
+    void overflowed.then(
+      () => (stop = true),
+      () => undefined,
+    );
     for (let i = 0; i < 4_000 && !stop; i++) await wf.emitChunk(big);
     const record = await overflowed;
     expect(record.buffered as number).toBeGreaterThan(65_536);
@@ -320,7 +377,10 @@ describe("slow consumers", () => {
     expect(received).not.toContain("WORKFLOW_COMPLETED"); // cut, not finished
     // The client resumes from the last complete event it parsed.
     const lastSeen = [...received.matchAll(/^id: \d+-(\d+)$/gm)].at(-1)?.[1] ?? "0";
-    const resumed = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { ...alice(), "Last-Event-ID": lastSeen });
+    const resumed = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+      ...alice(),
+      "Last-Event-ID": lastSeen,
+    });
     expect(await resumed.done).toBe("ended");
     expect(resumed.seqs).toEqual(range(Number(lastSeen) + 1, wf.seq));
   });
@@ -350,7 +410,9 @@ describe("rate limit of stream opens (docs/security.md)", () => {
       expect(client.headers!.get("x-ratelimit-remaining")).toBe(String(6000 - i));
       expectReset(client.headers!);
     }
-    const atEnd = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { headers: { ...caller, "Last-Event-ID": wf.published.at(-1)!.stream_id } });
+    const atEnd = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+      headers: { ...caller, "Last-Event-ID": wf.published.at(-1)!.stream_id },
+    });
     expect(atEnd.status).toBe(204);
     expect(atEnd.headers.get("x-ratelimit-limit")).toBe("6000");
     expect(atEnd.headers.get("x-ratelimit-remaining")).toBe("5997");
@@ -387,7 +449,11 @@ describe("rate limit of stream opens (docs/security.md)", () => {
     expect(res.headers.get("retry-after")).toBe(String(body.retry_after));
     expect(res.headers.get("x-ratelimit-limit")).toBe("3");
     expect(res.headers.get("x-ratelimit-remaining")).toBe("0");
-    expect(Math.abs(Number(res.headers.get("x-ratelimit-reset")) - (Math.ceil(Date.now() / 1000) + (body.retry_after as number)))).toBeLessThanOrEqual(1);
+    expect(
+      Math.abs(
+        Number(res.headers.get("x-ratelimit-reset")) - (Math.ceil(Date.now() / 1000) + (body.retry_after as number)),
+      ),
+    ).toBeLessThanOrEqual(1);
     // Events on the open streams are never counted; the task API's own limit is untouched.
     await wf.emit(5, { last: true });
     for (const client of open) {

@@ -54,7 +54,10 @@ export class SseClient {
 
   async #run(headers: Record<string, string>): Promise<"ended" | "aborted" | "error"> {
     try {
-      const res = await fetch(this.url, { headers: { Accept: "text/event-stream", ...headers }, signal: this.#controller.signal });
+      const res = await fetch(this.url, {
+        headers: { Accept: "text/event-stream", ...headers },
+        signal: this.#controller.signal,
+      });
       this.status = res.status;
       this.headers = res.headers;
       if (!res.body || !(res.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
@@ -115,7 +118,8 @@ export class SseClient {
     let finished = false;
     void this.done.then(() => (finished = true));
     while (!check(this)) {
-      if (Date.now() > end) throw new Error(`SSE ${this.url}: timed out waiting for ${what} (got seqs ${this.seqs.join(",")})`);
+      if (Date.now() > end)
+        throw new Error(`SSE ${this.url}: timed out waiting for ${what} (got seqs ${this.seqs.join(",")})`);
       if (finished) {
         await Promise.resolve();
         if (check(this)) return;
@@ -165,7 +169,9 @@ export class WsClient {
       this.ws.once("error", reject);
     });
     this.opened.catch(() => undefined);
-    this.closed = new Promise((resolve) => this.ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })));
+    this.closed = new Promise((resolve) =>
+      this.ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+    );
   }
 
   send(message: Json | string): void {
@@ -174,13 +180,16 @@ export class WsClient {
 
   /** Event messages (they carry a seq) of one workflow. */
   events(workflowId?: string): Json[] {
-    return this.messages.filter((m) => typeof m.seq === "number" && (workflowId === undefined || m.workflow_id === workflowId));
+    return this.messages.filter(
+      (m) => typeof m.seq === "number" && (workflowId === undefined || m.workflow_id === workflowId),
+    );
   }
 
   async waitFor(check: (c: WsClient) => boolean, timeoutMs = 15_000, what = "condition"): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (!check(this)) {
-      if (Date.now() > end) throw new Error(`WebSocket: timed out waiting for ${what}; got ${JSON.stringify(this.messages.slice(-5))}`);
+      if (Date.now() > end)
+        throw new Error(`WebSocket: timed out waiting for ${what}; got ${JSON.stringify(this.messages.slice(-5))}`);
       await new Promise((r) => setTimeout(r, 10));
     }
   }
@@ -221,7 +230,14 @@ export class EventPublisher {
             message: "Workflow completed",
             seq,
             trace_id: TRACE_ID,
-            data: { result: "done", duration_ms: 1, total_tokens: 1, total_cost_usd: 0, agents_used: 1, tools_invoked: 0 },
+            data: {
+              result: "done",
+              duration_ms: 1,
+              total_tokens: 1,
+              total_cost_usd: 0,
+              agents_used: 1,
+              tools_invoked: 0,
+            },
           })
         : seq % 4 === 0
           ? buildEvent({
@@ -251,15 +267,28 @@ export class EventPublisher {
   async emitChunk(chunk: string): Promise<void> {
     const seq = ++this.seq;
     await this.#publish(
-      buildEvent({ workflow_id: this.workflowId, type: "LLM_PARTIAL", agent_id: "agent-1", message: "", seq, trace_id: TRACE_ID, data: { chunk, chunk_index: seq, total_tokens_so_far: seq } }),
+      buildEvent({
+        workflow_id: this.workflowId,
+        type: "LLM_PARTIAL",
+        agent_id: "agent-1",
+        message: "",
+        seq,
+        trace_id: TRACE_ID,
+        data: { chunk, chunk_index: seq, total_tokens_so_far: seq },
+      }),
     );
   }
 
   async #publish(event: TaskEvent): Promise<void> {
-    const ack = await publish(this.#bus, systemSubjects(this.#bus.prefix).events(this.workflowId), new TextEncoder().encode(JSON.stringify(event)), {
-      msgID: eventMessageId(event),
-      expect: { lastSubjectSequence: this.#lastStreamSeq },
-    });
+    const ack = await publish(
+      this.#bus,
+      systemSubjects(this.#bus.prefix).events(this.workflowId),
+      new TextEncoder().encode(JSON.stringify(event)),
+      {
+        msgID: eventMessageId(event),
+        expect: { lastSubjectSequence: this.#lastStreamSeq },
+      },
+    );
     this.#lastStreamSeq = ack.seq;
     this.published.push(event);
   }
@@ -268,7 +297,12 @@ export class EventPublisher {
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 
 export async function openEnvBus(env: E2eEnvironment): Promise<Bus> {
-  return connectBus({ url: env.infra.natsUrl, name: "e2e-stream", prefix: env.natsPrefix, logger: createLogger({ service: "e2e", level: "silent" }) });
+  return connectBus({
+    url: env.infra.natsUrl,
+    name: "e2e-stream",
+    prefix: env.natsPrefix,
+    logger: createLogger({ service: "e2e", level: "silent" }),
+  });
 }
 
 /** A task row owned by the key's user, via the public API (no worker runs it: the test publishes its events). */
@@ -283,7 +317,8 @@ export async function createTask(baseUrl: string, key: string | undefined): Prom
   return body.task_id as string;
 }
 
-export const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+export const range = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
 export function sseUrl(baseUrl: string, query: Record<string, string>): string {
   return `${baseUrl}/stream/sse?${new URLSearchParams(query).toString()}`;
@@ -315,7 +350,10 @@ export async function followSse(options: {
   const events: Json[] = [];
   let lastId: string | undefined;
   for (;;) {
-    if (Date.now() > end) throw new Error(`followSse: no terminal event; connections: ${JSON.stringify(connections.map((c) => c.seqs.length))}`);
+    if (Date.now() > end)
+      throw new Error(
+        `followSse: no terminal event; connections: ${JSON.stringify(connections.map((c) => c.seqs.length))}`,
+      );
     const resumeAfter = lastId ? Number(lastId.split("-")[1]) : 0;
     const client = new SseClient(options.url(), { ...options.headers, ...(lastId ? { "Last-Event-ID": lastId } : {}) });
     await client.done;
@@ -325,7 +363,11 @@ export async function followSse(options: {
     events.push(...seen);
     lastId = client.lastId ?? lastId;
     const last = seen.at(-1);
-    if (last && (last.type === "WORKFLOW_COMPLETED" || (last.type === "ERROR_OCCURRED" && last.data?.terminal === true))) break;
+    if (
+      last &&
+      (last.type === "WORKFLOW_COMPLETED" || (last.type === "ERROR_OCCURRED" && last.data?.terminal === true))
+    )
+      break;
     await new Promise((r) => setTimeout(r, 50));
   }
   return { connections, events };
@@ -370,5 +412,7 @@ export async function followWs(options: {
 
 /** A WebSocket message that ends a subscription: the workflow's terminal event (libs/events terminal.ts). */
 export function isTerminalMessage(m: Json): boolean {
-  return m.type === "WORKFLOW_COMPLETED" || (m.type === "ERROR_OCCURRED" && (m.data as Json | undefined)?.terminal === true);
+  return (
+    m.type === "WORKFLOW_COMPLETED" || (m.type === "ERROR_OCCURRED" && (m.data as Json | undefined)?.terminal === true)
+  );
 }

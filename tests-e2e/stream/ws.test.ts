@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import type { Bus } from "@tog/bus";
 import { startE2eEnvironment, unknownApiKey, type E2eEnvironment } from "@tog/tests-e2e";
-import { createTask, EventPublisher, isTerminalMessage, openEnvBus, range, WsClient, wsUrl, type Json } from "./support.ts";
+import {
+  createTask,
+  EventPublisher,
+  isTerminalMessage,
+  openEnvBus,
+  range,
+  WsClient,
+  wsUrl,
+  type Json,
+} from "./support.ts";
 
 let env: E2eEnvironment;
 let bus: Bus;
@@ -22,7 +31,9 @@ beforeAll(async () => {
   bus = await openEnvBus(env);
   aliceKey = (await env.createApiKey({ user: "alice@example.com", createUser: true })).key;
   bobKey = (await env.createApiKey({ user: "bob@example.com", createUser: true })).key;
-  aliceToken = JSON.parse((await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!).token as string;
+  aliceToken = JSON.parse(
+    (await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!,
+  ).token as string;
 }, 120_000);
 afterAll(async () => {
   await bus?.close();
@@ -32,13 +43,19 @@ afterAll(async () => {
 const alice = () => ({ "X-API-Key": aliceKey });
 const newWorkflow = async () => new EventPublisher(bus, await createTask(env.baseUrl, aliceKey));
 
-async function connect(query: Record<string, string> = {}, headers: Record<string, string> = alice()): Promise<WsClient> {
+async function connect(
+  query: Record<string, string> = {},
+  headers: Record<string, string> = alice(),
+): Promise<WsClient> {
   const client = new WsClient(wsUrl(env.baseUrl, query), headers);
   await client.opened;
   return client;
 }
 
-async function refused(query: Record<string, string>, headers: Record<string, string>): Promise<{ status: number | undefined; body: Json }> {
+async function refused(
+  query: Record<string, string>,
+  headers: Record<string, string>,
+): Promise<{ status: number | undefined; body: Json }> {
   const client = new WsClient(wsUrl(env.baseUrl, query), headers);
   await client.opened.catch(() => undefined);
   await client.closed;
@@ -51,7 +68,11 @@ describe("handshake", () => {
     expect((await refused({}, { "X-API-Key": unknownApiKey() })).status).toBe(401);
     expect((await refused({ api_key: aliceKey }, alice())).status).toBe(401);
     expect((await refused({ token: aliceToken }, {})).status).toBe(401);
-    for (const headers of [alice(), { Authorization: `Bearer ${aliceToken}` }, { Authorization: `Bearer ${aliceKey}` }]) {
+    for (const headers of [
+      alice(),
+      { Authorization: `Bearer ${aliceToken}` },
+      { Authorization: `Bearer ${aliceKey}` },
+    ]) {
       const c = await connect({}, headers);
       c.send({ type: "ping" });
       await c.waitForMessage((m) => m.type === "pong");
@@ -61,7 +82,10 @@ describe("handshake", () => {
 
   it("subscribes to the query's workflow_id at connect, owner only", async () => {
     const wf = await newWorkflow();
-    expect(await refused({ workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({ status: 404, body: { error: "Task not found" } });
+    expect(await refused({ workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({
+      status: 404,
+      body: { error: "Task not found" },
+    });
     expect((await refused({ workflow_id: wf.workflowId, types: "NOPE" }, alice())).status).toBe(400);
     expect((await refused({ workflow_id: wf.workflowId, last_event_id: "x" }, alice())).status).toBe(400);
     await wf.emit(3);
@@ -82,7 +106,10 @@ describe("messages", () => {
   const WF = "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d";
 
   /** Sends one message on a fresh connection; the server must close it with this code and reason, sending nothing. */
-  async function closedBy(sent: string | Json | Buffer, headers: Record<string, string> = alice()): Promise<{ code: number; reason: string }> {
+  async function closedBy(
+    sent: string | Json | Buffer,
+    headers: Record<string, string> = alice(),
+  ): Promise<{ code: number; reason: string }> {
     const c = await connect({}, headers);
     if (Buffer.isBuffer(sent)) c.ws.send(sent, { binary: true });
     else c.send(sent);
@@ -102,8 +129,14 @@ describe("messages", () => {
       [{ kind: "ping" }, 'Invalid message: "type" is required'],
       [{ type: "hello" }, 'Unknown message type: "hello" (expected subscribe, unsubscribe, ping)'],
       [{ type: "subscribe" }, "workflow_id is required"],
-      [{ type: "subscribe", workflow_id: WF, types: ["NOPE"] }, `Invalid types: unknown event type "NOPE" (workflow_id ${WF})`],
-      [{ type: "subscribe", workflow_id: WF, last_event_id: "1-2-3" }, 'Invalid last_event_id: "1-2-3" (expected <millis>-<seq> or a non-negative integer)'],
+      [
+        { type: "subscribe", workflow_id: WF, types: ["NOPE"] },
+        `Invalid types: unknown event type "NOPE" (workflow_id ${WF})`,
+      ],
+      [
+        { type: "subscribe", workflow_id: WF, last_event_id: "1-2-3" },
+        'Invalid last_event_id: "1-2-3" (expected <millis>-<seq> or a non-negative integer)',
+      ],
       [Buffer.from([1, 2, 3]), "Invalid message: binary messages are not supported; send JSON text"],
     ];
     for (const [sent, reason] of cases) expect(await closedBy(sent), String(sent)).toEqual({ code: 4400, reason });
@@ -126,9 +159,15 @@ describe("messages", () => {
   });
 
   it("refuses an unknown or another user's workflow by closing with 4404, naming the workflow", async () => {
-    expect(await closedBy({ type: "subscribe", workflow_id: WF })).toEqual({ code: 4404, reason: `Task not found (workflow_id ${WF})` });
+    expect(await closedBy({ type: "subscribe", workflow_id: WF })).toEqual({
+      code: 4404,
+      reason: `Task not found (workflow_id ${WF})`,
+    });
     const wf = await newWorkflow();
-    expect(await closedBy({ type: "subscribe", workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({ code: 4404, reason: `Task not found (workflow_id ${wf.workflowId})` });
+    expect(await closedBy({ type: "subscribe", workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({
+      code: 4404,
+      reason: `Task not found (workflow_id ${wf.workflowId})`,
+    });
   });
 
   it("multiplexes several workflows, each event naming its workflow; filters, resumes and unsubscribes per workflow", async () => {
@@ -141,11 +180,19 @@ describe("messages", () => {
     // No acknowledgements: a pong after the three subscribes says the server read them.
     c.send({ type: "ping" });
     await c.waitForMessage((m) => m.type === "pong");
-    await Promise.all([a.emit(4, { last: true, delayMs: 2 }), b.emit(9, { last: true, delayMs: 2 }), d.emit(5, { delayMs: 2 })]);
+    await Promise.all([
+      a.emit(4, { last: true, delayMs: 2 }),
+      b.emit(9, { last: true, delayMs: 2 }),
+      d.emit(5, { delayMs: 2 }),
+    ]);
     await c.waitFor((x) => x.messages.filter(isTerminalMessage).length === 2, 10_000, "two workflows ended");
     await c.waitFor((x) => x.events(d.workflowId).length === 4, 5_000, "d's partials");
     expect(c.events(a.workflowId).map((e) => e.seq)).toEqual(range(4, 10));
-    expect(c.events(b.workflowId).map((e) => `${e.seq}:${e.type}`)).toEqual(["4:PROGRESS", "8:PROGRESS", "9:WORKFLOW_COMPLETED"]);
+    expect(c.events(b.workflowId).map((e) => `${e.seq}:${e.type}`)).toEqual([
+      "4:PROGRESS",
+      "8:PROGRESS",
+      "9:WORKFLOW_COMPLETED",
+    ]);
     expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
 
     c.send({ type: "unsubscribe", workflow_id: d.workflowId });
@@ -160,7 +207,10 @@ describe("messages", () => {
     await d.emit(1, { last: true });
     await c.waitFor((x) => x.messages.filter(isTerminalMessage).length === 3, 5_000, "d ended");
     expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5, 7, 8, 9]);
-    expect(c.messages.every((m) => typeof m.seq === "number" || m.type === "pong"), "events and pong only").toBe(true);
+    expect(
+      c.messages.every((m) => typeof m.seq === "number" || m.type === "pong"),
+      "events and pong only",
+    ).toBe(true);
     c.close();
   });
 
@@ -178,7 +228,10 @@ describe("messages", () => {
     const wfs = await Promise.all([newWorkflow(), newWorkflow(), newWorkflow(), newWorkflow()]);
     const c = await connect();
     for (const wf of wfs) c.send({ type: "subscribe", workflow_id: wf.workflowId });
-    expect(await c.closed).toEqual({ code: 4400, reason: `Too many subscriptions on this connection (at most 3) (workflow_id ${wfs[3]!.workflowId})` });
+    expect(await c.closed).toEqual({
+      code: 4400,
+      reason: `Too many subscriptions on this connection (at most 3) (workflow_id ${wfs[3]!.workflowId})`,
+    });
     expect(c.messages).toEqual([]);
   });
 
@@ -274,7 +327,9 @@ describe("rate limit of handshakes (docs/security.md)", () => {
     expect(headers["retry-after"]).toBe(String(body.retry_after));
     expect(headers["x-ratelimit-limit"]).toBe("3");
     expect(headers["x-ratelimit-remaining"]).toBe("0");
-    expect(Math.abs(Number(headers["x-ratelimit-reset"]) - (Math.ceil(Date.now() / 1000) + (body.retry_after as number)))).toBeLessThanOrEqual(1);
+    expect(
+      Math.abs(Number(headers["x-ratelimit-reset"]) - (Math.ceil(Date.now() / 1000) + (body.retry_after as number))),
+    ).toBeLessThanOrEqual(1);
     // Messages and events on open sockets are not counted.
     const wf = await newWorkflow();
     open[0]!.send({ type: "subscribe", workflow_id: wf.workflowId });

@@ -15,7 +15,11 @@ export function headers(c: Client, extra: Record<string, string> = {}): Record<s
 }
 
 export function submit(c: Client, body: Json, extra: Record<string, string> = {}): Promise<JsonResponse<Json>> {
-  return request<Json>(`${c.baseUrl}/tasks`, { method: "POST", headers: headers(c, extra), body: JSON.stringify(body) });
+  return request<Json>(`${c.baseUrl}/tasks`, {
+    method: "POST",
+    headers: headers(c, extra),
+    body: JSON.stringify(body),
+  });
 }
 
 export function get(c: Client, path: string): Promise<JsonResponse<Json>> {
@@ -30,9 +34,19 @@ export function post(c: Client, path: string, body?: Json): Promise<JsonResponse
   });
 }
 
-const TERMINAL = new Set(["TASK_STATUS_COMPLETED", "TASK_STATUS_FAILED", "TASK_STATUS_CANCELLED", "TASK_STATUS_TIMEOUT"]);
+const TERMINAL = new Set([
+  "TASK_STATUS_COMPLETED",
+  "TASK_STATUS_FAILED",
+  "TASK_STATUS_CANCELLED",
+  "TASK_STATUS_TIMEOUT",
+]);
 
-export async function waitForStatus(c: Client, taskId: string, statuses: string[] = [...TERMINAL], timeoutMs = 30_000): Promise<Json> {
+export async function waitForStatus(
+  c: Client,
+  taskId: string,
+  statuses: string[] = [...TERMINAL],
+  timeoutMs = 30_000,
+): Promise<Json> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const res = await get(c, `/tasks/${taskId}`);
@@ -55,8 +69,13 @@ export async function allEvents(c: Client, taskId: string, timeoutMs = 15_000): 
       if ((res.body.events as Json[]).length < 200) break;
     }
     const last = events.at(-1);
-    if (last && (last.type === "WORKFLOW_COMPLETED" || (last.type === "ERROR_OCCURRED" && last.data?.terminal === true))) return events;
-    if (Date.now() > end) throw new Error(`events of ${taskId} have no terminal event: ${events.map((e) => e.type).join(",")}`);
+    if (
+      last &&
+      (last.type === "WORKFLOW_COMPLETED" || (last.type === "ERROR_OCCURRED" && last.data?.terminal === true))
+    )
+      return events;
+    if (Date.now() > end)
+      throw new Error(`events of ${taskId} have no terminal event: ${events.map((e) => e.type).join(",")}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -76,7 +95,9 @@ export async function waitForEvent(c: Client, taskId: string, type: string, time
 /** seq 1..n without gaps or repeats, exactly one terminal event and it is the last. */
 export function expectWellFormed(events: Json[]): void {
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-  const terminal = events.filter((e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true));
+  const terminal = events.filter(
+    (e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true),
+  );
   expect(terminal).toHaveLength(1);
   expect(terminal[0]).toBe(events.at(-1));
   const traceIds = new Set(events.map((e) => e.trace_id));

@@ -4,7 +4,17 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gatewayOperations, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
 import { EVENT_PAYLOAD_SCHEMAS } from "@tog/events";
-import { allEvents, expectWellFormed, get, post, submit, waitForEvent, waitForStatus, type Client, type Json } from "./support.ts";
+import {
+  allEvents,
+  expectWellFormed,
+  get,
+  post,
+  submit,
+  waitForEvent,
+  waitForStatus,
+  type Client,
+  type Json,
+} from "./support.ts";
 
 let env: E2eEnvironment;
 let alice: Client;
@@ -15,8 +25,14 @@ beforeAll(async () => {
     env: { GATEWAY_SKIP_AUTH: "0", RUN_ACK_WAIT_SECONDS: "2", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
     services: { worker: { OFFLINE_CHUNK_DELAY_MS: "15", RUN_LEASE_MS: "1500", APPROVAL_TIMEOUT_SECONDS: "4" } },
   });
-  alice = { baseUrl: env.baseUrl, key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key };
-  bob = { baseUrl: env.baseUrl, key: (await env.createApiKey({ user: "bob@example.com", createUser: true, name: "bob" })).key };
+  alice = {
+    baseUrl: env.baseUrl,
+    key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key,
+  };
+  bob = {
+    baseUrl: env.baseUrl,
+    key: (await env.createApiKey({ user: "bob@example.com", createUser: true, name: "bob" })).key,
+  };
 }, 120_000);
 afterAll(async () => {
   await env?.close();
@@ -26,12 +42,25 @@ describe("the public API document", () => {
   it("lists the contract's 19 endpoints (tasks, streams, sessions, probes) in one OpenAPI document", async () => {
     const ops = await gatewayOperations(env.baseUrl);
     const contract = [
-      "POST /api/v1/tasks", "POST /api/v1/tasks/stream", "GET /api/v1/tasks", "GET /api/v1/tasks/{id}", "GET /api/v1/tasks/{id}/events",
-      "GET /api/v1/tasks/{id}/timeline", "POST /api/v1/tasks/{id}/cancel", "POST /api/v1/approvals/decision",
-      "GET /api/v1/stream/sse", "GET /api/v1/stream/ws",
-      "GET /api/v1/sessions", "GET /api/v1/sessions/{sessionId}", "GET /api/v1/sessions/{sessionId}/history", "GET /api/v1/sessions/{sessionId}/events",
-      "PATCH /api/v1/sessions/{sessionId}", "DELETE /api/v1/sessions/{sessionId}",
-      "GET /api/v1/health", "GET /api/v1/readiness", "GET /api/v1/openapi.json",
+      "POST /api/v1/tasks",
+      "POST /api/v1/tasks/stream",
+      "GET /api/v1/tasks",
+      "GET /api/v1/tasks/{id}",
+      "GET /api/v1/tasks/{id}/events",
+      "GET /api/v1/tasks/{id}/timeline",
+      "POST /api/v1/tasks/{id}/cancel",
+      "POST /api/v1/approvals/decision",
+      "GET /api/v1/stream/sse",
+      "GET /api/v1/stream/ws",
+      "GET /api/v1/sessions",
+      "GET /api/v1/sessions/{sessionId}",
+      "GET /api/v1/sessions/{sessionId}/history",
+      "GET /api/v1/sessions/{sessionId}/events",
+      "PATCH /api/v1/sessions/{sessionId}",
+      "DELETE /api/v1/sessions/{sessionId}",
+      "GET /api/v1/health",
+      "GET /api/v1/readiness",
+      "GET /api/v1/openapi.json",
     ];
     expect(contract).toHaveLength(19);
     for (const op of contract) expect(ops, op).toContain(op);
@@ -42,7 +71,12 @@ describe("submit, poll, history", () => {
   it("runs a simple task on the offline provider to COMPLETED with the contract's shapes", async () => {
     const res = await submit(alice, { query: "Say hello in one short sentence", mode: "simple" });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ task_id: expect.any(String), status: "STATUS_CODE_OK", message: expect.any(String), created_at: expect.any(String) });
+    expect(res.body).toEqual({
+      task_id: expect.any(String),
+      status: "STATUS_CODE_OK",
+      message: expect.any(String),
+      created_at: expect.any(String),
+    });
     const taskId = res.body.task_id as string;
     expect(res.headers.get("x-workflow-id")).toBe(taskId);
     const sessionId = res.headers.get("x-session-id");
@@ -67,14 +101,20 @@ describe("submit, poll, history", () => {
     expectWellFormed(events);
     const types = events.map((e) => e.type);
     expect(types[0]).toBe("WORKFLOW_STARTED");
-    for (const t of ["AGENT_STARTED", "LLM_PROMPT", "LLM_PARTIAL", "LLM_OUTPUT", "WORKFLOW_COMPLETED"]) expect(types).toContain(t);
-    for (const e of events) expect(EVENT_PAYLOAD_SCHEMAS[e.type as keyof typeof EVENT_PAYLOAD_SCHEMAS].safeParse(e.data).success).toBe(true);
+    for (const t of ["AGENT_STARTED", "LLM_PROMPT", "LLM_PARTIAL", "LLM_OUTPUT", "WORKFLOW_COMPLETED"])
+      expect(types).toContain(t);
+    for (const e of events)
+      expect(EVENT_PAYLOAD_SCHEMAS[e.type as keyof typeof EVENT_PAYLOAD_SCHEMAS].safeParse(e.data).success).toBe(true);
     expect(events.at(-1)!.data.result).toBe(detail.result);
 
     const list = await get(alice, `/tasks?session_id=${sessionId}`);
     expect(list.status).toBe(200);
     expect(list.body.total_count).toBe(1);
-    expect(list.body.tasks[0]).toMatchObject({ task_id: taskId, status: "TASK_STATUS_COMPLETED", completed_at: expect.any(String) });
+    expect(list.body.tasks[0]).toMatchObject({
+      task_id: taskId,
+      status: "TASK_STATUS_COMPLETED",
+      completed_at: expect.any(String),
+    });
   });
 
   it("pages the event history by offset and by seq cursor, and builds the same timeline every time", async () => {
@@ -124,7 +164,10 @@ describe("submit, poll, history", () => {
 
   it("submits idempotently: one task per Idempotency-Key", async () => {
     const key = randomUUID();
-    const [a, b] = await Promise.all([submit(alice, { query: "once" }, { "Idempotency-Key": key }), submit(alice, { query: "once" }, { "Idempotency-Key": key })]);
+    const [a, b] = await Promise.all([
+      submit(alice, { query: "once" }, { "Idempotency-Key": key }),
+      submit(alice, { query: "once" }, { "Idempotency-Key": key }),
+    ]);
     expect(a.status).toBe(200);
     expect(b.status).toBe(200);
     expect(a.body.task_id).toBe(b.body.task_id);
@@ -135,7 +178,10 @@ describe("submit, poll, history", () => {
 
 describe("cancellation", () => {
   it("cancels a running task: 202, then CANCELLED with a terminal ERROR_OCCURRED, then 409", async () => {
-    const { body } = await submit(alice, { query: "Write a long essay about the history of computing", mode: "simple" });
+    const { body } = await submit(alice, {
+      query: "Write a long essay about the history of computing",
+      mode: "simple",
+    });
     const taskId = body.task_id as string;
     await waitForEvent(alice, taskId, "LLM_PARTIAL");
     const res = await post(alice, `/tasks/${taskId}/cancel`, { reason: "enough" });
@@ -154,7 +200,10 @@ describe("cancellation", () => {
   });
 
   it("cancels a complex task and every child workflow", async () => {
-    const { body } = await submit(alice, { query: "Research the history of Rome, then compare it with Athens, and summarize both", mode: "complex" });
+    const { body } = await submit(alice, {
+      query: "Research the history of Rome, then compare it with Athens, and summarize both",
+      mode: "complex",
+    });
     const taskId = body.task_id as string;
     await waitForEvent(alice, taskId, "AGENT_STARTED");
     expect((await post(alice, `/tasks/${taskId}/cancel`)).status).toBe(202);
@@ -169,20 +218,48 @@ describe("cancellation", () => {
 });
 
 describe("approvals", () => {
-  const requireApproval = (query: string) => submit(alice, { query, mode: "simple", context: { require_approval: true } });
+  const requireApproval = (query: string) =>
+    submit(alice, { query, mode: "simple", context: { require_approval: true } });
 
   it("approved → the task continues and completes; a second decision is refused", async () => {
     const taskId = (await requireApproval("Summarize the plan")).body.task_id as string;
     const requested = await waitForEvent(alice, taskId, "APPROVAL_REQUESTED");
     const approvalId = requested.data.approval_id as string;
-    expect(requested.data).toMatchObject({ tool_name: expect.any(String), operation: expect.any(String), risk_level: expect.any(String), timeout_seconds: 4 });
-    expect((await post(bob, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId, approved: true })).status).toBe(403);
-    expect((await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: "apr_nope", approved: true })).status).toBe(404);
-    expect((await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId })).status).toBe(400);
-    const res = await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId, approved: true, feedback: "go" });
+    expect(requested.data).toMatchObject({
+      tool_name: expect.any(String),
+      operation: expect.any(String),
+      risk_level: expect.any(String),
+      timeout_seconds: 4,
+    });
+    expect(
+      (await post(bob, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId, approved: true })).status,
+    ).toBe(403);
+    expect(
+      (await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: "apr_nope", approved: true }))
+        .status,
+    ).toBe(404);
+    expect((await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId })).status).toBe(
+      400,
+    );
+    const res = await post(alice, "/approvals/decision", {
+      workflow_id: taskId,
+      approval_id: approvalId,
+      approved: true,
+      feedback: "go",
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ status: "sent", success: true, message: expect.stringContaining(approvalId), workflow_id: taskId, run_id: "", approval_id: approvalId });
-    expect((await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId, approved: false })).status).toBe(409);
+    expect(res.body).toEqual({
+      status: "sent",
+      success: true,
+      message: expect.stringContaining(approvalId),
+      workflow_id: taskId,
+      run_id: "",
+      approval_id: approvalId,
+    });
+    expect(
+      (await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId, approved: false }))
+        .status,
+    ).toBe(409);
     expect((await waitForStatus(alice, taskId)).status).toBe("TASK_STATUS_COMPLETED");
     const events = await allEvents(alice, taskId);
     expectWellFormed(events);
@@ -194,10 +271,16 @@ describe("approvals", () => {
   it("denied → FAILED with APPROVAL_DENIED", async () => {
     const taskId = (await requireApproval("Delete everything")).body.task_id as string;
     const approvalId = (await waitForEvent(alice, taskId, "APPROVAL_REQUESTED")).data.approval_id;
-    expect((await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId, approved: false })).status).toBe(200);
+    expect(
+      (await post(alice, "/approvals/decision", { workflow_id: taskId, approval_id: approvalId, approved: false }))
+        .status,
+    ).toBe(200);
     const detail = await waitForStatus(alice, taskId);
     expect(detail.status).toBe("TASK_STATUS_FAILED");
-    expect((await allEvents(alice, taskId)).at(-1)!.data).toMatchObject({ error_type: "APPROVAL_DENIED", terminal: true });
+    expect((await allEvents(alice, taskId)).at(-1)!.data).toMatchObject({
+      error_type: "APPROVAL_DENIED",
+      terminal: true,
+    });
   });
 
   it("no decision in time → the approval times out and the task fails with APPROVAL_TIMEOUT", async () => {
@@ -205,17 +288,25 @@ describe("approvals", () => {
     const detail = await waitForStatus(alice, taskId, undefined, 20_000);
     expect(detail.status).toBe("TASK_STATUS_FAILED");
     const events = await allEvents(alice, taskId);
-    expect(events.find((e) => e.type === "APPROVAL_DECISION")!.data).toMatchObject({ decision: "timeout", approved_by: "system" });
+    expect(events.find((e) => e.type === "APPROVAL_DECISION")!.data).toMatchObject({
+      decision: "timeout",
+      approved_by: "system",
+    });
     expect(events.at(-1)!.data).toMatchObject({ error_type: "APPROVAL_TIMEOUT" });
   });
 });
 
 describe("worker crash", () => {
   it("a worker SIGKILLed mid-task: another worker resumes from the checkpoints; completes once, seq gap-free, no step repeated", async () => {
-    const spare = await env.stack.startInstance("worker", { env: { OFFLINE_CHUNK_DELAY_MS: "15", RUN_LEASE_MS: "1500" } });
+    const spare = await env.stack.startInstance("worker", {
+      env: { OFFLINE_CHUNK_DELAY_MS: "15", RUN_LEASE_MS: "1500" },
+    });
     await spare.stop(5_000);
     // Only one worker pulls now: the stack's. Kill it while the task is in its second step.
-    const { body } = await submit(alice, { query: "Research the history of Rome, then compare it with Athens, and summarize both", mode: "complex" });
+    const { body } = await submit(alice, {
+      query: "Research the history of Rome, then compare it with Athens, and summarize both",
+      mode: "complex",
+    });
     const taskId = body.task_id as string;
     await waitForEvent(alice, taskId, "LLM_PARTIAL", 20_000);
     await env.service("worker").kill();

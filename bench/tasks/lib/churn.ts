@@ -17,13 +17,19 @@ export interface ChurnResult {
   tables?: Record<string, { live: number; dead: number; hotShare: number }>;
 }
 
-export async function churn(options: { databaseUrl: string; userId: string; tasks: number; batch?: number }): Promise<ChurnResult> {
+export async function churn(options: {
+  databaseUrl: string;
+  userId: string;
+  tasks: number;
+  batch?: number;
+}): Promise<ChurnResult> {
   const db = new pg.Client({ connectionString: options.databaseUrl });
   db.on("error", () => undefined);
   await db.connect();
   const started = performance.now();
   try {
-    for (const t of CHURNED_TABLES) await db.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false, toast.autovacuum_enabled = false)`);
+    for (const t of CHURNED_TABLES)
+      await db.query(`ALTER TABLE ${t} SET (autovacuum_enabled = false, toast.autovacuum_enabled = false)`);
     const batch = options.batch ?? 100;
     // One DO block per batch keeps each step its own transaction (as the services commit them)
     // while the whole churn costs a few hundred round trips.
@@ -69,7 +75,12 @@ export async function churnedTables(databaseUrl: string): Promise<NonNullable<Ch
          FROM pg_stat_user_tables WHERE relname = ANY($1)`,
       [[...CHURNED_TABLES]],
     );
-    return Object.fromEntries(rows.map((r) => [r.relname, { live: Number(r.live), dead: Number(r.dead), hotShare: Number(r.upd) > 0 ? Number(r.hot) / Number(r.upd) : 1 }]));
+    return Object.fromEntries(
+      rows.map((r) => [
+        r.relname,
+        { live: Number(r.live), dead: Number(r.dead), hotShare: Number(r.upd) > 0 ? Number(r.hot) / Number(r.upd) : 1 },
+      ]),
+    );
   } finally {
     await db.end();
   }
@@ -81,7 +92,8 @@ export async function restoreAutovacuum(databaseUrl: string): Promise<void> {
   db.on("error", () => undefined);
   await db.connect();
   try {
-    for (const t of CHURNED_TABLES) await db.query(`ALTER TABLE ${t} RESET (autovacuum_enabled, toast.autovacuum_enabled)`);
+    for (const t of CHURNED_TABLES)
+      await db.query(`ALTER TABLE ${t} RESET (autovacuum_enabled, toast.autovacuum_enabled)`);
   } finally {
     await db.end();
   }

@@ -34,6 +34,7 @@ export async function runLoad(
   });
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
   await Promise.all(pendingHooks);
-  if (!result) throw new Error(`load client (${job.mode} ${job.url}) exited ${code} without a result: ${stderr.slice(-2000)}`);
+  if (!result)
+    throw new Error(`load client (${job.mode} ${job.url}) exited ${code} without a result: ${stderr.slice(-2000)}`);
   return result;
 }

@@ -59,17 +59,35 @@ export async function tableCounters(databaseUrl: string): Promise<TableCounters>
   c.on("error", () => undefined);
   await c.connect();
   try {
-    const { rows } = await c.query<{ relname: string; ins: string; upd: string; hot: string; del: string; seq: string | null; idx: string | null }>(
+    const { rows } = await c.query<{
+      relname: string;
+      ins: string;
+      upd: string;
+      hot: string;
+      del: string;
+      seq: string | null;
+      idx: string | null;
+    }>(
       `SELECT relname, n_tup_ins AS ins, n_tup_upd AS upd, n_tup_hot_upd AS hot, n_tup_del AS del,
               seq_tup_read AS seq, idx_tup_fetch AS idx FROM pg_stat_user_tables`,
     );
     const out: TableCounters = {};
     for (const r of rows)
-      out[r.relname] = { ins: Number(r.ins), upd: Number(r.upd), hot: Number(r.hot), del: Number(r.del), seqRead: Number(r.seq ?? 0), idxFetch: Number(r.idx ?? 0) };
+      out[r.relname] = {
+        ins: Number(r.ins),
+        upd: Number(r.upd),
+        hot: Number(r.hot),
+        del: Number(r.del),
+        seqRead: Number(r.seq ?? 0),
+        idxFetch: Number(r.idx ?? 0),
+      };
     return out;
   } finally {
     await c.end();
   }
 }
 
-export const diffDb = (a: DbCounters, b: DbCounters): DbCounters => ({ commits: b.commits - a.commits, tuples: b.tuples - a.tuples });
+export const diffDb = (a: DbCounters, b: DbCounters): DbCounters => ({
+  commits: b.commits - a.commits,
+  tuples: b.tuples - a.tuples,
+});

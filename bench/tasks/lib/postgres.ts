@@ -30,11 +30,15 @@ export function postgresBinDir(explicit?: string): string {
         .filter((v) => existsSync(path.join(root, v, "bin", "initdb")))
         .sort((a, b) => Number(b) - Number(a))
     : [];
-  if (versions.length === 0) throw new Error("no PostgreSQL binaries under /usr/lib/postgresql (set BENCH_PG_BIN, or BENCH_PG=machine)");
+  if (versions.length === 0)
+    throw new Error("no PostgreSQL binaries under /usr/lib/postgresql (set BENCH_PG_BIN, or BENCH_PG=machine)");
   return path.join(root, versions[0]!, "bin");
 }
 
-export async function startPrivatePostgres(options: { binDir: string; maxConnections: number }): Promise<PrivatePostgres> {
+export async function startPrivatePostgres(options: {
+  binDir: string;
+  maxConnections: number;
+}): Promise<PrivatePostgres> {
   const isRoot = process.getuid?.() === 0;
   const asUser = async (cmd: string, args: string[]) => {
     const file = path.join(options.binDir, cmd);
@@ -50,7 +54,16 @@ export async function startPrivatePostgres(options: { binDir: string; maxConnect
   chmodSync(base, 0o700);
   const port = await freePort();
   try {
-    await asUser("initdb", ["-D", dataDir, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C.UTF-8", "--no-sync"]);
+    await asUser("initdb", [
+      "-D",
+      dataDir,
+      "-U",
+      "postgres",
+      "--auth=trust",
+      "--encoding=UTF8",
+      "--locale=C.UTF-8",
+      "--no-sync",
+    ]);
     // Production-like: autovacuum on (the default, stated so it is visible); everything else
     // stays at the distribution's defaults except what a local bench needs.
     writeFileSync(

@@ -32,7 +32,15 @@ export function markdownTable(header: string[], rows: string[][]): string {
 export function targetsTable(rows: TargetRow[]): string {
   return markdownTable(
     ["#", "target", "measured", "baseline", "ratio", "target", "result"],
-    rows.map((r) => [r.id, r.name, r.measured, r.baseline, r.ratio, r.target, r.pass === undefined ? "n/a" : r.pass ? "PASS" : "FAIL"]),
+    rows.map((r) => [
+      r.id,
+      r.name,
+      r.measured,
+      r.baseline,
+      r.ratio,
+      r.target,
+      r.pass === undefined ? "n/a" : r.pass ? "PASS" : "FAIL",
+    ]),
   );
 }
 

@@ -23,7 +23,13 @@ interface Column {
 }
 
 async function columnsOf(db: pg.Client, table: string): Promise<Column[]> {
-  const { rows } = await db.query<{ column_name: string; data_type: string; column_default: string | null; is_identity: string; is_generated: string }>(
+  const { rows } = await db.query<{
+    column_name: string;
+    data_type: string;
+    column_default: string | null;
+    is_identity: string;
+    is_generated: string;
+  }>(
     `SELECT column_name, data_type, column_default, is_identity, is_generated
        FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`,
     [table],
@@ -31,7 +37,11 @@ async function columnsOf(db: pg.Client, table: string): Promise<Column[]> {
   if (rows.length === 0) throw new Error(`seed: table ${table} not found`);
   return rows
     .filter((r) => r.is_generated !== "ALWAYS")
-    .map((r) => ({ name: r.column_name, type: r.data_type, hasSequence: r.is_identity === "YES" || (r.column_default ?? "").startsWith("nextval(") }));
+    .map((r) => ({
+      name: r.column_name,
+      type: r.data_type,
+      hasSequence: r.is_identity === "YES" || (r.column_default ?? "").startsWith("nextval("),
+    }));
 }
 
 const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
@@ -43,7 +53,14 @@ const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
  */
 async function cloneRows(
   db: pg.Client,
-  options: { table: string; where: string; count: number; overrides: Record<string, string>; rewrite: [string, string][]; shift: string },
+  options: {
+    table: string;
+    where: string;
+    count: number;
+    overrides: Record<string, string>;
+    rewrite: [string, string][];
+    shift: string;
+  },
 ): Promise<number> {
   const cols = (await columnsOf(db, options.table)).filter((c) => !c.hasSequence || c.name in options.overrides);
   const exprs = cols.map((c) => {
@@ -119,7 +136,10 @@ export async function seedHistory(o: SeedOptions): Promise<SeedResult> {
     // 1. `sessions` earlier sessions, each holding one task (the template session's counters are a
     //    one-task session's), and the long session.
     const hasExternalId = await hasColumn(db, "sessions", "external_id");
-    const sessionOverrides = (id: string): Record<string, string> => ({ id, ...(hasExternalId ? { external_id: "NULL" } : {}) });
+    const sessionOverrides = (id: string): Record<string, string> => ({
+      id,
+      ...(hasExternalId ? { external_id: "NULL" } : {}),
+    });
     add(
       "sessions",
       await cloneRows(db, {
@@ -204,14 +224,26 @@ export async function seedHistory(o: SeedOptions): Promise<SeedResult> {
     }
     // 5. The lead's hook for whatever else the schema keeps per user (counter tables, …).
     const fixups = existsSync(FIXUPS_FILE) ? readFileSync(FIXUPS_FILE, "utf8") : "";
-    await db.query("SELECT set_config('bench.seed_user_id', $1, true), set_config('bench.seed_big_session_id', $2, true)", [o.userId, bigSessionId]);
+    await db.query(
+      "SELECT set_config('bench.seed_user_id', $1, true), set_config('bench.seed_big_session_id', $2, true)",
+      [o.userId, bigSessionId],
+    );
     if (fixups.trim()) await db.query(fixups);
     await db.query("COMMIT");
     if (o.analyze) await db.query("ANALYZE");
-    return { bigSessionId, bigSessionLastTaskId, rows, fixups: fixups.replace(/--.*$/gm, "").trim().length > 0, ms: performance.now() - t0 };
+    return {
+      bigSessionId,
+      bigSessionLastTaskId,
+      rows,
+      fixups: fixups.replace(/--.*$/gm, "").trim().length > 0,
+      ms: performance.now() - t0,
+    };
   } catch (err) {
     await db.query("ROLLBACK").catch(() => undefined);
-    throw new Error(`seeding the history failed (schema changed? see bench/tasks/seed-fixups.sql): ${(err as Error).message}`, { cause: err });
+    throw new Error(
+      `seeding the history failed (schema changed? see bench/tasks/seed-fixups.sql): ${(err as Error).message}`,
+      { cause: err },
+    );
   } finally {
     await db.end();
   }

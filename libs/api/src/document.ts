@@ -18,18 +18,28 @@ export const API_VERSION: string = pkg.version;
 export const API_TAGS = [
   { name: "Tasks", description: "Submit, list, inspect and cancel tasks; their event history and timeline." },
   { name: "Approvals", description: "Human approval decisions for workflows waiting on an APPROVAL_REQUESTED." },
-  { name: "Streaming", description: "Live events of a workflow over Server-Sent Events or WebSocket, resumable by id." },
+  {
+    name: "Streaming",
+    description: "Live events of a workflow over Server-Sent Events or WebSocket, resumable by id.",
+  },
   { name: "Sessions", description: "Conversations: lists, metadata, history, turns, title, soft delete." },
   { name: "Auth", description: "Short-lived access tokens for the streaming routes." },
   { name: "Health", description: "Probes and this document (no authentication)." },
 ];
 
 /** Every public route in the document's order: streams, sessions, then the gateway's own. */
-export const PUBLIC_ROUTES = [...STREAM_ROUTES, ...SESSION_ROUTES, ...HEALTH_ROUTES, createAccessTokenRoute, ...TASK_ROUTES];
+export const PUBLIC_ROUTES = [
+  ...STREAM_ROUTES,
+  ...SESSION_ROUTES,
+  ...HEALTH_ROUTES,
+  createAccessTokenRoute,
+  ...TASK_ROUTES,
+];
 
 /** Registers the per-type event schemas (`Event_<TYPE>`, `StreamEvent`) the streaming routes refer to. */
 export function describeEventSchemas(docs: ApiDocs): void {
-  for (const [name, schema] of Object.entries(eventOpenApiSchemas())) docs.registry.registerComponent("schemas", name, schema);
+  for (const [name, schema] of Object.entries(eventOpenApiSchemas()))
+    docs.registry.registerComponent("schemas", name, schema);
 }
 
 /** The document of every public route, under /api/v1 of one base URL. */

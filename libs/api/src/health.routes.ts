@@ -13,9 +13,10 @@ export const HealthSchema = z
   })
   .openapi("Health");
 
-const ChecksSchema = z
-  .record(z.string(), z.string())
-  .openapi({ description: 'Per dependency: "ok", "timed out after <n> ms" or "unavailable" (details in the log).', example: { postgres: "ok", redis: "ok", nats: "ok" } });
+const ChecksSchema = z.record(z.string(), z.string()).openapi({
+  description: 'Per dependency: "ok", "timed out after <n> ms" or "unavailable" (details in the log).',
+  example: { postgres: "ok", redis: "ok", nats: "ok" },
+});
 
 export const ReadySchema = z.object({ status: z.literal("ready"), checks: ChecksSchema }).openapi("Ready");
 

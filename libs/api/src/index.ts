@@ -1,10 +1,32 @@
 // The public HTTP API: every route's definition (schemas, descriptions, operation ids) and the
 // OpenAPI document built from them. Services mount the definitions they serve; nothing here
 // runs a request.
-export { API_TAGS, API_VERSION, describeEventSchemas, PUBLIC_ROUTES, publicApiDocs, publicApiDocument } from "./document.ts";
+export {
+  API_TAGS,
+  API_VERSION,
+  describeEventSchemas,
+  PUBLIC_ROUTES,
+  publicApiDocs,
+  publicApiDocument,
+} from "./document.ts";
 export { describeValue } from "./describe-value.ts";
-export { HealthSchema, healthRoute, NotReadySchema, openApiRoute, PROBE_PREFIXES, readinessRoute, ReadySchema, type ProbePrefix } from "./health.routes.ts";
-export { AccessTokenRequestSchema, AccessTokenSchema, createAccessTokenRoute, TOKEN_MAX_TTL_SECONDS, TOKEN_MIN_TTL_SECONDS } from "./token.routes.ts";
+export {
+  HealthSchema,
+  healthRoute,
+  NotReadySchema,
+  openApiRoute,
+  PROBE_PREFIXES,
+  readinessRoute,
+  ReadySchema,
+  type ProbePrefix,
+} from "./health.routes.ts";
+export {
+  AccessTokenRequestSchema,
+  AccessTokenSchema,
+  createAccessTokenRoute,
+  TOKEN_MAX_TTL_SECONDS,
+  TOKEN_MIN_TTL_SECONDS,
+} from "./token.routes.ts";
 export {
   cancelTaskRoute,
   decideApprovalRoute,
@@ -70,7 +92,13 @@ export {
   renameSessionRoute,
 } from "./sessions/session.routes.ts";
 export { MAX_OFFSET } from "./query-params.ts";
-export { ListSessionsQuery, RenameSessionBody, SessionIdParams, TITLE_MAX_CHARS, TurnsQuery } from "./sessions/request.schemas.ts";
+export {
+  ListSessionsQuery,
+  RenameSessionBody,
+  SessionIdParams,
+  TITLE_MAX_CHARS,
+  TurnsQuery,
+} from "./sessions/request.schemas.ts";
 export {
   SessionDetailSchema,
   SessionHistorySchema,

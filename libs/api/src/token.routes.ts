@@ -16,7 +16,9 @@ export const AccessTokenRequestSchema = z
       .min(TOKEN_MIN_TTL_SECONDS)
       .max(TOKEN_MAX_TTL_SECONDS)
       .optional()
-      .openapi({ description: `Token lifetime, ${TOKEN_MIN_TTL_SECONDS}–${TOKEN_MAX_TTL_SECONDS} s; default AUTH_TOKEN_TTL_SECONDS.` }),
+      .openapi({
+        description: `Token lifetime, ${TOKEN_MIN_TTL_SECONDS}–${TOKEN_MAX_TTL_SECONDS} s; default AUTH_TOKEN_TTL_SECONDS.`,
+      }),
   })
   .strict()
   .openapi("AccessTokenRequest");
@@ -34,7 +36,8 @@ export const createAccessTokenRoute = defineRoute({
   method: "post",
   path: "/api/v1/auth/token",
   summary: "Exchange an API key for a short-lived bearer access token",
-  description: "Only an `X-API-Key` is accepted here (a token cannot mint tokens). The token carries the key owner's user id in `sub`.",
+  description:
+    "Only an `X-API-Key` is accepted here (a token cannot mint tokens). The token carries the key owner's user id in `sub`.",
   tags: ["Auth"],
   operationId: "createAccessToken",
   auth: "apiKey",

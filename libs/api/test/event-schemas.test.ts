@@ -16,7 +16,9 @@ describe("event response schemas", () => {
   });
 
   it("TaskEvent has exactly the fields of a libs/events event", () => {
-    expect(Object.keys(TaskEventSchema.shape).sort()).toEqual([...Object.keys(eventBaseSchema.shape), "type", "data"].sort());
+    expect(Object.keys(TaskEventSchema.shape).sort()).toEqual(
+      [...Object.keys(eventBaseSchema.shape), "type", "data"].sort(),
+    );
     expect(TaskEventSchema.parse(event)).toEqual(event);
   });
 

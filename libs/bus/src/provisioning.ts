@@ -111,7 +111,8 @@ const CONSUMER_RULES: FieldRule[] = [
 export function streamConfigOf(def: StreamDefinition): Partial<StreamConfig> & { name: string } {
   const maxAgeMs = def.maxAgeMs ?? 0;
   const duplicateWindowMs =
-    def.duplicateWindowMs ?? (maxAgeMs > 0 ? Math.min(DEFAULT_DUPLICATE_WINDOW_MS, maxAgeMs) : DEFAULT_DUPLICATE_WINDOW_MS);
+    def.duplicateWindowMs ??
+    (maxAgeMs > 0 ? Math.min(DEFAULT_DUPLICATE_WINDOW_MS, maxAgeMs) : DEFAULT_DUPLICATE_WINDOW_MS);
   return {
     name: def.name,
     description: def.description ?? "",
@@ -201,7 +202,9 @@ async function ensureConsumer(bus: Bus, def: ConsumerDefinition): Promise<Ensure
     changes,
   });
   // The client puts filter_subject into the create API subject, so empty strings must not be sent.
-  const createConfig = Object.fromEntries(Object.entries(desired).filter(([, v]) => v !== "")) as Partial<ConsumerConfig>;
+  const createConfig = Object.fromEntries(
+    Object.entries(desired).filter(([, v]) => v !== ""),
+  ) as Partial<ConsumerConfig>;
   for (let attempt = 0; ; attempt++) {
     let current: Awaited<ReturnType<typeof bus.jsm.consumers.info>> | undefined;
     try {
@@ -233,7 +236,12 @@ async function ensureConsumer(bus: Bus, def: ConsumerDefinition): Promise<Ensure
 }
 
 /** Names of the fields that differ; throws ConfigError when one of them is immutable. */
-function diff(what: string, current: Record<string, unknown>, desired: Record<string, unknown>, rules: FieldRule[]): string[] {
+function diff(
+  what: string,
+  current: Record<string, unknown>,
+  desired: Record<string, unknown>,
+  rules: FieldRule[],
+): string[] {
   const changed: string[] = [];
   for (const rule of rules) {
     if (!(rule.key in desired)) continue;

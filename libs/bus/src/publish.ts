@@ -55,7 +55,11 @@ function producerSpan<T>(subject: string, fn: () => T): T | Promise<T> {
   const destination = subject.split(".").slice(0, 2).join(".");
   return withSpan(`send ${destination}`, fn, {
     kind: SpanKind.PRODUCER,
-    attributes: { "messaging.system": "nats", "messaging.operation.type": "send", "messaging.destination.name": subject },
+    attributes: {
+      "messaging.system": "nats",
+      "messaging.operation.type": "send",
+      "messaging.destination.name": subject,
+    },
   });
 }
 
@@ -70,7 +74,8 @@ async function publishNow(bus: Bus, subject: string, data: Payload, options: Pub
   if (options.timeoutMs !== undefined) opts.timeout = options.timeoutMs;
   if (options.expect) {
     const expect: Partial<JetStreamPublishOptions["expect"]> = {};
-    if (options.expect.lastSubjectSequence !== undefined) expect.lastSubjectSequence = options.expect.lastSubjectSequence;
+    if (options.expect.lastSubjectSequence !== undefined)
+      expect.lastSubjectSequence = options.expect.lastSubjectSequence;
     if (options.expect.lastMsgID !== undefined) expect.lastMsgID = options.expect.lastMsgID;
     opts.expect = expect;
   }
@@ -91,7 +96,6 @@ export function publishCore(bus: Bus, subject: string, data: Payload, options: C
   if (spansExported()) void producerSpan(subject, send);
   else send();
 }
-
 
 /**
  * Tells session caches that a session or one of its tasks changed (after the change committed).

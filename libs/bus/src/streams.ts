@@ -111,7 +111,10 @@ export function eventPersisterConsumer(options: TopologyOptions): ConsumerDefini
 }
 
 /** Every stream and consumer the system needs, in creation order. */
-export function systemTopology(options: TopologyOptions): { streams: StreamDefinition[]; consumers: ConsumerDefinition[] } {
+export function systemTopology(options: TopologyOptions): {
+  streams: StreamDefinition[];
+  consumers: ConsumerDefinition[];
+} {
   return {
     streams: [eventsStream(options), runsStream(options)],
     consumers: [runWorkersConsumer(options), eventPersisterConsumer(options)],

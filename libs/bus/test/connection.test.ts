@@ -59,7 +59,9 @@ describe("connectBus", () => {
   });
 
   it("rejects an invalid prefix and fails fast when NATS is unreachable", async () => {
-    await expect(connectBus({ url: "nats://127.0.0.1:4222", name: "t", prefix: "Bad.Prefix", logger: silentLogger })).rejects.toBeInstanceOf(ConfigError);
+    await expect(
+      connectBus({ url: "nats://127.0.0.1:4222", name: "t", prefix: "Bad.Prefix", logger: silentLogger }),
+    ).rejects.toBeInstanceOf(ConfigError);
     const port = await freePort();
     await expect(
       connectBus({ url: `nats://127.0.0.1:${port}`, name: "t", prefix: "t", logger: silentLogger }),
@@ -130,7 +132,9 @@ async function freePort(): Promise<number> {
 }
 
 async function startServer(port: number, storeDir: string): Promise<ChildProcess> {
-  const child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], { stdio: "ignore" });
+  const child = spawn(NATS_SERVER, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], {
+    stdio: "ignore",
+  });
   await waitFor(() => canConnect(port), 10_000);
   return child;
 }

@@ -100,7 +100,10 @@ describe("ensureStreams / ensureConsumers", () => {
   });
 
   it("creates, keeps, updates and guards durable consumers", async () => {
-    await ensureStreams(bus, [runsStream({ prefix: bus.prefix }), eventsStream({ prefix: bus.prefix, eventsMaxAgeSeconds: 1_800 })]);
+    await ensureStreams(bus, [
+      runsStream({ prefix: bus.prefix }),
+      eventsStream({ prefix: bus.prefix, eventsMaxAgeSeconds: 1_800 }),
+    ]);
     const defs = [runWorkersConsumer({ prefix: bus.prefix }), eventPersisterConsumer({ prefix: bus.prefix })];
     expect((await ensureConsumers(bus, defs)).map((r) => [r.stream, r.name, r.action])).toEqual([
       [bus.streamName("RUNS"), "run-workers", "created"],
@@ -134,8 +137,8 @@ describe("ensureStreams / ensureConsumers", () => {
     await expect(immutable).rejects.toBeInstanceOf(ConfigError);
     await expect(immutable).rejects.toThrow(/Consumer "run-workers" on stream "[A-Z0-9_]+_RUNS": field "ack_policy"/);
 
-    await expect(
-      ensureConsumers(bus, [{ stream: bus.streamName("MISSING"), durable: "x" }]),
-    ).rejects.toThrow(/does not exist/);
+    await expect(ensureConsumers(bus, [{ stream: bus.streamName("MISSING"), durable: "x" }])).rejects.toThrow(
+      /does not exist/,
+    );
   });
 });

@@ -31,7 +31,8 @@ describe("publish", () => {
     await bus.close();
   });
 
-  const storedOn = async (subject: string) => (await bus.jsm.streams.info(stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
+  const storedOn = async (subject: string) =>
+    (await bus.jsm.streams.info(stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
 
   it("JSON-encodes objects once and stores them on the per-workflow subject", async () => {
     const ack = await publish(bus, subjects.events("wf-json"), { type: "WORKFLOW_STARTED", seq: 1, data: { a: "ü" } });
@@ -73,7 +74,9 @@ describe("publish", () => {
     await expect(stale).rejects.toBeInstanceOf(ConflictError);
     await expect(stale).rejects.toThrow(/wrong last sequence/);
     // 0 means "no message on this subject yet": a second "first" event is refused.
-    await expect(publish(bus, subject, { seq: 1 }, { expect: { lastSubjectSequence: 0 } })).rejects.toBeInstanceOf(ConflictError);
+    await expect(publish(bus, subject, { seq: 1 }, { expect: { lastSubjectSequence: 0 } })).rejects.toBeInstanceOf(
+      ConflictError,
+    );
     const fresh = publish(bus, subjects.events("wf-cas-new"), { seq: 1 }, { expect: { lastSubjectSequence: 5 } });
     await expect(fresh).rejects.toBeInstanceOf(ConflictError);
     expect(await storedOn(subject)).toBe(2);
@@ -90,7 +93,9 @@ describe("publish", () => {
     expect(tp?.traceId).toBe(traceId);
 
     // Receive through the durable persister consumer, filtered to this workflow's message.
-    await ensureConsumers(bus, [{ ...eventPersisterConsumer({ prefix: bus.prefix }), durable: "trace-reader", filterSubject: subject }]);
+    await ensureConsumers(bus, [
+      { ...eventPersisterConsumer({ prefix: bus.prefix }), durable: "trace-reader", filterSubject: subject },
+    ]);
     const consumer = await bus.js.consumers.get(stream, "trace-reader");
     const msg = await consumer.next({ expires: 5_000 });
     expect(msg?.seq).toBe(seq);

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureConsumers, ensureStreams, publish, runWorkersConsumer, runsStream, systemSubjects, type Bus } from "@tog/bus";
+import {
+  ensureConsumers,
+  ensureStreams,
+  publish,
+  runWorkersConsumer,
+  runsStream,
+  systemSubjects,
+  type Bus,
+} from "@tog/bus";
 import type { Consumer } from "@nats-io/jetstream";
 import { deleteStreamsOf, openTestBus } from "./helpers.ts";
 

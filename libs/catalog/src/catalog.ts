@@ -143,7 +143,10 @@ export class Catalog {
    * provider that is not configured (and not offline) maps to `[]`; a model is `available`
    * when it is enabled (its provider being configured, or it would not be listed).
    */
-  byProvider(options: { tier?: ModelTier | undefined; configuredProviders: ReadonlySet<string> }): Record<string, ModelRecord[]> {
+  byProvider(options: {
+    tier?: ModelTier | undefined;
+    configuredProviders: ReadonlySet<string>;
+  }): Record<string, ModelRecord[]> {
     const result: Record<string, ModelRecord[]> = {};
     for (const p of this.providerList) result[p.name] = [];
     for (const m of this.models({ tier: options.tier })) {
@@ -160,7 +163,9 @@ export class Catalog {
     if (!m) throw new ValidationError(`Unknown model: ${modelId}`);
     const { promptTokens, completionTokens } = usage;
     if (!isTokenCount(promptTokens) || !isTokenCount(completionTokens)) {
-      throw new ValidationError(`Token counts must be non-negative integers (prompt: ${promptTokens}, completion: ${completionTokens})`);
+      throw new ValidationError(
+        `Token counts must be non-negative integers (prompt: ${promptTokens}, completion: ${completionTokens})`,
+      );
     }
     const usd = (promptTokens * m.price.promptPer1k + completionTokens * m.price.completionPer1k) / 1000;
     // Binary floats turn 0.3 into 0.30000000000000004; a billionth of a cent is far below any price.
@@ -176,7 +181,10 @@ export class Catalog {
     decompositionModelId?: string | undefined;
     defaultTier?: string | undefined;
   }): ModelSelection {
-    const complexityModelId = this.requireSelectable("COMPLEXITY_MODEL_ID", overrides.complexityModelId ?? this.defaults.complexityModelId);
+    const complexityModelId = this.requireSelectable(
+      "COMPLEXITY_MODEL_ID",
+      overrides.complexityModelId ?? this.defaults.complexityModelId,
+    );
     const decompositionModelId = this.requireSelectable(
       "DECOMPOSITION_MODEL_ID",
       overrides.decompositionModelId ?? this.defaults.decompositionModelId,
@@ -191,8 +199,12 @@ export class Catalog {
   private requireSelectable(variable: string, id: string): string {
     const m = this.modelIndex.get(id);
     const valid = this.modelList.filter((x) => x.enabled).map((x) => x.id);
-    if (!m) throw new ConfigError(`${variable}: unknown model id "${id}" in ${this.source} (valid ids: ${valid.join(", ")})`);
-    if (!m.enabled) throw new ConfigError(`${variable}: model "${id}" is disabled in ${this.source} (enabled ids: ${valid.join(", ")})`);
+    if (!m)
+      throw new ConfigError(`${variable}: unknown model id "${id}" in ${this.source} (valid ids: ${valid.join(", ")})`);
+    if (!m.enabled)
+      throw new ConfigError(
+        `${variable}: model "${id}" is disabled in ${this.source} (enabled ids: ${valid.join(", ")})`,
+      );
     return id;
   }
 }

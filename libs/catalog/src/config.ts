@@ -7,27 +7,30 @@ import { MODEL_TIERS } from "./schema.ts";
 // catalog is, which models do complexity analysis and decomposition, and the provider keys.
 
 const apiKey = (provider: string) =>
-  z
-    .string()
-    .optional()
-    .describe(`${provider} API key. Unset or blank: the provider lists no models. Never logged.`);
+  z.string().optional().describe(`${provider} API key. Unset or blank: the provider lists no models. Never logged.`);
 
 export const catalogConfigShape = {
   MODELS_CONFIG_PATH: z
     .string()
     .min(1)
     .optional()
-    .describe("Model catalog YAML (providers, models, central pricing, tier targets). Default: libs/catalog/models.yaml."),
+    .describe(
+      "Model catalog YAML (providers, models, central pricing, tier targets). Default: libs/catalog/models.yaml.",
+    ),
   COMPLEXITY_MODEL_ID: z
     .string()
     .min(1)
     .optional()
-    .describe("Model for complexity analysis; overrides the catalog's defaults.complexity_model_id. Must exist in the catalog."),
+    .describe(
+      "Model for complexity analysis; overrides the catalog's defaults.complexity_model_id. Must exist in the catalog.",
+    ),
   DECOMPOSITION_MODEL_ID: z
     .string()
     .min(1)
     .optional()
-    .describe("Model for task decomposition; overrides the catalog's defaults.decomposition_model_id. Must exist in the catalog."),
+    .describe(
+      "Model for task decomposition; overrides the catalog's defaults.decomposition_model_id. Must exist in the catalog.",
+    ),
   DEFAULT_MODEL_TIER: z
     .enum(MODEL_TIERS)
     .optional()

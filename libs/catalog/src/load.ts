@@ -26,7 +26,10 @@ export function parseCatalog(text: string, source = "<inline>"): Catalog {
   try {
     raw = parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    throw new ConfigError(`Invalid model catalog ${source}: YAML syntax: ${(err as Error).message.split("\n")[0]?.replace(/:$/, "")}`, { cause: err });
+    throw new ConfigError(
+      `Invalid model catalog ${source}: YAML syntax: ${(err as Error).message.split("\n")[0]?.replace(/:$/, "")}`,
+      { cause: err },
+    );
   }
   const parsed = catalogFileSchema.safeParse(raw ?? {});
   if (!parsed.success) {
@@ -43,8 +46,10 @@ export function parseCatalog(text: string, source = "<inline>"): Catalog {
 
 function build(file: CatalogFile, source: string, problems: string[]): Catalog {
   const providers: ProviderEntry[] = Object.entries(file.providers).map(([name, p]) => {
-    if (p.kind !== "offline" && p.api_key_env === undefined) problems.push(`providers.${name}.api_key_env: required for kind ${p.kind}`);
-    if (p.kind !== "offline" && p.base_url === undefined) problems.push(`providers.${name}.base_url: required for kind ${p.kind}`);
+    if (p.kind !== "offline" && p.api_key_env === undefined)
+      problems.push(`providers.${name}.api_key_env: required for kind ${p.kind}`);
+    if (p.kind !== "offline" && p.base_url === undefined)
+      problems.push(`providers.${name}.base_url: required for kind ${p.kind}`);
     return { name, displayName: p.display_name, kind: p.kind, apiKeyEnv: p.api_key_env, baseUrl: p.base_url };
   });
   const providerKinds = new Map(providers.map((p) => [p.name, p.kind]));
@@ -57,10 +62,13 @@ function build(file: CatalogFile, source: string, problems: string[]): Catalog {
     if (seen.has(m.id)) problems.push(`${where}.id: duplicate model id "${m.id}"`);
     seen.add(m.id);
     const kind = providerKinds.get(m.provider);
-    if (kind === undefined) problems.push(`${where}.provider: unknown provider "${m.provider}" (known: ${providerNames})`);
+    if (kind === undefined)
+      problems.push(`${where}.provider: unknown provider "${m.provider}" (known: ${providerNames})`);
     const price = file.pricing[m.id];
     if (price === undefined && kind !== "offline") {
-      problems.push(`pricing.${m.id}: missing; every model needs prompt_per_1k and completion_per_1k (offline models default to 0)`);
+      problems.push(
+        `pricing.${m.id}: missing; every model needs prompt_per_1k and completion_per_1k (offline models default to 0)`,
+      );
     }
     models.push({
       id: m.id,
@@ -82,7 +90,8 @@ function build(file: CatalogFile, source: string, problems: string[]): Catalog {
 
   const t = file.tier_targets;
   const sum = MODEL_TIERS.reduce((acc, tier) => acc + t[tier], 0);
-  if (sum !== 100) problems.push(`tier_targets: must sum to 100 (small ${t.small} + medium ${t.medium} + large ${t.large} = ${sum})`);
+  if (sum !== 100)
+    problems.push(`tier_targets: must sum to 100 (small ${t.small} + medium ${t.medium} + large ${t.large} = ${sum})`);
 
   const enabledIds = models.filter((m) => m.enabled).map((m) => m.id);
   for (const key of ["complexity_model_id", "decomposition_model_id"] as const) {

@@ -22,7 +22,12 @@ describe("Catalog lookups", () => {
     expect(catalog.models({ tier: "small" }).map((m) => m.id)).toEqual(["o-small", "off-small"]);
     expect(catalog.models({ tier: "medium" }).map((m) => m.id)).toEqual(["o-old", "a-medium"]);
     expect(catalog.models().length).toBe(5);
-    expect(catalog.model("a-medium")).toMatchObject({ provider: "anthropic", tier: "medium", contextWindow: 128000, enabled: true });
+    expect(catalog.model("a-medium")).toMatchObject({
+      provider: "anthropic",
+      tier: "medium",
+      contextWindow: 128000,
+      enabled: true,
+    });
     expect(catalog.model("missing")).toBeUndefined();
   });
 });
@@ -87,23 +92,43 @@ describe("byProvider", () => {
       ["o-old", false],
     ]);
     for (const r of Object.values(body).flat()) expect(Object.keys(r)).toEqual(RECORD_KEYS);
-    expect(body.openai?.[1]).toMatchObject({ cost_per_1k_prompt_tokens: 0.00125, cost_per_1k_completion_tokens: 0.01, supports_streaming: false });
+    expect(body.openai?.[1]).toMatchObject({
+      cost_per_1k_prompt_tokens: 0.00125,
+      cost_per_1k_completion_tokens: 0.01,
+      supports_streaming: false,
+    });
   });
 
   it("filters by tier and keeps every provider key", () => {
     const configured = new Set(["openai", "anthropic", "offline"]);
     const large = catalog.byProvider({ tier: "large", configuredProviders: configured });
-    expect(large).toEqual({ openai: [expect.objectContaining({ id: "o-large", tier: "large" })], anthropic: [], offline: [] });
+    expect(large).toEqual({
+      openai: [expect.objectContaining({ id: "o-large", tier: "large" })],
+      anthropic: [],
+      offline: [],
+    });
     const medium = catalog.byProvider({ tier: "medium", configuredProviders: configured });
-    expect(Object.values(medium).flat().map((r) => r.id)).toEqual(["o-old", "a-medium"]);
+    expect(
+      Object.values(medium)
+        .flat()
+        .map((r) => r.id),
+    ).toEqual(["o-old", "a-medium"]);
   });
 });
 
 describe("validateSelection", () => {
   it("uses the file's defaults and applies overrides", () => {
-    expect(catalog.validateSelection({})).toEqual({ complexityModelId: "o-small", decompositionModelId: "a-medium", defaultTier: "small" });
+    expect(catalog.validateSelection({})).toEqual({
+      complexityModelId: "o-small",
+      decompositionModelId: "a-medium",
+      defaultTier: "small",
+    });
     expect(
-      catalog.validateSelection({ complexityModelId: "off-small", decompositionModelId: "o-large", defaultTier: "large" }),
+      catalog.validateSelection({
+        complexityModelId: "off-small",
+        decompositionModelId: "o-large",
+        defaultTier: "large",
+      }),
     ).toEqual({ complexityModelId: "off-small", decompositionModelId: "o-large", defaultTier: "large" });
   });
 
@@ -112,7 +137,9 @@ describe("validateSelection", () => {
     expect(() => catalog.validateSelection({ decompositionModelId: "gpt-9" })).toThrow(
       'DECOMPOSITION_MODEL_ID: unknown model id "gpt-9" in fixture.yaml (valid ids: o-small, o-large, a-medium, off-small)',
     );
-    expect(() => catalog.validateSelection({ complexityModelId: "o-old" })).toThrow('COMPLEXITY_MODEL_ID: model "o-old" is disabled');
+    expect(() => catalog.validateSelection({ complexityModelId: "o-old" })).toThrow(
+      'COMPLEXITY_MODEL_ID: model "o-old" is disabled',
+    );
   });
 
   it("refuses a bad tier", () => {

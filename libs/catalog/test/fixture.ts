@@ -4,7 +4,12 @@ import { stringify } from "yaml";
 export function fixture() {
   return {
     providers: {
-      openai: { display_name: "OpenAI", kind: "openai", api_key_env: "OPENAI_API_KEY", base_url: "https://api.openai.com/v1" },
+      openai: {
+        display_name: "OpenAI",
+        kind: "openai",
+        api_key_env: "OPENAI_API_KEY",
+        base_url: "https://api.openai.com/v1",
+      },
       anthropic: {
         display_name: "Anthropic",
         kind: "anthropic",
@@ -27,7 +32,10 @@ export function fixture() {
       "a-medium": { prompt_per_1k: 0.003, completion_per_1k: 0.015 },
     } as Record<string, Record<string, unknown>>,
     tier_targets: { small: 50, medium: 40, large: 10 } as Record<string, unknown>,
-    defaults: { default_tier: "small", complexity_model_id: "o-small", decomposition_model_id: "a-medium" } as Record<string, unknown>,
+    defaults: { default_tier: "small", complexity_model_id: "o-small", decomposition_model_id: "a-medium" } as Record<
+      string,
+      unknown
+    >,
   };
 }
 

@@ -28,7 +28,10 @@ describe("loadCatalog: the shipped catalog", () => {
     expect(catalog.providers().map((p) => p.name)).toEqual(["openai", "anthropic", "google", "offline"]);
     for (const provider of ["openai", "anthropic", "google", "offline"]) {
       for (const tier of MODEL_TIERS) {
-        expect(catalog.models({ tier }).some((m) => m.provider === provider), `${provider}/${tier}`).toBe(true);
+        expect(
+          catalog.models({ tier }).some((m) => m.provider === provider),
+          `${provider}/${tier}`,
+        ).toBe(true);
       }
     }
     expect(catalog.tierTargets).toEqual({ small: 50, medium: 40, large: 10 });
@@ -60,7 +63,9 @@ describe("loadCatalog: the shipped catalog", () => {
 
 describe("loadCatalog: validation errors", () => {
   it("names a missing file", () => {
-    expect(() => loadCatalog("/nonexistent/models.yaml")).toThrow(/Cannot read model catalog \/nonexistent\/models\.yaml: ENOENT/);
+    expect(() => loadCatalog("/nonexistent/models.yaml")).toThrow(
+      /Cannot read model catalog \/nonexistent\/models\.yaml: ENOENT/,
+    );
   });
 
   it("reports YAML syntax errors", () => {
@@ -96,7 +101,9 @@ describe("loadCatalog: validation errors", () => {
   it("refuses tier targets that do not sum to 100", () => {
     const f = fixture();
     f.tier_targets = { small: 50, medium: 40, large: 20 };
-    expect(loadError(toYaml(f)).message).toContain("tier_targets: must sum to 100 (small 50 + medium 40 + large 20 = 110)");
+    expect(loadError(toYaml(f)).message).toContain(
+      "tier_targets: must sum to 100 (small 50 + medium 40 + large 20 = 110)",
+    );
   });
 
   it("refuses a model of an unknown provider, listing the known ones", () => {

@@ -34,7 +34,10 @@ function readFile(file: string, required: boolean): { base_url?: string; api_key
   }
 }
 
-export function resolveConfig(flags: { baseUrl?: string; apiKey?: string; config?: string }, env: NodeJS.ProcessEnv = process.env): CliConfig {
+export function resolveConfig(
+  flags: { baseUrl?: string; apiKey?: string; config?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): CliConfig {
   const file = configFilePath(flags.config, env);
   const fromFile = readFile(file, flags.config !== undefined || env.TOG_CONFIG !== undefined);
   return {

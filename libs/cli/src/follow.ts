@@ -76,7 +76,9 @@ export async function follow(client: TogClient, out: Output, taskId: string, opt
     view.finish();
   }
   if (interrupted) {
-    out.stderr.write(`\nStopped following; task ${taskId} ${cancelRequested ? "is being cancelled" : "continues"}. Follow again: tog stream ${taskId}\n`);
+    out.stderr.write(
+      `\nStopped following; task ${taskId} ${cancelRequested ? "is being cancelled" : "continues"}. Follow again: tog stream ${taskId}\n`,
+    );
     return EXIT.INTERRUPTED;
   }
   void last;
@@ -86,7 +88,10 @@ export async function follow(client: TogClient, out: Output, taskId: string, opt
     else {
       out.stdout.write(`\n${task.status.replace("TASK_STATUS_", "")}${task.error ? `: ${task.error}` : ""}\n`);
       if (task.result !== undefined) out.stdout.write(`\n${task.result}\n`);
-      if (task.usage) out.stdout.write(`\n${task.usage.total_tokens} tokens${task.usage.estimated_cost !== undefined ? ` · $${task.usage.estimated_cost.toFixed(6)}` : ""}${task.model_used ? ` · ${task.model_used}` : ""}\n`);
+      if (task.usage)
+        out.stdout.write(
+          `\n${task.usage.total_tokens} tokens${task.usage.estimated_cost !== undefined ? ` · $${task.usage.estimated_cost.toFixed(6)}` : ""}${task.model_used ? ` · ${task.model_used}` : ""}\n`,
+        );
     }
   }
   return exitCodeOfStatus(task.status);

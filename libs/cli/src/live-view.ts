@@ -98,7 +98,9 @@ export class LiveView {
         this.line(this.#c(36, `● agent ${e.agent_id} started`) + (e.data.subtask ? `: ${e.data.subtask}` : ""));
         return;
       case "AGENT_COMPLETED":
-        this.line(this.#c(36, `✓ agent ${e.agent_id} finished`) + ` (${e.data.tokens_used} tokens, ${e.data.duration_ms} ms)`);
+        this.line(
+          this.#c(36, `✓ agent ${e.agent_id} finished`) + ` (${e.data.tokens_used} tokens, ${e.data.duration_ms} ms)`,
+        );
         return;
       case "AGENT_FAILED":
         this.line(this.#c(31, `✗ agent ${e.agent_id} failed: ${e.data.error_message}`));
@@ -108,7 +110,9 @@ export class LiveView {
         return;
       case "TOOL_OBSERVATION": {
         const result = typeof e.data.result === "string" ? e.data.result : JSON.stringify(e.data.result);
-        this.line(this.#c(35, `  ↳ ${e.data.tool_name}:`) + ` ${result.length > 200 ? `${result.slice(0, 200)}…` : result}`);
+        this.line(
+          this.#c(35, `  ↳ ${e.data.tool_name}:`) + ` ${result.length > 200 ? `${result.slice(0, 200)}…` : result}`,
+        );
         return;
       }
       case "LLM_PARTIAL":
@@ -138,7 +142,9 @@ export class LiveView {
         return;
       case "APPROVAL_DECISION":
         this.#status = "RUNNING";
-        this.line(this.#c(33, `⏵ approval ${e.data.decision}`) + (e.data.approved_by ? ` by ${e.data.approved_by}` : ""));
+        this.line(
+          this.#c(33, `⏵ approval ${e.data.decision}`) + (e.data.approved_by ? ` by ${e.data.approved_by}` : ""),
+        );
         return;
       case "ERROR_OCCURRED":
         this.line(this.#c(31, `✗ ${e.data.error_type}: ${e.data.error_message}`));
@@ -148,7 +154,10 @@ export class LiveView {
         this.#tokens = e.data.total_tokens;
         this.#cost = e.data.total_cost_usd;
         this.#status = "COMPLETED";
-        this.line(this.#c(32, `■ completed`) + ` in ${(e.data.duration_ms / 1000).toFixed(1)}s · ${e.data.total_tokens} tokens · $${e.data.total_cost_usd.toFixed(6)}`);
+        this.line(
+          this.#c(32, `■ completed`) +
+            ` in ${(e.data.duration_ms / 1000).toFixed(1)}s · ${e.data.total_tokens} tokens · $${e.data.total_cost_usd.toFixed(6)}`,
+        );
         return;
       default:
         this.drawStatus();

@@ -1,5 +1,15 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
-import { TogClient, type EventType, type SessionSummary, type SessionTurn, type StoredEvent, type TaskSummary, type StreamTransport, type TaskStatusFilter, type TaskSubmission } from "@tog/sdk";
+import {
+  TogClient,
+  type EventType,
+  type SessionSummary,
+  type SessionTurn,
+  type StoredEvent,
+  type TaskSummary,
+  type StreamTransport,
+  type TaskStatusFilter,
+  type TaskSubmission,
+} from "@tog/sdk";
 import { resolveConfig } from "./config.ts";
 import { parseContextPairs } from "./context-pairs.ts";
 import { EXIT, exitCodeOf } from "./exit-codes.ts";
@@ -40,7 +50,10 @@ export function buildProgram(run: { exitCode: number }): Command {
   const ctx = (cmd: Command): { client: TogClient; out: Output } => {
     const flags = cmd.optsWithGlobals<GlobalFlags>();
     const config = resolveConfig(flags);
-    return { client: new TogClient({ baseUrl: config.baseUrl, apiKey: config.apiKey }), out: createOutput(flags.json === true) };
+    return {
+      client: new TogClient({ baseUrl: config.baseUrl, apiKey: config.apiKey }),
+      out: createOutput(flags.json === true),
+    };
   };
 
   program
@@ -54,21 +67,40 @@ export function buildProgram(run: { exitCode: number }): Command {
     .option("--idempotency-key <key>", "Idempotency-Key (default: a fresh UUID)")
     .option("-f, --follow", "follow the task live until it ends, then print the result")
     .addOption(new Option("--transport <t>", "stream transport for --follow").choices(["sse", "ws"]).default("sse"))
-    .action(async (query: string, o: { mode?: string; session?: string; context: string[]; modelTier?: string; idempotencyKey?: string; follow?: boolean; transport: StreamTransport }, cmd: Command) => {
-      const { client, out } = ctx(cmd);
-      const body: TaskSubmission = { query };
-      if (o.mode) body.mode = o.mode as TaskSubmission["mode"];
-      if (o.session) body.session_id = o.session;
-      if (o.modelTier) body.model_tier = o.modelTier as TaskSubmission["model_tier"];
-      if (o.context.length > 0) body.context = parseContextPairs(o.context) as TaskSubmission["context"];
-      const submitted = await client.tasks.submit(body, { idempotencyKey: o.idempotencyKey });
-      if (!o.follow) {
-        print(out, submitted, () => `${submitted.task_id}\nsession ${submitted.session_id ?? "-"}${submitted.replayed ? " (replayed)" : ""}`);
-        return;
-      }
-      if (!out.json) out.stdout.write(`task ${submitted.task_id} · session ${submitted.session_id ?? "-"}\n`);
-      run.exitCode = await follow(client, out, submitted.task_id, { transport: o.transport, showResult: true });
-    });
+    .action(
+      async (
+        query: string,
+        o: {
+          mode?: string;
+          session?: string;
+          context: string[];
+          modelTier?: string;
+          idempotencyKey?: string;
+          follow?: boolean;
+          transport: StreamTransport;
+        },
+        cmd: Command,
+      ) => {
+        const { client, out } = ctx(cmd);
+        const body: TaskSubmission = { query };
+        if (o.mode) body.mode = o.mode as TaskSubmission["mode"];
+        if (o.session) body.session_id = o.session;
+        if (o.modelTier) body.model_tier = o.modelTier as TaskSubmission["model_tier"];
+        if (o.context.length > 0) body.context = parseContextPairs(o.context) as TaskSubmission["context"];
+        const submitted = await client.tasks.submit(body, { idempotencyKey: o.idempotencyKey });
+        if (!o.follow) {
+          print(
+            out,
+            submitted,
+            () =>
+              `${submitted.task_id}\nsession ${submitted.session_id ?? "-"}${submitted.replayed ? " (replayed)" : ""}`,
+          );
+          return;
+        }
+        if (!out.json) out.stdout.write(`task ${submitted.task_id} · session ${submitted.session_id ?? "-"}\n`);
+        run.exitCode = await follow(client, out, submitted.task_id, { transport: o.transport, showResult: true });
+      },
+    );
 
   program
     .command("stream")
@@ -77,11 +109,27 @@ export function buildProgram(run: { exitCode: number }): Command {
     .option("--types <list>", "comma-separated event types to show")
     .option("--last-event-id <id>", "resume after this stream id or seq")
     .addOption(new Option("--transport <t>", "sse or ws").choices(["sse", "ws"]).default("sse"))
-    .action(async (workflow: string, o: { types?: string; lastEventId?: string; transport: StreamTransport }, cmd: Command) => {
-      const { client, out } = ctx(cmd);
-      const types = o.types ? (o.types.split(",").map((t) => t.trim()).filter(Boolean) as EventType[]) : undefined;
-      run.exitCode = await follow(client, out, workflow, { transport: o.transport, types, lastEventId: o.lastEventId, showResult: false });
-    });
+    .action(
+      async (
+        workflow: string,
+        o: { types?: string; lastEventId?: string; transport: StreamTransport },
+        cmd: Command,
+      ) => {
+        const { client, out } = ctx(cmd);
+        const types = o.types
+          ? (o.types
+              .split(",")
+              .map((t) => t.trim())
+              .filter(Boolean) as EventType[])
+          : undefined;
+        run.exitCode = await follow(client, out, workflow, {
+          transport: o.transport,
+          types,
+          lastEventId: o.lastEventId,
+          showResult: false,
+        });
+      },
+    );
 
   const tasks = program.command("tasks").description("list and inspect tasks");
   tasks
@@ -94,11 +142,21 @@ export function buildProgram(run: { exitCode: number }): Command {
     .action(async (o: { status?: string; session?: string; limit: number; offset: number }, cmd: Command) => {
       const { client, out } = ctx(cmd);
       const rows: TaskSummary[] = [];
-      for await (const t of client.tasks.list({ status: o.status?.toUpperCase() as TaskStatusFilter | undefined, sessionId: o.session, limit: o.limit, offset: o.offset, pageSize: Math.min(100, Math.max(1, o.limit)) })) rows.push(t);
+      for await (const t of client.tasks.list({
+        status: o.status?.toUpperCase() as TaskStatusFilter | undefined,
+        sessionId: o.session,
+        limit: o.limit,
+        offset: o.offset,
+        pageSize: Math.min(100, Math.max(1, o.limit)),
+      }))
+        rows.push(t);
       print(out, rows, () =>
         rows.length === 0
           ? "no tasks"
-          : table([["TASK", "STATUS", "MODE", "CREATED", "QUERY"], ...rows.map((t) => [t.task_id, bare(t.status), bare(t.mode), t.created_at, short(t.query)])]),
+          : table([
+              ["TASK", "STATUS", "MODE", "CREATED", "QUERY"],
+              ...rows.map((t) => [t.task_id, bare(t.status), bare(t.mode), t.created_at, short(t.query)]),
+            ]),
       );
     });
   tasks
@@ -114,7 +172,11 @@ export function buildProgram(run: { exitCode: number }): Command {
           `query:   ${t.query}`,
           `session: ${t.session_id}`,
           ...(t.error ? [`error:   ${t.error}`] : []),
-          ...(t.usage ? [`usage:   ${t.usage.total_tokens} tokens${t.usage.estimated_cost !== undefined ? `, $${t.usage.estimated_cost.toFixed(6)}` : ""}`] : []),
+          ...(t.usage
+            ? [
+                `usage:   ${t.usage.total_tokens} tokens${t.usage.estimated_cost !== undefined ? `, $${t.usage.estimated_cost.toFixed(6)}` : ""}`,
+              ]
+            : []),
           ...(t.result !== undefined ? ["", t.result] : []),
         ].join("\n"),
       );
@@ -128,7 +190,9 @@ export function buildProgram(run: { exitCode: number }): Command {
       const { client, out } = ctx(cmd);
       const events: StoredEvent[] = [];
       for await (const e of client.tasks.events(id, { afterSeq: o.afterSeq })) events.push(e);
-      print(out, events, () => table(events.map((e) => [String(e.seq), e.timestamp, e.type, e.agent_id, short(e.message, 80)])));
+      print(out, events, () =>
+        table(events.map((e) => [String(e.seq), e.timestamp, e.type, e.agent_id, short(e.message, 80)])),
+      );
     });
   tasks
     .command("timeline")
@@ -157,7 +221,9 @@ export function buildProgram(run: { exitCode: number }): Command {
     .description("wait until the task ends; exit code tells how")
     .action(async (id: string, o: { timeout?: number }, cmd: Command) => {
       const { client, out } = ctx(cmd);
-      const t = await client.tasks.waitUntilDone(id, { timeoutMs: o.timeout === undefined ? undefined : o.timeout * 1000 });
+      const t = await client.tasks.waitUntilDone(id, {
+        timeoutMs: o.timeout === undefined ? undefined : o.timeout * 1000,
+      });
       print(out, t, () => `${t.task_id}  ${bare(t.status)}`);
       const { exitCodeOfStatus } = await import("./exit-codes.ts");
       run.exitCode = exitCodeOfStatus(t.status);
@@ -171,12 +237,25 @@ export function buildProgram(run: { exitCode: number }): Command {
     .option("--approve", "approve it")
     .option("--deny", "deny it")
     .option("--feedback <text>", "a remark for the workflow")
-    .action(async (workflow: string, approval: string, o: { approve?: boolean; deny?: boolean; feedback?: string }, cmd: Command) => {
-      if (o.approve === o.deny) throw new CommanderError(EXIT.USAGE, "tog.usage", "error: give exactly one of --approve or --deny");
-      const { client, out } = ctx(cmd);
-      const r = await client.approvals.decide({ workflowId: workflow, approvalId: approval, approved: o.approve === true, feedback: o.feedback });
-      print(out, r, () => `${o.approve ? "approved" : "denied"}: ${r.message}`);
-    });
+    .action(
+      async (
+        workflow: string,
+        approval: string,
+        o: { approve?: boolean; deny?: boolean; feedback?: string },
+        cmd: Command,
+      ) => {
+        if (o.approve === o.deny)
+          throw new CommanderError(EXIT.USAGE, "tog.usage", "error: give exactly one of --approve or --deny");
+        const { client, out } = ctx(cmd);
+        const r = await client.approvals.decide({
+          workflowId: workflow,
+          approvalId: approval,
+          approved: o.approve === true,
+          feedback: o.feedback,
+        });
+        print(out, r, () => `${o.approve ? "approved" : "denied"}: ${r.message}`);
+      },
+    );
 
   const sessions = program.command("sessions").description("your sessions");
   sessions
@@ -186,9 +265,25 @@ export function buildProgram(run: { exitCode: number }): Command {
     .action(async (o: { limit: number; offset: number }, cmd: Command) => {
       const { client, out } = ctx(cmd);
       const rows: SessionSummary[] = [];
-      for await (const s of client.sessions.list({ limit: o.limit, offset: o.offset, pageSize: Math.min(100, Math.max(1, o.limit)) })) rows.push(s);
+      for await (const s of client.sessions.list({
+        limit: o.limit,
+        offset: o.offset,
+        pageSize: Math.min(100, Math.max(1, o.limit)),
+      }))
+        rows.push(s);
       print(out, rows, () =>
-        rows.length === 0 ? "no sessions" : table([["SESSION", "TASKS", "TOKENS", "CREATED", "TITLE"], ...rows.map((s) => [s.session_id, String(s.task_count), String(s.tokens_used), s.created_at, short((s as { title?: string | null }).title ?? "")])]),
+        rows.length === 0
+          ? "no sessions"
+          : table([
+              ["SESSION", "TASKS", "TOKENS", "CREATED", "TITLE"],
+              ...rows.map((s) => [
+                s.session_id,
+                String(s.task_count),
+                String(s.tokens_used),
+                s.created_at,
+                short((s as { title?: string | null }).title ?? ""),
+              ]),
+            ]),
       );
     });
   sessions
@@ -213,7 +308,9 @@ export function buildProgram(run: { exitCode: number }): Command {
       const { client, out } = ctx(cmd);
       const turns: SessionTurn[] = [];
       for await (const t of client.sessions.turns(id)) turns.push(t);
-      print(out, turns, () => turns.map((t) => `#${t.turn} ${t.user_query}\n  → ${short(t.final_output, 200)}`).join("\n"));
+      print(out, turns, () =>
+        turns.map((t) => `#${t.turn} ${t.user_query}\n  → ${short(t.final_output, 200)}`).join("\n"),
+      );
     });
   sessions
     .command("rename")
@@ -245,13 +342,17 @@ export async function runCli(argv: string[]): Promise<number> {
     return run.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
-      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help") return EXIT.OK;
+      if (err.code === "commander.helpDisplayed" || err.code === "commander.version" || err.code === "commander.help")
+        return EXIT.OK;
       if (err.code === "tog.usage") process.stderr.write(`${err.message}\n`);
       return EXIT.USAGE;
     }
     const json = process.argv.includes("--json");
     const e = err as { message?: string; status?: number };
-    if (json) process.stderr.write(`${JSON.stringify({ error: e.message ?? String(err), ...(e.status !== undefined ? { status: e.status } : {}) })}\n`);
+    if (json)
+      process.stderr.write(
+        `${JSON.stringify({ error: e.message ?? String(err), ...(e.status !== undefined ? { status: e.status } : {}) })}\n`,
+      );
     else process.stderr.write(`tog: ${e.status !== undefined ? `${e.status} ` : ""}${e.message ?? String(err)}\n`);
     return exitCodeOf(err);
   }

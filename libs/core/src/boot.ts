@@ -22,7 +22,10 @@ interface BaseConfig extends TelemetryConfig {
   DEPENDENCY_WAIT_SECONDS: number;
 }
 
-export function bootService<C extends BaseConfig>(service: string, load: (env: NodeJS.ProcessEnv) => C): BootedService<C> {
+export function bootService<C extends BaseConfig>(
+  service: string,
+  load: (env: NodeJS.ProcessEnv) => C,
+): BootedService<C> {
   let config: C;
   try {
     config = load(process.env);
@@ -35,7 +38,7 @@ export function bootService<C extends BaseConfig>(service: string, load: (env: N
   logTracing(logger, telemetry, config.OTEL_EXPORTER_OTLP_ENDPOINT);
   const lifecycle = new Lifecycle({ logger, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }).handleSignals();
   lifecycle.on("clients", "telemetry", () => telemetry.shutdown());
-  const waitFor = <T,>(dependency: Dependency, attempt: () => Promise<T>) =>
+  const waitFor = <T>(dependency: Dependency, attempt: () => Promise<T>) =>
     waitForDependency(dependency, attempt, { logger, timeoutMs: config.DEPENDENCY_WAIT_SECONDS * 1000 });
   return { config, logger, telemetry, lifecycle, waitFor };
 }
@@ -44,7 +47,10 @@ export function bootService<C extends BaseConfig>(service: string, load: (env: N
 export function logTracing(logger: Logger, telemetry: Telemetry, endpoint: string | undefined): void {
   if (!telemetry.exported) return;
   if (telemetry.instrumentations.length > 0) {
-    logger.info({ endpoint: endpoint && redactUrl(endpoint), instrumentations: telemetry.instrumentations }, "tracing: exporting spans over OTLP");
+    logger.info(
+      { endpoint: endpoint && redactUrl(endpoint), instrumentations: telemetry.instrumentations },
+      "tracing: exporting spans over OTLP",
+    );
   } else {
     logger.warn(
       { endpoint: endpoint && redactUrl(endpoint) },

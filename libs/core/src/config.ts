@@ -27,7 +27,12 @@ export const envList = (fallback: string[] = []) =>
     .string()
     .optional()
     .transform((v) =>
-      v === undefined ? fallback : v.split(",").map((s) => s.trim()).filter((s) => s.length > 0),
+      v === undefined
+        ? fallback
+        : v
+            .split(",")
+            .map((s) => s.trim())
+            .filter((s) => s.length > 0),
     );
 
 /** Variables every service reads. */
@@ -60,11 +65,22 @@ export const baseConfigShape = {
   OTEL_RESOURCE_ATTRIBUTES: z
     .string()
     .optional()
-    .describe("Extra resource attributes of every span, `key=value,key2=value2` (values percent-encoded), e.g. deployment.environment.name=staging."),
+    .describe(
+      "Extra resource attributes of every span, `key=value,key2=value2` (values percent-encoded), e.g. deployment.environment.name=staging.",
+    ),
   OTEL_TRACES_SAMPLER: z
-    .enum(["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"])
+    .enum([
+      "always_on",
+      "always_off",
+      "traceidratio",
+      "parentbased_always_on",
+      "parentbased_always_off",
+      "parentbased_traceidratio",
+    ])
     .default("parentbased_always_on")
-    .describe("Which traces are recorded and exported. Unsampled requests still carry their trace id to logs and events."),
+    .describe(
+      "Which traces are recorded and exported. Unsampled requests still carry their trace id to logs and events.",
+    ),
   OTEL_TRACES_SAMPLER_ARG: envNumber(1, 0, 1).describe("Sampling ratio for traceidratio samplers (0..1)."),
   SHUTDOWN_TIMEOUT_MS: envInt(25_000, 1_000).describe(
     "Longest graceful shutdown before the process exits anyway (keep below the pod's termination grace period).",

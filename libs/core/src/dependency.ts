@@ -39,10 +39,12 @@ export class DependencyUnavailableError extends Error {
 export function redactUrl(url: string): string {
   return url
     .split(",")
-    .map((part) => part.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i, (_, scheme: string, auth: string) => {
-      const user = auth.split(":")[0] ?? "";
-      return user ? `${scheme}${user}@` : scheme;
-    }))
+    .map((part) =>
+      part.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/i, (_, scheme: string, auth: string) => {
+        const user = auth.split(":")[0] ?? "";
+        return user ? `${scheme}${user}@` : scheme;
+      }),
+    )
     .join(",");
 }
 
@@ -58,7 +60,12 @@ function reason(err: unknown): string {
 // Prisma's messages span several lines ("Invalid `prisma.$queryRaw()` invocation: … Message: `…`");
 // the last line, and in it the quoted message, is the part worth one log line.
 function oneLine(text: string): string {
-  const last = text.split("\n").map((l) => l.trim()).filter(Boolean).pop() ?? text;
+  const last =
+    text
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .pop() ?? text;
   return /Message: `(.+)`$/.exec(last)?.[1] ?? last;
 }
 
@@ -88,7 +95,8 @@ export async function waitForDependency<T>(
   for (let n = 1; ; n++) {
     try {
       const result = await withDeadline(attempt(), attemptTimeout);
-      if (n > 1) logger.info({ dependency: dependency.name, url, attempts: n }, `${dependency.name} reachable at ${url}`);
+      if (n > 1)
+        logger.info({ dependency: dependency.name, url, attempts: n }, `${dependency.name} reachable at ${url}`);
       return result;
     } catch (err) {
       const why = reason(err);

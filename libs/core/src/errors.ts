@@ -126,7 +126,14 @@ const UNAVAILABLE_TEXT =
  */
 export function isDependencyUnavailable(err: unknown, depth = 0): boolean {
   if (depth > 6 || err === null || typeof err !== "object") return false;
-  const e = err as { code?: unknown; errno?: unknown; message?: unknown; cause?: unknown; errors?: unknown; meta?: { code?: unknown } };
+  const e = err as {
+    code?: unknown;
+    errno?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+    meta?: { code?: unknown };
+  };
   for (const code of [e.code, e.meta?.code]) {
     if (typeof code !== "string") continue;
     if (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code) || UNAVAILABLE_PRISMA.has(code)) return true;

@@ -26,7 +26,12 @@ const REASONS: Record<number, string> = {
  * A complete HTTP/1.1 response with a JSON error body that closes the connection, as raw bytes.
  * `details` are added to the body after `error` (e.g. a 429's `retry_after`).
  */
-export function rawJsonError(status: number, message: string, headers: Record<string, string> = {}, details: Record<string, unknown> = {}): string {
+export function rawJsonError(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  details: Record<string, unknown> = {},
+): string {
   const body = JSON.stringify({ error: message, ...details });
   let head = `HTTP/1.1 ${status} ${REASONS[status] ?? "Error"}\r\nContent-Type: application/json; charset=utf-8\r\n`;
   head += "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n";

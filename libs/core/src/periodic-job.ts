@@ -28,9 +28,11 @@ export function startPeriodicJob<R>(options: PeriodicJobOptions<R>): PeriodicJob
   let running: Promise<R> | undefined;
 
   function runOnce(): Promise<R> {
-    running ??= options.run(() => stopping).finally(() => {
-      running = undefined;
-    });
+    running ??= options
+      .run(() => stopping)
+      .finally(() => {
+        running = undefined;
+      });
     return running;
   }
 

@@ -33,5 +33,9 @@ export function tracesExported(settings: {
   OTEL_SDK_DISABLED?: boolean | undefined;
   OTEL_TRACES_EXPORTER?: "otlp" | "none" | undefined;
 }): boolean {
-  return Boolean(settings.OTEL_EXPORTER_OTLP_ENDPOINT) && !settings.OTEL_SDK_DISABLED && settings.OTEL_TRACES_EXPORTER !== "none";
+  return (
+    Boolean(settings.OTEL_EXPORTER_OTLP_ENDPOINT) &&
+    !settings.OTEL_SDK_DISABLED &&
+    settings.OTEL_TRACES_EXPORTER !== "none"
+  );
 }

@@ -55,7 +55,11 @@ export interface TelemetryOptions {
 
 /** OTEL_TRACES_SAMPLER (+ _ARG) as the OpenTelemetry specification defines them. */
 export function samplerFor(name: TracesSampler = "parentbased_always_on", ratio = 1): Sampler {
-  const root = name.endsWith("always_off") ? new AlwaysOffSampler() : name.endsWith("traceidratio") ? new TraceIdRatioBasedSampler(ratio) : new AlwaysOnSampler();
+  const root = name.endsWith("always_off")
+    ? new AlwaysOffSampler()
+    : name.endsWith("traceidratio")
+      ? new TraceIdRatioBasedSampler(ratio)
+      : new AlwaysOnSampler();
   return name.startsWith("parentbased_") ? new ParentBasedSampler({ root }) : root;
 }
 
@@ -122,7 +126,9 @@ export class ContractTraceContextPropagator implements TextMapPropagator {
   extract(ctx: Context, carrier: unknown, getter: TextMapGetter): Context {
     const raw: unknown = getter.get(carrier, "traceparent");
     const header = Array.isArray(raw) ? (raw[0] as unknown) : raw;
-    return parseTraceparent(typeof header === "string" ? header : undefined) ? this.#w3c.extract(ctx, carrier, getter) : ctx;
+    return parseTraceparent(typeof header === "string" ? header : undefined)
+      ? this.#w3c.extract(ctx, carrier, getter)
+      : ctx;
   }
 
   fields(): string[] {
@@ -199,7 +205,13 @@ export function initTelemetry(options: TelemetryOptions): Telemetry {
   exporting = spanProcessors.length > 0;
   const sdk = exported ? preloadedSdk() : undefined;
   if (sdk) {
-    const started = sdk.start({ serviceName, resourceAttributes: { ...attributes, [ATTR_SERVICE_NAME]: serviceName }, sampler, spanProcessors, propagator });
+    const started = sdk.start({
+      serviceName,
+      resourceAttributes: { ...attributes, [ATTR_SERVICE_NAME]: serviceName },
+      sampler,
+      spanProcessors,
+      propagator,
+    });
     instrumented = sdk.instrumentations.length > 0;
     installed = { exported, instrumentations: sdk.instrumentations, shutdown: () => started.shutdown() };
     return installed;
@@ -255,10 +267,19 @@ export function injectTraceContext(carrier: Record<string, string> = {}, ctx: Co
 export async function withSpan<T>(
   name: string,
   fn: (span: Span) => Promise<T> | T,
-  options: { parent?: Context; kind?: SpanKind; attributes?: Record<string, string | number | boolean>; links?: Link[] } = {},
+  options: {
+    parent?: Context;
+    kind?: SpanKind;
+    attributes?: Record<string, string | number | boolean>;
+    links?: Link[];
+  } = {},
 ): Promise<T> {
   const parent = options.parent ?? context.active();
-  const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links }, parent);
+  const span = tracer().startSpan(
+    name,
+    { kind: options.kind ?? SpanKind.INTERNAL, attributes: options.attributes, links: options.links },
+    parent,
+  );
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));
   } catch (err) {

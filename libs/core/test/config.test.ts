@@ -17,7 +17,12 @@ describe("loadConfig", () => {
       DEBUG: true,
       ORIGINS: ["b", "c"],
     });
-    expect(loadConfig(shape, { NAME: "x", DEBUG: "" })).toEqual({ NAME: "x", PORT: 8081, DEBUG: false, ORIGINS: ["a"] });
+    expect(loadConfig(shape, { NAME: "x", DEBUG: "" })).toEqual({
+      NAME: "x",
+      PORT: 8081,
+      DEBUG: false,
+      ORIGINS: ["a"],
+    });
   });
 
   it("refuses bad values with one ConfigError naming every bad variable", () => {

@@ -1,12 +1,20 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, DependencyUnavailableError, redactUrl, startFailureFields, startFailureMessage, waitForDependency } from "../src/index.ts";
+import {
+  createLogger,
+  DependencyUnavailableError,
+  redactUrl,
+  startFailureFields,
+  startFailureMessage,
+  waitForDependency,
+} from "../src/index.ts";
 
 function capture() {
   const records: Record<string, unknown>[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split("\n").filter(Boolean)) records.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split("\n").filter(Boolean))
+        records.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -59,26 +67,38 @@ describe("waitForDependency", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(failure).toBeInstanceOf(DependencyUnavailableError);
     const message = (failure as Error).message;
-    expect(message).toBe("PostgreSQL unreachable at postgresql://app@db.internal:5432/tog (set by DATABASE_URL) for 0.3 s: getaddrinfo ENOTFOUND db.internal");
+    expect(message).toBe(
+      "PostgreSQL unreachable at postgresql://app@db.internal:5432/tog (set by DATABASE_URL) for 0.3 s: getaddrinfo ENOTFOUND db.internal",
+    );
     expect(records.length).toBeGreaterThanOrEqual(2);
     // the fatal line of a service: no error object (so no stack), the message says it all
-    expect(startFailureFields(failure)).toEqual({ dependency: "PostgreSQL", variable: "DATABASE_URL", url: "postgresql://app@db.internal:5432/tog" });
+    expect(startFailureFields(failure)).toEqual({
+      dependency: "PostgreSQL",
+      variable: "DATABASE_URL",
+      url: "postgresql://app@db.internal:5432/tog",
+    });
     expect(startFailureMessage(failure, "gateway failed to start")).toBe(`gateway failed to start: ${message}`);
     expect(startFailureFields(new Error("other"))).toHaveProperty("err");
   });
 
   it("bounds one silent attempt by its own deadline", async () => {
     const { logger } = capture();
-    const failure = await waitForDependency(pg, () => new Promise(() => undefined), { logger, timeoutMs: 0, attemptTimeoutMs: 50 }).catch(
-      (err: unknown) => err as Error,
-    );
+    const failure = await waitForDependency(pg, () => new Promise(() => undefined), {
+      logger,
+      timeoutMs: 0,
+      attemptTimeoutMs: 50,
+    }).catch((err: unknown) => err as Error);
     expect((failure as Error).message).toContain("no answer within 50 ms");
   });
 
   it("shows the one useful line of a multi-line Prisma error", async () => {
     const { logger } = capture();
-    const prismaLike = new Error("\nInvalid `prisma.$queryRaw()` invocation:\n\n\nRaw query failed. Code: `N/A`. Message: `Can't reach database server at 127.0.0.1:1`");
-    const failure = await waitForDependency(pg, () => Promise.reject(prismaLike), { logger, timeoutMs: 0 }).catch((err: unknown) => err as Error);
+    const prismaLike = new Error(
+      "\nInvalid `prisma.$queryRaw()` invocation:\n\n\nRaw query failed. Code: `N/A`. Message: `Can't reach database server at 127.0.0.1:1`",
+    );
+    const failure = await waitForDependency(pg, () => Promise.reject(prismaLike), { logger, timeoutMs: 0 }).catch(
+      (err: unknown) => err as Error,
+    );
     expect((failure as Error).message).toMatch(/: Can't reach database server at 127\.0\.0\.1:1$/);
   });
 });

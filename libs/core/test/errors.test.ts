@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { AppError, ForbiddenError, isAppError, NotFoundError, RateLimitedError, UnauthorizedError, ValidationError } from "../src/index.ts";
+import {
+  AppError,
+  ForbiddenError,
+  isAppError,
+  NotFoundError,
+  RateLimitedError,
+  UnauthorizedError,
+  ValidationError,
+} from "../src/index.ts";
 
 describe("named errors", () => {
   it("carry a stable code, their class name, the cause and body details", () => {

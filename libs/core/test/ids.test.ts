@@ -8,7 +8,14 @@ describe("isUuid", () => {
   });
 
   it("refuses anything else, including a UUID with surrounding text", () => {
-    for (const v of ["", "nope", "7d0c2f3e5b7a4c1e9a550d6f0f1b2c3d", " 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d\n", "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3g"]) {
+    for (const v of [
+      "",
+      "nope",
+      "7d0c2f3e5b7a4c1e9a550d6f0f1b2c3d",
+      " 7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d",
+      "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d\n",
+      "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3g",
+    ]) {
       expect(isUuid(v), JSON.stringify(v)).toBe(false);
     }
   });

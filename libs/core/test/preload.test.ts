@@ -13,7 +13,10 @@ const PROBE = path.join(import.meta.dirname, "fixtures/telemetry-probe.ts");
 
 async function probe(env: Record<string, string>) {
   // A closed port: the exporter never gets to send (the probe exits first).
-  const { stdout } = await run(process.execPath, ["--import", PRELOAD, PROBE], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 20_000 });
+  const { stdout } = await run(process.execPath, ["--import", PRELOAD, PROBE], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    timeout: 20_000,
+  });
   return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as {
     exported: boolean;
     instrumentations: string[];
@@ -31,14 +34,25 @@ describe("telemetry preload", () => {
     expect(result).toMatchObject({ exported: true, autoInstrumented: true, recording: true, serviceName: "probe" });
     expect(result.patched).toEqual({ http: true, express: true, grpc: true, pg: true, ioredis: true });
     expect(result.instrumentations).toEqual(
-      expect.arrayContaining(["http", "express", "grpc", "pg", "ioredis"].map((name) => `@opentelemetry/instrumentation-${name}`)),
+      expect.arrayContaining(
+        ["http", "express", "grpc", "pg", "ioredis"].map((name) => `@opentelemetry/instrumentation-${name}`),
+      ),
     );
   });
 
   it("the SDK takes OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and OTEL_TRACES_SAMPLER from the service's config", async () => {
     const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9" };
-    const named = await probe({ ...endpoint, OTEL_SERVICE_NAME: "probe-eu", OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=staging" });
-    expect(named).toMatchObject({ autoInstrumented: true, recording: true, serviceName: "probe-eu", environment: "staging" });
+    const named = await probe({
+      ...endpoint,
+      OTEL_SERVICE_NAME: "probe-eu",
+      OTEL_RESOURCE_ATTRIBUTES: "deployment.environment.name=staging",
+    });
+    expect(named).toMatchObject({
+      autoInstrumented: true,
+      recording: true,
+      serviceName: "probe-eu",
+      environment: "staging",
+    });
     const off = await probe({ ...endpoint, OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "0" });
     expect(off).toMatchObject({ autoInstrumented: true, recording: false });
   });
@@ -59,7 +73,10 @@ describe("telemetry preload", () => {
   });
 
   it("an invalid OTEL_* value does not stop the preload: the service's own config load reports it", async () => {
-    const err = await probe({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_TRACES_SAMPLER: "sometimes" }).catch((e: unknown) => e);
+    const err = await probe({
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9",
+      OTEL_TRACES_SAMPLER: "sometimes",
+    }).catch((e: unknown) => e);
     expect(String((err as { stderr?: string }).stderr)).toMatch(/OTEL_TRACES_SAMPLER/);
   });
 });

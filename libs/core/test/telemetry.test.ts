@@ -2,14 +2,28 @@ import { context, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from "@opentelemet
 import { InMemorySpanExporter, SamplingDecision, SimpleSpanProcessor } from "@opentelemetry/sdk-trace";
 import { describe, expect, it } from "vitest";
 import { maskSqlLiterals, pgSpanName } from "../src/auto-instrumentation.ts";
-import { baseConfigShape, ContractTraceContextPropagator, currentTraceIds, initTelemetry, loadConfig, parseResourceAttributes, samplerFor, tracer } from "../src/index.ts";
+import {
+  baseConfigShape,
+  ContractTraceContextPropagator,
+  currentTraceIds,
+  initTelemetry,
+  loadConfig,
+  parseResourceAttributes,
+  samplerFor,
+  tracer,
+} from "../src/index.ts";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const decide = (name: Parameters<typeof samplerFor>[0], ratio: number, parentSampled?: boolean) => {
   const parent =
     parentSampled === undefined
       ? ROOT_CONTEXT
-      : trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE_ID, spanId: "00f067aa0ba902b7", traceFlags: parentSampled ? TraceFlags.SAMPLED : TraceFlags.NONE, isRemote: true });
+      : trace.setSpanContext(ROOT_CONTEXT, {
+          traceId: TRACE_ID,
+          spanId: "00f067aa0ba902b7",
+          traceFlags: parentSampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+          isRemote: true,
+        });
   return samplerFor(name, ratio).shouldSample(parent, TRACE_ID, "x", SpanKind.SERVER, {}, []).decision;
 };
 
@@ -23,7 +37,12 @@ describe("standard OTEL_* settings", () => {
       OTEL_TRACES_SAMPLER_ARG: "0.25",
       OTEL_EXPORTER_OTLP_ENDPOINT: "",
     });
-    expect(c).toMatchObject({ OTEL_TRACES_EXPORTER: "none", OTEL_SERVICE_NAME: "edge-eu", OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: 0.25 });
+    expect(c).toMatchObject({
+      OTEL_TRACES_EXPORTER: "none",
+      OTEL_SERVICE_NAME: "edge-eu",
+      OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+      OTEL_TRACES_SAMPLER_ARG: 0.25,
+    });
     expect(c.OTEL_EXPORTER_OTLP_ENDPOINT).toBeUndefined();
     expect(() => loadConfig(baseConfigShape, { OTEL_TRACES_SAMPLER: "sometimes" })).toThrow(/OTEL_TRACES_SAMPLER/);
   });
@@ -61,7 +80,12 @@ describe("standard OTEL_* settings", () => {
     expect(span?.resource.attributes["deployment.environment.name"]).toBe("staging");
 
     // a client that did not sample: nothing recorded, but logs still get its trace id
-    const parent = trace.setSpanContext(ROOT_CONTEXT, { traceId: TRACE_ID, spanId: "00f067aa0ba902b7", traceFlags: TraceFlags.NONE, isRemote: true });
+    const parent = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: TRACE_ID,
+      spanId: "00f067aa0ba902b7",
+      traceFlags: TraceFlags.NONE,
+      isRemote: true,
+    });
     const unsampled = tracer().startSpan("unsampled", {}, parent);
     expect(unsampled.isRecording()).toBe(false);
     context.with(trace.setSpan(parent, unsampled), () => expect(currentTraceIds()?.trace_id).toBe(TRACE_ID));
@@ -71,8 +95,12 @@ describe("standard OTEL_* settings", () => {
 });
 
 describe("ContractTraceContextPropagator", () => {
-  const getter = { keys: (c: Record<string, string>) => Object.keys(c), get: (c: Record<string, string>, k: string) => c[k] };
-  const extract = (carrier: Record<string, string>) => trace.getSpanContext(new ContractTraceContextPropagator().extract(ROOT_CONTEXT, carrier, getter));
+  const getter = {
+    keys: (c: Record<string, string>) => Object.keys(c),
+    get: (c: Record<string, string>, k: string) => c[k],
+  };
+  const extract = (carrier: Record<string, string>) =>
+    trace.getSpanContext(new ContractTraceContextPropagator().extract(ROOT_CONTEXT, carrier, getter));
 
   it("continues a traceparent of the contract's format, with its tracestate", () => {
     const sc = extract({ traceparent: `00-${TRACE_ID}-00f067aa0ba902b7-01`, tracestate: "vendor=1" });
@@ -89,7 +117,9 @@ describe("ContractTraceContextPropagator", () => {
 
 describe("instrumentation settings", () => {
   it("SQL literals are masked in span attributes; span names keep the operation only", () => {
-    expect(maskSqlLiterals(`INSERT INTO t VALUES ('it''s', E'a\\\\b', '{"q":"secret"}'::jsonb, 3)`)).toBe("INSERT INTO t VALUES (?, ?, ?::jsonb, 3)");
+    expect(maskSqlLiterals(`INSERT INTO t VALUES ('it''s', E'a\\\\b', '{"q":"secret"}'::jsonb, 3)`)).toBe(
+      "INSERT INTO t VALUES (?, ?, ?::jsonb, 3)",
+    );
     expect(pgSpanName("BEGIN;\nWITH s AS (SELECT 1) SELECT * FROM s", "tog")).toBe("pg.query:BEGIN tog");
     expect(pgSpanName("  select 1", undefined)).toBe("pg.query:SELECT");
   });

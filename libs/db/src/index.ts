@@ -3,4 +3,13 @@ export { migrate, readMigrations, type MigrateOptions, type MigrationFile } from
 export { dbConfigShape } from "./config.ts";
 export { SCHEMA_PATH, MIGRATIONS_DIR } from "./paths.ts";
 export { Prisma } from "./generated/prisma/client.ts";
-export type { User, ApiKey, Session, Task, TaskStep, Approval, TaskSignal, TaskEvent as TaskEventRecord } from "./generated/prisma/client.ts";
+export type {
+  User,
+  ApiKey,
+  Session,
+  Task,
+  TaskStep,
+  Approval,
+  TaskSignal,
+  TaskEvent as TaskEventRecord,
+} from "./generated/prisma/client.ts";

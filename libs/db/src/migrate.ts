@@ -39,7 +39,10 @@ export interface MigrateOptions {
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<MigrationFile[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const names = entries.filter((e) => e.isDirectory()).map((e) => e.name).sort();
+  const names = entries
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
   return Promise.all(
     names.map(async (name) => {
       const sql = await readFile(path.join(dir, name, "migration.sql"), "utf8");
@@ -57,9 +60,12 @@ export async function migrate(options: MigrateOptions): Promise<string[]> {
   try {
     await client.query("SELECT pg_advisory_lock($1)", [PRISMA_ADVISORY_LOCK]);
     await client.query(BOOKKEEPING_DDL);
-    const { rows } = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
-      `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"`,
-    );
+    const { rows } = await client.query<{
+      migration_name: string;
+      checksum: string;
+      finished_at: Date | null;
+      rolled_back_at: Date | null;
+    }>(`SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"`);
     const failed = rows.find((r) => r.finished_at === null && r.rolled_back_at === null);
     if (failed) {
       throw new ConfigError(`Migration ${failed.migration_name} failed earlier and must be resolved before migrating`);

@@ -25,13 +25,17 @@ describe("list pages whatever the statistics say", () => {
     const other = randomUUID();
     for (const id of [other, user]) await client.query("INSERT INTO users (id, name) VALUES ($1, 'u')", [id]);
     // Someone else's history, analyzed; then this user's rows, never analyzed.
-    await client.query("INSERT INTO sessions (id, user_id, token_budget) SELECT gen_random_uuid(), $1, 1000 FROM generate_series(1, 500)", [other]);
+    await client.query(
+      "INSERT INTO sessions (id, user_id, token_budget) SELECT gen_random_uuid(), $1, 1000 FROM generate_series(1, 500)",
+      [other],
+    );
     await client.query("ANALYZE");
     await client.query(
       `INSERT INTO sessions (id, user_id, token_budget, last_activity_at) SELECT gen_random_uuid(), $1, 1000, '2026-01-01' FROM generate_series(1, $2::int)`,
       [user, ROWS],
     );
-    session = (await client.query<{ id: string }>("SELECT id FROM sessions WHERE user_id = $1 LIMIT 1", [user])).rows[0]!.id;
+    session = (await client.query<{ id: string }>("SELECT id FROM sessions WHERE user_id = $1 LIMIT 1", [user]))
+      .rows[0]!.id;
     await client.query(
       `INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id, result, created_at)
        SELECT gen_random_uuid(), $1, CASE WHEN g % 4 = 0 THEN $2::uuid ELSE s.id END, 'q', 'COMPLETED', '{}', repeat('0', 32), 'r', '2026-01-01'
@@ -48,10 +52,9 @@ describe("list pages whatever the statistics say", () => {
   /** Shared buffers touched to run `sql` (after one warm-up run, so catalog lookups do not count). */
   async function buffers(sql: string, params: unknown[]): Promise<number> {
     await client.query(sql, params);
-    const { rows } = await client.query<{ "QUERY PLAN": { "Plan": { "Shared Hit Blocks": number; "Shared Read Blocks": number } }[] }>(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`,
-      params,
-    );
+    const { rows } = await client.query<{
+      "QUERY PLAN": { Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }[];
+    }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
     const plan = rows[0]!["QUERY PLAN"][0]!.Plan;
     return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
   }
@@ -75,19 +78,35 @@ describe("list pages whatever the statistics say", () => {
     ["tasks_page by status", "SELECT id FROM tasks_page($1::uuid, 'COMPLETED', 5, 0)", () => [user]],
     ["session_tasks_newest", "SELECT id FROM session_tasks_newest($1::uuid, NULL, 5, 0)", () => [session]],
     ["session_tasks_oldest", "SELECT id FROM session_tasks_oldest($1::uuid, 10, 0)", () => [session]],
-    ["earlier_turns, newest", "SELECT id FROM earlier_turns($1::uuid, now(), gen_random_uuid(), true, 25)", () => [session]],
-    ["earlier_turns, oldest", "SELECT id FROM earlier_turns($1::uuid, now(), gen_random_uuid(), false, 3)", () => [session]],
+    [
+      "earlier_turns, newest",
+      "SELECT id FROM earlier_turns($1::uuid, now(), gen_random_uuid(), true, 25)",
+      () => [session],
+    ],
+    [
+      "earlier_turns, oldest",
+      "SELECT id FROM earlier_turns($1::uuid, now(), gen_random_uuid(), false, 3)",
+      () => [session],
+    ],
   ])("%s reads a page, not the history", async (_name, sql, params) => {
     expect(await buffers(sql, params())).toBeLessThan(60);
   });
 
   it("pages come in the order the lists promise", async () => {
     const ids = async (sql: string, p: unknown[]) => (await client.query<{ id: string }>(sql, p)).rows.map((r) => r.id);
-    const newest = await ids("SELECT id::text FROM tasks WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 7", [user]);
+    const newest = await ids(
+      "SELECT id::text FROM tasks WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT 7",
+      [user],
+    );
     expect(await ids("SELECT id::text FROM tasks_page($1::uuid, NULL, 7, 0)", [user])).toEqual(newest);
-    const oldest = await ids("SELECT id::text FROM tasks WHERE session_id = $1 ORDER BY created_at, id LIMIT 5 OFFSET 3", [session]);
+    const oldest = await ids(
+      "SELECT id::text FROM tasks WHERE session_id = $1 ORDER BY created_at, id LIMIT 5 OFFSET 3",
+      [session],
+    );
     expect(await ids("SELECT id::text FROM session_tasks_oldest($1::uuid, 5, 3)", [session])).toEqual(oldest);
     const all = await ids("SELECT id::text FROM tasks WHERE session_id = $1", [session]);
-    expect(await ids("SELECT id::text FROM session_tasks_oldest($1::uuid, NULL, 0)", [session])).toHaveLength(all.length);
+    expect(await ids("SELECT id::text FROM session_tasks_oldest($1::uuid, NULL, 0)", [session])).toHaveLength(
+      all.length,
+    );
   });
 });

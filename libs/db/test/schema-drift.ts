@@ -73,25 +73,44 @@ const SCALAR_TYPES: Record<string, string> = {
 function nativeTypeName([name, args]: [string, string[]]): string {
   const a = args.length ? `(${args.join(",")})` : "";
   switch (name) {
-    case "Uuid": return "uuid";
-    case "Text": return "text";
-    case "VarChar": return `character varying${a}`;
-    case "Char": return `character${a}`;
-    case "Timestamptz": return `timestamp${a || "(6)"} with time zone`;
-    case "Timestamp": return `timestamp${a || "(6)"} without time zone`;
-    case "Date": return "date";
-    case "Integer": return "integer";
-    case "SmallInt": return "smallint";
-    case "BigInt": return "bigint";
-    case "DoublePrecision": return "double precision";
-    case "Real": return "real";
-    case "Decimal": return `numeric${a}`;
-    case "Boolean": return "boolean";
-    case "JsonB": return "jsonb";
-    case "Json": return "json";
-    case "ByteA": return "bytea";
-    case "Inet": return "inet";
-    default: throw new Error(`schema-drift: native type @db.${name} is not mapped yet; add it here`);
+    case "Uuid":
+      return "uuid";
+    case "Text":
+      return "text";
+    case "VarChar":
+      return `character varying${a}`;
+    case "Char":
+      return `character${a}`;
+    case "Timestamptz":
+      return `timestamp${a || "(6)"} with time zone`;
+    case "Timestamp":
+      return `timestamp${a || "(6)"} without time zone`;
+    case "Date":
+      return "date";
+    case "Integer":
+      return "integer";
+    case "SmallInt":
+      return "smallint";
+    case "BigInt":
+      return "bigint";
+    case "DoublePrecision":
+      return "double precision";
+    case "Real":
+      return "real";
+    case "Decimal":
+      return `numeric${a}`;
+    case "Boolean":
+      return "boolean";
+    case "JsonB":
+      return "jsonb";
+    case "Json":
+      return "json";
+    case "ByteA":
+      return "bytea";
+    case "Inet":
+      return "inet";
+    default:
+      throw new Error(`schema-drift: native type @db.${name} is not mapped yet; add it here`);
   }
 }
 
@@ -119,7 +138,9 @@ export async function expectedShape(): Promise<DatabaseShape> {
           const target = models.get(f.type)!;
           const from = f.relationFromFields.map((x) => column(m, x)).join(", ");
           const to = (f.relationToFields ?? []).map((x) => column(target, x)).join(", ");
-          t.foreignKeys.push(`(${from}) -> ${table(target)}(${to}) on delete ${(f.relationOnDelete ?? (f.isRequired ? "Restrict" : "SetNull")).toUpperCase()}`);
+          t.foreignKeys.push(
+            `(${from}) -> ${table(target)}(${to}) on delete ${(f.relationOnDelete ?? (f.isRequired ? "Restrict" : "SetNull")).toUpperCase()}`,
+          );
         }
         continue;
       }
@@ -129,7 +150,8 @@ export async function expectedShape(): Promise<DatabaseShape> {
       else type = SCALAR_TYPES[f.type] ?? "?";
       if (f.isList) type = `${type}[]`;
       const def = f.default;
-      const clientSide = typeof def === "object" && def !== null && !Array.isArray(def) && CLIENT_DEFAULTS.has(def.name);
+      const clientSide =
+        typeof def === "object" && def !== null && !Array.isArray(def) && CLIENT_DEFAULTS.has(def.name);
       t.columns[f.dbName ?? f.name] = {
         type,
         nullable: !f.isRequired,
@@ -159,7 +181,13 @@ export async function actualShape(client: pg.Client, schema = "public"): Promise
   );
   for (const { relname, oid } of tables.rows) {
     const t: TableShape = { columns: {}, primaryKey: [], indexes: [], foreignKeys: [] };
-    const cols = await client.query<{ attname: string; type: string; notnull: boolean; hasdef: boolean; attnum: number }>(
+    const cols = await client.query<{
+      attname: string;
+      type: string;
+      notnull: boolean;
+      hasdef: boolean;
+      attnum: number;
+    }>(
       `SELECT a.attname, format_type(a.atttypid, a.atttypmod) AS type, a.attnotnull AS notnull, a.atthasdef AS hasdef, a.attnum
        FROM pg_attribute a WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped`,
       [oid],
@@ -178,7 +206,13 @@ export async function actualShape(client: pg.Client, schema = "public"): Promise
       if (i.indisprimary) t.primaryKey = names;
       else t.indexes.push(`${i.indisunique ? "unique" : "index"}(${names.join(", ")})`);
     }
-    const fks = await client.query<{ conkey: number[]; confkey: number[]; target: string; target_oid: number; confdeltype: string }>(
+    const fks = await client.query<{
+      conkey: number[];
+      confkey: number[];
+      target: string;
+      target_oid: number;
+      confdeltype: string;
+    }>(
       `SELECT conkey, confkey, confrelid::regclass::text AS target, confrelid AS target_oid, confdeltype
        FROM pg_constraint WHERE conrelid = $1 AND contype = 'f'`,
       [oid],
@@ -191,7 +225,9 @@ export async function actualShape(client: pg.Client, schema = "public"): Promise
       const tmap = new Map(targetCols.rows.map((c) => [c.attnum, c.attname]));
       const from = fk.conkey.map((n) => byNum.get(n)).join(", ");
       const to = fk.confkey.map((n) => tmap.get(n)).join(", ");
-      t.foreignKeys.push(`(${from}) -> ${fk.target.replace(/"/g, "")}(${to}) on delete ${ON_DELETE[fk.confdeltype] ?? fk.confdeltype}`);
+      t.foreignKeys.push(
+        `(${from}) -> ${fk.target.replace(/"/g, "")}(${to}) on delete ${ON_DELETE[fk.confdeltype] ?? fk.confdeltype}`,
+      );
     }
     t.indexes.sort();
     t.foreignKeys.sort();

@@ -56,9 +56,13 @@ describe("user_counters", () => {
     );
     const real: Record<string, number> = {};
     for (const s of STATUSES) {
-      real[s] = (await pool.query("SELECT count(*)::int AS n FROM tasks WHERE user_id = $1 AND status = $2", [userId, s])).rows[0].n;
+      real[s] = (
+        await pool.query("SELECT count(*)::int AS n FROM tasks WHERE user_id = $1 AND status = $2", [userId, s])
+      ).rows[0].n;
     }
-    real.sessions = (await pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND deleted_at IS NULL", [userId])).rows[0].n;
+    real.sessions = (
+      await pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND deleted_at IS NULL", [userId])
+    ).rows[0].n;
     return { counters: counters.rows[0], real };
   }
 
@@ -79,7 +83,9 @@ describe("user_counters", () => {
     // Claims and finishes from 8 connections at once, as workers do.
     await Promise.all(tasks.map((t) => pool.query("UPDATE tasks SET status = 'RUNNING' WHERE id = $1", [t.id])));
     await Promise.all(
-      tasks.map((t, i) => pool.query("UPDATE tasks SET status = $2, updated_at = now() WHERE id = $1", [t.id, STATUSES[2 + (i % 4)]])),
+      tasks.map((t, i) =>
+        pool.query("UPDATE tasks SET status = $2, updated_at = now() WHERE id = $1", [t.id, STATUSES[2 + (i % 4)]]),
+      ),
     );
     // An update that does not change the status leaves the counts alone.
     await pool.query("UPDATE tasks SET status = status, mode = 'EXECUTION_MODE_SIMPLE' WHERE user_id = $1", [alice]);

@@ -8,7 +8,17 @@ import { Pool } from "undici";
 // of `npm start` pays for this hop (docs/performance.md "The public port").
 
 /** Hop-by-hop headers (RFC 9110 7.6.1): never forwarded in either direction. */
-const HOP_BY_HOP = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 /** Request headers this hop answered itself (the router's server already sent `100 Continue`). */
 const ANSWERED_HERE = "expect";
 const FORWARDED = new Set(["x-forwarded-for", "x-forwarded-host", "x-forwarded-proto", "x-forwarded-port"]);
@@ -32,7 +42,13 @@ export class Upstreams {
     if (!pool) {
       // Timeouts are set per request (a stream has none); a free connection closes after 4 s idle,
       // under the services' own keep-alive timeout, so the router never reuses one being closed.
-      pool = new Pool(target.origin, { connections: null, pipelining: 1, keepAliveTimeout: 4_000, headersTimeout: 0, bodyTimeout: 0 });
+      pool = new Pool(target.origin, {
+        connections: null,
+        pipelining: 1,
+        keepAliveTimeout: 4_000,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+      });
       this.#pools.set(target.origin, pool);
     }
     return pool;
@@ -54,7 +70,12 @@ export interface ForwardOptions {
 }
 
 /** Forwards one request to `target` and pipes the answer back. */
-export function forward(req: http.IncomingMessage, res: http.ServerResponse, target: Target, options: ForwardOptions): void {
+export function forward(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  target: Target,
+  options: ForwardOptions,
+): void {
   const raw = req.rawHeaders;
   const headers: string[] = [];
   let xff: string | undefined;
@@ -76,10 +97,14 @@ export function forward(req: http.IncomingMessage, res: http.ServerResponse, tar
   }
   const remote = req.socket.remoteAddress ?? "";
   headers.push(
-    "X-Forwarded-For", xff === undefined ? remote : `${xff}, ${remote}`,
-    "X-Forwarded-Host", req.headers.host ?? "",
-    "X-Forwarded-Proto", "http",
-    "X-Forwarded-Port", String(req.socket.localPort ?? ""),
+    "X-Forwarded-For",
+    xff === undefined ? remote : `${xff}, ${remote}`,
+    "X-Forwarded-Host",
+    req.headers.host ?? "",
+    "X-Forwarded-Proto",
+    "http",
+    "X-Forwarded-Port",
+    String(req.socket.localPort ?? ""),
   );
 
   const declared = req.headers["content-length"];
@@ -87,7 +112,9 @@ export function forward(req: http.IncomingMessage, res: http.ServerResponse, tar
   if (!chunked && length > 0 && length <= BUFFERED_BODY_BYTES) {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => send(req, res, target, headers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), options));
+    req.on("end", () =>
+      send(req, res, target, headers, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), options),
+    );
     return;
   }
   send(req, res, target, headers, chunked || length > 0 ? req : null, options);

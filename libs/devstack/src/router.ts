@@ -78,7 +78,10 @@ function pathOf(url: string | undefined): string {
   return q === -1 ? raw : raw.slice(0, q);
 }
 
-function pick(rules: CompiledRule[], url: string | undefined): { rule: CompiledRule; target: string; parsed: Target } | undefined {
+function pick(
+  rules: CompiledRule[],
+  url: string | undefined,
+): { rule: CompiledRule; target: string; parsed: Target } | undefined {
   const path = pathOf(url);
   for (const rule of rules) {
     if (rule.prefix === "" || path === rule.prefix || path.startsWith(`${rule.prefix}/`)) {

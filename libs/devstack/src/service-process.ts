@@ -118,14 +118,18 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const lines: OutputLine[] = [];
   const waiters = new Set<(line: OutputLine) => void>();
 
-  const child = spawn(process.execPath, ["--import", GUARD, "--import", TELEMETRY_PRELOAD, options.entry, ...(options.args ?? [])], {
-    cwd: options.cwd,
-    env: childEnv(options.env),
-    stdio: ["ignore", options.logs === "inherit" ? "inherit" : "pipe", "pipe", "ipc"],
-    // Own process group: a terminal's Ctrl-C reaches only the parent, which then stops
-    // children in order (router first) instead of every process racing to exit.
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    ["--import", GUARD, "--import", TELEMETRY_PRELOAD, options.entry, ...(options.args ?? [])],
+    {
+      cwd: options.cwd,
+      env: childEnv(options.env),
+      stdio: ["ignore", options.logs === "inherit" ? "inherit" : "pipe", "pipe", "ipc"],
+      // Own process group: a terminal's Ctrl-C reaches only the parent, which then stops
+      // children in order (router first) instead of every process racing to exit.
+      detached: true,
+    },
+  );
   live.add(child);
   child.channel?.unref();
 
@@ -145,7 +149,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     if (text.startsWith("{")) {
       try {
         const parsed: unknown = JSON.parse(text);
-        if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) line.json = parsed as Record<string, unknown>;
+        if (parsed && typeof parsed === "object" && !Array.isArray(parsed))
+          line.json = parsed as Record<string, unknown>;
       } catch {
         // not JSON: kept as text
       }
@@ -162,7 +167,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   if (child.stdout) createInterface({ input: child.stdout }).on("line", capture("stdout"));
   createInterface({ input: child.stderr! }).on("line", capture("stderr"));
 
-  const tail = () => lines.slice(-40).map((l) => l.text).join("\n");
+  const tail = () =>
+    lines
+      .slice(-40)
+      .map((l) => l.text)
+      .join("\n");
   const signalAndWait = async (signal: NodeJS.Signals, graceMs: number): Promise<ExitInfo> => {
     if (!running) return exited;
     child.kill(signal);

@@ -6,7 +6,6 @@ import { startRouter, type RouteRule, type Router } from "./router.ts";
 import { startService, type Env, type RunningService, type StartServiceOptions } from "./service-process.ts";
 import { SERVICES, type ServiceDefinition, type StackContext } from "./services.ts";
 
-
 export interface StackOptions {
   /** Shared by every service: DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, NATS_URL, NATS_PREFIX, NODE_ENV, … */
   env: Env;
@@ -146,7 +145,9 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     throw new AggregateError(failures, failures.map((f) => f.message).join("\n\n"));
   }
   // Keep the start order stable for callers, whatever order they became ready in.
-  started.sort((a, b) => planned.findIndex((p) => p.name === a.service.name) - planned.findIndex((p) => p.name === b.service.name));
+  started.sort(
+    (a, b) => planned.findIndex((p) => p.name === a.service.name) - planned.findIndex((p) => p.name === b.service.name),
+  );
 
   let router: Router;
   try {

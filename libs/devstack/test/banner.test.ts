@@ -8,7 +8,11 @@ describe("npm start banner", () => {
       url: d.defaultPort ? `http://127.0.0.1:${d.defaultPort}` : "",
       metricsUrl: `http://127.0.0.1:${40_000 + i}`,
     }));
-    const banner = formatBanner({ apiBaseUrl: "http://localhost:8080/api/v1", catalogUrl: "http://127.0.0.1:8090/providers/models", services });
+    const banner = formatBanner({
+      apiBaseUrl: "http://localhost:8080/api/v1",
+      catalogUrl: "http://127.0.0.1:8090/providers/models",
+      services,
+    });
     expect(banner).toContain("API:            http://localhost:8080/api/v1");
     expect(banner).toContain("Model catalog:  http://localhost:8090/providers/models");
     for (const [i, s] of services.entries()) {
@@ -19,7 +23,10 @@ describe("npm start banner", () => {
   });
 
   it("says so when a service never reported its ops port", () => {
-    const banner = formatBanner({ apiBaseUrl: "http://localhost:8080/api/v1", services: [{ name: "worker", url: "", metricsUrl: undefined }] });
+    const banner = formatBanner({
+      apiBaseUrl: "http://localhost:8080/api/v1",
+      services: [{ name: "worker", url: "", metricsUrl: undefined }],
+    });
     expect(banner).toContain("worker   (no ops port reported)");
   });
 });
@@ -34,7 +41,15 @@ describe("npm start log format", () => {
   });
 
   it("turns a pino record into one readable line", () => {
-    const line = prettyLogFormatter()({ level: "warn", time: "2026-01-02T03:04:05.678Z", service: "gateway", name: "gateway", pid: 1, msg: "redis error", url: "redis://127.0.0.1:6379" });
+    const line = prettyLogFormatter()({
+      level: "warn",
+      time: "2026-01-02T03:04:05.678Z",
+      service: "gateway",
+      name: "gateway",
+      pid: 1,
+      msg: "redis error",
+      url: "redis://127.0.0.1:6379",
+    });
     expect(line).toMatch(/WARN.*redis error/);
     expect(line).toContain('"url":"redis://127.0.0.1:6379"');
     expect(line).not.toContain('"level"');

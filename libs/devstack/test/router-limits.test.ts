@@ -14,8 +14,19 @@ let router: Router;
 
 beforeAll(async () => {
   const port = await freePort();
-  up = await startService({ name: "up", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), UPSTREAM_NAME: "up" } });
-  router = await startRouter({ port: 0, host: "127.0.0.1", readTimeoutMs: 600, routes: [{ prefix: "/", targets: [up.url] }] });
+  up = await startService({
+    name: "up",
+    entry: ENTRY,
+    port,
+    readyPath: "/health",
+    env: { PORT: String(port), UPSTREAM_NAME: "up" },
+  });
+  router = await startRouter({
+    port: 0,
+    host: "127.0.0.1",
+    readTimeoutMs: 600,
+    routes: [{ prefix: "/", targets: [up.url] }],
+  });
 });
 afterAll(async () => {
   await router?.close(100);
@@ -42,15 +53,17 @@ describe("public router limits", () => {
     const open: http.ClientRequest[] = [];
     try {
       await Promise.all(
-        Array.from({ length: 700 }, () =>
-          new Promise<void>((resolve, reject) => {
-            const req = http.get(`${router.url}/x/sse-idle`, { agent }, (res) => {
-              expect(res.statusCode).toBe(200);
-              resolve();
-            });
-            req.on("error", reject);
-            open.push(req);
-          }),
+        Array.from(
+          { length: 700 },
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const req = http.get(`${router.url}/x/sse-idle`, { agent }, (res) => {
+                expect(res.statusCode).toBe(200);
+                resolve();
+              });
+              req.on("error", reject);
+              open.push(req);
+            }),
         ),
       );
       const res = await fetch(`${router.url}/api/v1/x`, { signal: AbortSignal.timeout(5_000) });
@@ -62,15 +75,23 @@ describe("public router limits", () => {
   }, 60_000);
 
   /** Sends `bytes` of body in 16 KiB chunks (chunked encoding); resolves with status, Connection and body. */
-  function put(path: string, bytes: number, agent: http.Agent): Promise<{ status: number; connection: string | undefined; body: string }> {
+  function put(
+    path: string,
+    bytes: number,
+    agent: http.Agent,
+  ): Promise<{ status: number; connection: string | undefined; body: string }> {
     return new Promise((resolve, reject) => {
       let answered = false;
-      const req = http.request(`${router.url}${path}`, { method: "PUT", agent, headers: { "Content-Type": "application/json" } }, (res) => {
-        answered = true;
-        let body = "";
-        res.on("data", (c: Buffer) => (body += c.toString()));
-        res.on("end", () => resolve({ status: res.statusCode!, connection: res.headers.connection, body }));
-      });
+      const req = http.request(
+        `${router.url}${path}`,
+        { method: "PUT", agent, headers: { "Content-Type": "application/json" } },
+        (res) => {
+          answered = true;
+          let body = "";
+          res.on("data", (c: Buffer) => (body += c.toString()));
+          res.on("end", () => resolve({ status: res.statusCode!, connection: res.headers.connection, body }));
+        },
+      );
       // An error after the answer arrived (the connection closed while the body was being sent) changes nothing.
       req.on("error", (err) => {
         if (!answered) reject(err);
@@ -90,8 +111,14 @@ describe("public router limits", () => {
     try {
       // 16 MB: the answer comes long before the body is through (the close is decided then).
       const refused = await Promise.race([
-        put("/x/refuse-early", 16_000_000, agent).catch((err: Error) => ({ status: 0, connection: undefined, body: err.message })),
-        new Promise<{ status: number; body: string }>((resolve) => setTimeout(() => resolve({ status: -1, body: "no answer within 5 s" }), 5_000)),
+        put("/x/refuse-early", 16_000_000, agent).catch((err: Error) => ({
+          status: 0,
+          connection: undefined,
+          body: err.message,
+        })),
+        new Promise<{ status: number; body: string }>((resolve) =>
+          setTimeout(() => resolve({ status: -1, body: "no answer within 5 s" }), 5_000),
+        ),
       ]);
       expect(refused.status, refused.body).toBe(404);
       // The next request (on the one socket the agent allows) is answered at once.
@@ -115,8 +142,14 @@ describe("public router limits", () => {
       const answers = await Promise.all(
         Array.from({ length: 20 }, () =>
           Promise.race([
-            put("/x/refuse-close", 2_000_000, agent).catch((err: Error) => ({ status: -1, connection: undefined, body: err.message })),
-            new Promise<{ status: number; connection: undefined; body: string }>((resolve) => setTimeout(() => resolve({ status: 0, connection: undefined, body: "no answer within 10 s" }), 10_000)),
+            put("/x/refuse-close", 2_000_000, agent).catch((err: Error) => ({
+              status: -1,
+              connection: undefined,
+              body: err.message,
+            })),
+            new Promise<{ status: number; connection: undefined; body: string }>((resolve) =>
+              setTimeout(() => resolve({ status: 0, connection: undefined, body: "no answer within 10 s" }), 10_000),
+            ),
           ]),
         ),
       );

@@ -12,7 +12,13 @@ let deadPort: number;
 
 async function upstream(name: string): Promise<RunningService> {
   const port = await freePort();
-  return startService({ name, entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), UPSTREAM_NAME: name } });
+  return startService({
+    name,
+    entry: ENTRY,
+    port,
+    readyPath: "/health",
+    env: { PORT: String(port), UPSTREAM_NAME: name },
+  });
 }
 
 beforeAll(async () => {
@@ -53,8 +59,12 @@ describe("startRouter", () => {
 
   it("forwards small, large and chunked request bodies intact", async () => {
     const echo = async (body: string | ReadableStream<Uint8Array>, extra: RequestInit = {}) =>
-      ((await (await fetch(`${router.url}/api/v1/echo`, { method: "POST", body, ...extra })).json()) as { body: string }).body;
-    expect(await echo("{\"q\":\"é\"}")).toBe("{\"q\":\"é\"}");
+      (
+        (await (await fetch(`${router.url}/api/v1/echo`, { method: "POST", body, ...extra })).json()) as {
+          body: string;
+        }
+      ).body;
+    expect(await echo('{"q":"é"}')).toBe('{"q":"é"}');
     const large = "x".repeat(200_000);
     expect(await echo(large)).toBe(large);
     const parts = ["one,", "two,", "three"];
@@ -131,17 +141,21 @@ describe("startRouter", () => {
   });
 
   it("tunnels upgraded (WebSocket) connections", async () => {
-    const { line, socket } = await new Promise<{ line: string; socket: import("node:net").Socket }>((resolve, reject) => {
-      const req = http.request(`${router.url}/api/v1/stream/ws`, { headers: { Connection: "Upgrade", Upgrade: "websocket" } });
-      req.on("upgrade", (res, socket, head) => {
-        expect(res.statusCode).toBe(101);
-        // the first frame may arrive together with the 101 response
-        if (head.length > 0) resolve({ line: head.toString(), socket });
-        else socket.once("data", (d: Buffer) => resolve({ line: d.toString(), socket }));
-      });
-      req.on("error", reject);
-      req.end();
-    });
+    const { line, socket } = await new Promise<{ line: string; socket: import("node:net").Socket }>(
+      (resolve, reject) => {
+        const req = http.request(`${router.url}/api/v1/stream/ws`, {
+          headers: { Connection: "Upgrade", Upgrade: "websocket" },
+        });
+        req.on("upgrade", (res, socket, head) => {
+          expect(res.statusCode).toBe(101);
+          // the first frame may arrive together with the 101 response
+          if (head.length > 0) resolve({ line: head.toString(), socket });
+          else socket.once("data", (d: Buffer) => resolve({ line: d.toString(), socket }));
+        });
+        req.on("error", reject);
+        req.end();
+      },
+    );
     expect(line).toBe("hello from streams /api/v1/stream/ws\n");
     const echoed = await new Promise<string>((resolve) => {
       socket.once("data", (d: Buffer) => resolve(d.toString()));

@@ -12,7 +12,13 @@ afterAll(async () => {
 describe("startService", () => {
   it("runs the entry as its own process, waits for readiness and captures JSON log lines", async () => {
     const port = await freePort();
-    const svc = await startService({ name: "up", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), UPSTREAM_NAME: "one" } });
+    const svc = await startService({
+      name: "up",
+      entry: ENTRY,
+      port,
+      readyPath: "/health",
+      env: { PORT: String(port), UPSTREAM_NAME: "one" },
+    });
     started.push(svc);
     expect(svc.pid).not.toBe(process.pid);
     expect(svc.isRunning).toBe(true);
@@ -43,7 +49,13 @@ describe("startService", () => {
   it("fails fast with the captured output when the process exits during start-up", async () => {
     const port = await freePort();
     const started_ = Date.now();
-    const err = await startService({ name: "crash", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), CRASH_ON_START: "1" } }).catch((e: unknown) => e);
+    const err = await startService({
+      name: "crash",
+      entry: ENTRY,
+      port,
+      readyPath: "/health",
+      env: { PORT: String(port), CRASH_ON_START: "1" },
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ServiceStartError);
     expect((err as Error).message).toContain("boom: cannot start");
     expect((err as Error).message).toContain("code 3");
@@ -52,7 +64,13 @@ describe("startService", () => {
 
   it("escalates to SIGKILL when SIGTERM is ignored", async () => {
     const port = await freePort();
-    const svc = await startService({ name: "stubborn", entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port), IGNORE_SIGTERM: "1" } });
+    const svc = await startService({
+      name: "stubborn",
+      entry: ENTRY,
+      port,
+      readyPath: "/health",
+      env: { PORT: String(port), IGNORE_SIGTERM: "1" },
+    });
     started.push(svc);
     const exit = await svc.stop(300);
     expect(exit.signal).toBe("SIGKILL");
@@ -61,7 +79,9 @@ describe("startService", () => {
   it("a child shuts down when its parent dies without stopping it (even by SIGKILL)", async () => {
     const parent = await startService({ name: "parent", entry: path.join(import.meta.dirname, "fixtures/parent.ts") });
     started.push(parent);
-    const { childPid } = (await parent.waitForLog((l) => typeof l.childPid === "number", 20_000)) as { childPid: number };
+    const { childPid } = (await parent.waitForLog((l) => typeof l.childPid === "number", 20_000)) as {
+      childPid: number;
+    };
     expect(alive(childPid)).toBe(true);
     await parent.kill();
     await expect.poll(() => alive(childPid), { timeout: 10_000, interval: 100 }).toBe(false);

@@ -10,5 +10,7 @@ export const edgeConfigShape = {
     "Comma-separated origins allowed by CORS when NODE_ENV=production (development answers `*`).",
   ),
   MAX_BODY_BYTES: envInt(1_048_576, 1).describe("Largest accepted JSON request body in bytes; larger → 413."),
-  IDEMPOTENCY_TTL_SECONDS: envInt(86_400, 1).describe("How long a 2xx response is replayed for a repeated Idempotency-Key."),
+  IDEMPOTENCY_TTL_SECONDS: envInt(86_400, 1).describe(
+    "How long a 2xx response is replayed for a repeated Idempotency-Key.",
+  ),
 } satisfies ConfigShape;

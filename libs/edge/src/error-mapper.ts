@@ -1,5 +1,12 @@
 import type { ErrorRequestHandler, Response } from "express";
-import { AppError, isDependencyUnavailable, OverloadedError, RateLimitedError, type ErrorCode, type Logger } from "@tog/core";
+import {
+  AppError,
+  isDependencyUnavailable,
+  OverloadedError,
+  RateLimitedError,
+  type ErrorCode,
+  type Logger,
+} from "@tog/core";
 
 // The one place where errors become HTTP responses. Every body is `{"error": "..."}`
 // (plus the error's own details, e.g. `retry_after`); unknown errors become a 500 whose

@@ -91,7 +91,8 @@ export function createIdempotency(options: IdempotencyOptions): RequestHandler {
         if (acquired) break;
         // Someone else runs it: wait for its response or for its lock to vanish.
         for (;;) {
-          if (Date.now() >= deadline) throw new ConflictError("A request with this Idempotency-Key is already in progress");
+          if (Date.now() >= deadline)
+            throw new ConflictError("A request with this Idempotency-Key is already in progress");
           await sleep(pollMs);
           pollMs = Math.min(pollMs * 2, 200);
           const [c, lock] = await redis.mget(cacheKey, lockKey);

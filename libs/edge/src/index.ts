@@ -3,7 +3,13 @@ export { createErrorHandler, sendError, statusOf } from "./error-mapper.ts";
 export { createHttpApp, type HttpAppOptions } from "./http-app.ts";
 export { createRequestContext } from "./request-context.ts";
 export { createCors, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_METHODS, type CorsSettings } from "./cors.ts";
-export { startHttpServer, markStreaming, CONTRACT_TIMEOUTS, type ServerTimeouts, type StartedServer } from "./server.ts";
+export {
+  startHttpServer,
+  markStreaming,
+  CONTRACT_TIMEOUTS,
+  type ServerTimeouts,
+  type StartedServer,
+} from "./server.ts";
 export {
   API_KEY_DISPLAY_PREFIX_LENGTH,
   API_KEY_PREFIX,
@@ -62,7 +68,14 @@ export {
   toExpressPath,
 } from "./openapi.ts";
 export { edgeConfigShape } from "./config.ts";
-export { createRateLimiter, rateLimitHeaders, type RateDecision, type RateLimiterOptions, type RateLimits, type RouteLimitOptions } from "./rate-limit.ts";
+export {
+  createRateLimiter,
+  rateLimitHeaders,
+  type RateDecision,
+  type RateLimiterOptions,
+  type RateLimits,
+  type RouteLimitOptions,
+} from "./rate-limit.ts";
 export { createIdempotency, IDEMPOTENCY_KEY_MAX_LENGTH, type IdempotencyOptions } from "./idempotency.ts";
 export { ensureLocalTokenSecret, LOCAL_TOKEN_SECRET_FILE, readLocalTokenSecret } from "./auth/local-secret.ts";
 export { CONTENT_TYPE_MESSAGE, requireJsonBody } from "./require-json.ts";

@@ -1,6 +1,12 @@
 import type { Request, RequestHandler, Response, Router } from "express";
 import { z } from "zod";
-import { extendZodWithOpenApi, OpenAPIRegistry, OpenApiGeneratorV3, type ResponseConfig, type RouteConfig } from "@asteasolutions/zod-to-openapi";
+import {
+  extendZodWithOpenApi,
+  OpenAPIRegistry,
+  OpenApiGeneratorV3,
+  type ResponseConfig,
+  type RouteConfig,
+} from "@asteasolutions/zod-to-openapi";
 import { ValidationError } from "@tog/core";
 
 // One source of truth per route: a service declares a route once with `ApiDocs.route`, which
@@ -34,24 +40,40 @@ export const ErrorResponseSchema = z
 
 export const RATE_LIMIT_HEADERS = {
   "X-RateLimit-Limit": { description: "Requests allowed per window.", schema: { type: "integer" as const } },
-  "X-RateLimit-Remaining": { description: "Requests left in the current window.", schema: { type: "integer" as const } },
-  "X-RateLimit-Reset": { description: "Unix time (seconds) when the window resets.", schema: { type: "integer" as const } },
+  "X-RateLimit-Remaining": {
+    description: "Requests left in the current window.",
+    schema: { type: "integer" as const },
+  },
+  "X-RateLimit-Reset": {
+    description: "Unix time (seconds) when the window resets.",
+    schema: { type: "integer" as const },
+  },
 };
 const RETRY_AFTER_HEADER = { description: "Seconds to wait before retrying.", schema: { type: "integer" as const } };
 
 /** Response headers of a replayed idempotent request (docs/api.md "Idempotency"). */
 export const IDEMPOTENCY_REPLAY_HEADERS = {
-  "X-Idempotency-Cached": { description: "`true` when this answer is the replay of an earlier request with the same Idempotency-Key.", schema: { type: "string" as const } },
-  "X-Idempotency-Key": { description: "The Idempotency-Key of the replayed request (only on replays).", schema: { type: "string" as const } },
+  "X-Idempotency-Cached": {
+    description: "`true` when this answer is the replay of an earlier request with the same Idempotency-Key.",
+    schema: { type: "string" as const },
+  },
+  "X-Idempotency-Key": {
+    description: "The Idempotency-Key of the replayed request (only on replays).",
+    schema: { type: "string" as const },
+  },
 };
 
 /** W3C trace context, read on every request (docs/api.md "Requests"). */
 const TRACE_CONTEXT_HEADERS = {
-  traceparent: z
+  traceparent: z.string().optional().openapi({
+    description:
+      "W3C trace context `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`; continued by the server span.",
+    example: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+  }),
+  tracestate: z
     .string()
     .optional()
-    .openapi({ description: "W3C trace context `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`; continued by the server span.", example: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" }),
-  tracestate: z.string().optional().openapi({ description: "W3C tracestate: comma-separated vendor key=value pairs, passed on with traceparent." }),
+    .openapi({ description: "W3C tracestate: comma-separated vendor key=value pairs, passed on with traceparent." }),
 };
 
 type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
@@ -71,7 +93,11 @@ export interface RouteResponse {
 
 export type RequestPart = "params" | "query" | "body" | "headers";
 
-export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined> {
+export interface RouteSpec<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+> {
   method: HttpMethod;
   /** OpenAPI form, e.g. `/api/v1/tasks/{id}`; mounted as `/api/v1/tasks/:id`. */
   path: string;
@@ -102,24 +128,27 @@ export interface RouteSpec<P extends AnyObject | undefined, Q extends AnyObject 
  * which belongs to the process that serves it. Defined once (libs/api), described in the
  * document and mounted by the owning service with `mountRoute` or `ApiDocs.route`.
  */
-export type RouteDefinition<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined> = Omit<
-  RouteSpec<P, Q, B>,
-  "middleware"
->;
+export type RouteDefinition<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+> = Omit<RouteSpec<P, Q, B>, "middleware">;
 
 /** Keeps the schemas' types of a route definition, so handlers mounted from it are typed. */
-export function defineRoute<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  definition: RouteDefinition<P, Q, B>,
-): RouteDefinition<P, Q, B> {
+export function defineRoute<
+  P extends AnyObject | undefined = undefined,
+  Q extends AnyObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(definition: RouteDefinition<P, Q, B>): RouteDefinition<P, Q, B> {
   return definition;
 }
 
 /** Mounts `handler` behind validation by the spec's schemas, without describing it anywhere. */
-export function mountRoute<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-  router: Router,
-  spec: RouteSpec<P, Q, B>,
-  handler: RouteHandler<P, Q, B>,
-): void {
+export function mountRoute<
+  P extends AnyObject | undefined = undefined,
+  Q extends AnyObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+>(router: Router, spec: RouteSpec<P, Q, B>, handler: RouteHandler<P, Q, B>): void {
   const validate = createValidator(spec);
   const run: RequestHandler = async (req, res) => {
     await handler(req, res, validate(req));
@@ -178,17 +207,19 @@ export class ApiDocs {
         "Streaming routes only. An access token (HS256 JWT from `npm run keys -- token`) or an API key (`sk_…`).",
     });
     this.registry.register("Error", ErrorResponseSchema);
-    for (const [name, header] of Object.entries(RATE_LIMIT_HEADERS)) this.registry.registerComponent("headers", name, header);
+    for (const [name, header] of Object.entries(RATE_LIMIT_HEADERS))
+      this.registry.registerComponent("headers", name, header);
     this.registry.registerComponent("headers", "Retry-After", RETRY_AFTER_HEADER);
-    for (const [name, header] of Object.entries(IDEMPOTENCY_REPLAY_HEADERS)) this.registry.registerComponent("headers", name, header);
+    for (const [name, header] of Object.entries(IDEMPOTENCY_REPLAY_HEADERS))
+      this.registry.registerComponent("headers", name, header);
   }
 
   /** Registers a route in the document and mounts `handler` behind validation by the same schemas. */
-  route<P extends AnyObject | undefined = undefined, Q extends AnyObject | undefined = undefined, B extends z.ZodType | undefined = undefined>(
-    router: Router,
-    spec: RouteSpec<P, Q, B>,
-    handler: RouteHandler<P, Q, B>,
-  ): void {
+  route<
+    P extends AnyObject | undefined = undefined,
+    Q extends AnyObject | undefined = undefined,
+    B extends z.ZodType | undefined = undefined,
+  >(router: Router, spec: RouteSpec<P, Q, B>, handler: RouteHandler<P, Q, B>): void {
     this.describe(spec);
     mountRoute(router, spec, handler);
   }
@@ -263,7 +294,9 @@ const errorResponseConfig = (description: string) => ({
   content: { "application/json": { schema: ErrorResponseSchema } },
 });
 
-function toRouteConfig(spec: RouteDefinition<AnyObject | undefined, AnyObject | undefined, z.ZodType | undefined>): RouteConfig {
+function toRouteConfig(
+  spec: RouteDefinition<AnyObject | undefined, AnyObject | undefined, z.ZodType | undefined>,
+): RouteConfig {
   const rateHeaders = spec.rateLimited
     ? Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((h) => [h, { $ref: `#/components/headers/${h}` }]))
     : {};
@@ -296,14 +329,14 @@ function toRouteConfig(spec: RouteDefinition<AnyObject | undefined, AnyObject | 
   const request: NonNullable<RouteConfig["request"]> = {};
   if (spec.params) request.params = spec.params as unknown as z.ZodObject;
   if (spec.query) request.query = spec.query as unknown as z.ZodObject;
-  if (spec.body) request.body = { required: !spec.body.isOptional(), content: { "application/json": { schema: spec.body } } };
+  if (spec.body)
+    request.body = { required: !spec.body.isOptional(), content: { "application/json": { schema: spec.body } } };
   request.headers = z.object({
     ...(spec.idempotent
       ? {
-          "Idempotency-Key": z
-            .string()
-            .optional()
-            .openapi({ description: "Replays the first 2xx answer for 24 h; replays carry X-Idempotency-Cached: true." }),
+          "Idempotency-Key": z.string().optional().openapi({
+            description: "Replays the first 2xx answer for 24 h; replays carry X-Idempotency-Cached: true.",
+          }),
         }
       : {}),
     ...spec.headers?.shape,
@@ -360,9 +393,11 @@ export function firstRuleMessage(part: RequestPart, error: z.ZodError): string {
   return message;
 }
 
-function createValidator<P extends AnyObject | undefined, Q extends AnyObject | undefined, B extends z.ZodType | undefined>(
-  spec: RouteSpec<P, Q, B>,
-): (req: Request) => RouteInput<P, Q, B> {
+function createValidator<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+>(spec: RouteSpec<P, Q, B>): (req: Request) => RouteInput<P, Q, B> {
   const msg = spec.invalidMessage ?? defaultInvalidMessage;
   return (req) =>
     ({

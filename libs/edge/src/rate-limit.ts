@@ -123,7 +123,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimits {
   };
 }
 
-function limitMiddleware(decide: (principal: Principal) => Promise<RateDecision | undefined>, logger: Logger | undefined): RequestHandler {
+function limitMiddleware(
+  decide: (principal: Principal) => Promise<RateDecision | undefined>,
+  logger: Logger | undefined,
+): RequestHandler {
   let warnedNoPrincipal = false;
   return (req, res, next) => {
     const principal = req.principal;
@@ -150,12 +153,21 @@ function limitMiddleware(decide: (principal: Principal) => Promise<RateDecision 
 }
 
 /** Counts one request of `key` in both windows. */
-async function decide(minute: Limiter, burst: Limiter, rpm: number, key: string, logger: Logger | undefined): Promise<RateDecision | undefined> {
+async function decide(
+  minute: Limiter,
+  burst: Limiter,
+  rpm: number,
+  key: string,
+  logger: Logger | undefined,
+): Promise<RateDecision | undefined> {
   const [m, b] = await Promise.allSettled([minute.consume(key), burst.consume(key)]);
   const minuteRes = settledRes(m);
   const burstRes = settledRes(b);
   if (minuteRes === undefined || burstRes === undefined) {
-    logger?.error({ err: m.status === "rejected" ? m.reason : b.status === "rejected" ? b.reason : undefined }, "rate limiter failed");
+    logger?.error(
+      { err: m.status === "rejected" ? m.reason : b.status === "rejected" ? b.reason : undefined },
+      "rate limiter failed",
+    );
     return undefined;
   }
   const limited = m.status === "rejected" || b.status === "rejected";

@@ -1,5 +1,16 @@
 import type { Request, RequestHandler, Response } from "express";
-import { autoInstrumented, context, extractTraceContext, setHttpRoute, SpanKind, trace, tracer, type Context, type Logger, type Span } from "@tog/core";
+import {
+  autoInstrumented,
+  context,
+  extractTraceContext,
+  setHttpRoute,
+  SpanKind,
+  trace,
+  tracer,
+  type Context,
+  type Logger,
+  type Span,
+} from "@tog/core";
 
 export interface RequestContextOptions {
   logger: Logger;
@@ -25,7 +36,12 @@ export function createRequestContext(options: RequestContextOptions): RequestHan
   const logLine = (req: Request, res: Response, ctx: Context, started: bigint) =>
     context.with(ctx, () =>
       logger.info(
-        { method: req.method, path: req.path, status: res.statusCode, duration_ms: Number(process.hrtime.bigint() - started) / 1e6 },
+        {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: Number(process.hrtime.bigint() - started) / 1e6,
+        },
         "request",
       ),
     );
@@ -44,7 +60,11 @@ export function createRequestContext(options: RequestContextOptions): RequestHan
       return;
     }
     const parent = extractTraceContext(req.headers);
-    const span: Span = tracer().startSpan(req.method, { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } }, parent);
+    const span: Span = tracer().startSpan(
+      req.method,
+      { kind: SpanKind.SERVER, attributes: { "http.request.method": req.method } },
+      parent,
+    );
     const ctx = trace.setSpan(parent, span);
     req.traceId = span.spanContext().traceId;
     res.on("finish", () => {

@@ -12,7 +12,11 @@ export interface ServerTimeouts {
   idleTimeoutMs: number;
 }
 
-export const CONTRACT_TIMEOUTS: ServerTimeouts = { readTimeoutMs: 30_000, writeTimeoutMs: 30_000, idleTimeoutMs: 60_000 };
+export const CONTRACT_TIMEOUTS: ServerTimeouts = {
+  readTimeoutMs: 30_000,
+  writeTimeoutMs: 30_000,
+  idleTimeoutMs: 60_000,
+};
 
 export interface StartedServer {
   server: http.Server;

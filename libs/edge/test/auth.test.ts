@@ -106,14 +106,22 @@ describe("API keys", () => {
   });
 });
 
-describe("auth middleware: 401 causes, each with exactly {\"error\":\"Unauthorized\"}", () => {
+describe('auth middleware: 401 causes, each with exactly {"error":"Unauthorized"}', () => {
   it("missing credential", async () => {
     await expectUnauthorized(base, "/key-only");
     await expectUnauthorized(base, "/stream");
   });
 
   it("malformed key", async () => {
-    for (const bad of ["", "sk_abc", "sk_" + "A".repeat(64), "sk_" + "0".repeat(63), "sk_" + "0".repeat(65), "pk_" + "0".repeat(64), validKey + " x"]) {
+    for (const bad of [
+      "",
+      "sk_abc",
+      "sk_" + "A".repeat(64),
+      "sk_" + "0".repeat(63),
+      "sk_" + "0".repeat(65),
+      "pk_" + "0".repeat(64),
+      validKey + " x",
+    ]) {
       await expectUnauthorized(base, "/key-only", { "X-API-Key": bad });
     }
     await expectUnauthorized(base, "/stream", { Authorization: "Bearer sk_short" });
@@ -154,7 +162,9 @@ describe("auth middleware: 401 causes, each with exactly {\"error\":\"Unauthoriz
   it("a credential in the query string, even next to a valid header", async () => {
     for (const name of ["api_key", "apikey", "key", "token", "access_token", "x-api-key", "API_KEY", "key[]"]) {
       await expectUnauthorized(base, `/key-only?${encodeURIComponent(name)}=${validKey}`, { "X-API-Key": validKey });
-      await expectUnauthorized(base, `/stream?a=1&${encodeURIComponent(name)}=x`, { Authorization: `Bearer ${validKey}` });
+      await expectUnauthorized(base, `/stream?a=1&${encodeURIComponent(name)}=x`, {
+        Authorization: `Bearer ${validKey}`,
+      });
     }
   });
 
@@ -278,14 +288,27 @@ describe("GATEWAY_SKIP_AUTH=1", () => {
   });
 
   it("a valid credential is still honoured", async () => {
-    expect((await call(skipBase, "/key-only", { "X-API-Key": validKey })).body).toEqual({ userId, apiKeyId: validKeyId, via: "api_key" });
+    expect((await call(skipBase, "/key-only", { "X-API-Key": validKey })).body).toEqual({
+      userId,
+      apiKeyId: validKeyId,
+      via: "api_key",
+    });
     const { token } = await tokens.issue(userId);
-    expect((await call(skipBase, "/stream", { Authorization: `Bearer ${token}` })).body).toEqual({ userId, via: "bearer_token" });
+    expect((await call(skipBase, "/stream", { Authorization: `Bearer ${token}` })).body).toEqual({
+      userId,
+      via: "bearer_token",
+    });
   });
 
   it("an invalid credential is ignored", async () => {
-    expect((await call(skipBase, "/key-only", { "X-API-Key": "sk_nope" })).body).toEqual({ userId: DEFAULT_USER_ID, via: "anonymous" });
-    expect((await call(skipBase, "/key-only", { Authorization: "Bearer x" })).body).toEqual({ userId: DEFAULT_USER_ID, via: "anonymous" });
+    expect((await call(skipBase, "/key-only", { "X-API-Key": "sk_nope" })).body).toEqual({
+      userId: DEFAULT_USER_ID,
+      via: "anonymous",
+    });
+    expect((await call(skipBase, "/key-only", { Authorization: "Bearer x" })).body).toEqual({
+      userId: DEFAULT_USER_ID,
+      via: "anonymous",
+    });
   });
 
   it("a credential in the query string is still refused", async () => {

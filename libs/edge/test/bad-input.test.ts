@@ -46,7 +46,8 @@ function parse(answer: string): { status: number; headers: string; body: string 
   return { status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body };
 }
 
-const post = (body: string) => fetch(`${app.url}/echo`, { method: "POST", headers: { "content-type": "application/json" }, body });
+const post = (body: string) =>
+  fetch(`${app.url}/echo`, { method: "POST", headers: { "content-type": "application/json" }, body });
 
 describe("JSON bodies the database or the stack cannot take", () => {
   it.each([
@@ -108,7 +109,11 @@ describe("declared Content-Length over MAX_BODY_BYTES", () => {
   it("answers 413 at once, without reading the body, and closes", async () => {
     const started = Date.now();
     // Declares 100 MB and sends nothing: an answer proves nothing was waited for.
-    const res = parse(await raw("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n"));
+    const res = parse(
+      await raw(
+        "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n",
+      ),
+    );
     expect(res.status).toBe(413);
     expect(JSON.parse(res.body)).toEqual({ error: "Request body too large" });
     expect(res.headers).toContain("connection: close");

@@ -32,7 +32,11 @@ async function corsApp(cors: CorsSettings) {
 const preflight = (app: TestApp, origin: string, path = "/tasks") =>
   fetch(`${app.url}${path}`, {
     method: "OPTIONS",
-    headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": "content-type,x-api-key" },
+    headers: {
+      origin,
+      "access-control-request-method": "POST",
+      "access-control-request-headers": "content-type,x-api-key",
+    },
   });
 
 let dev: TestApp;
@@ -42,7 +46,10 @@ beforeAll(async () => {
   redis = testRedis(prefix);
   raw = createRedis({ url: testInfraConfig.TEST_REDIS_URL });
   dev = await corsApp({ mode: "development", allowedOrigins: [] });
-  prod = await corsApp({ mode: "production", allowedOrigins: ["https://app.example.com", "https://admin.example.com"] });
+  prod = await corsApp({
+    mode: "production",
+    allowedOrigins: ["https://app.example.com", "https://admin.example.com"],
+  });
 });
 
 afterAll(async () => {
@@ -55,7 +62,11 @@ afterAll(async () => {
 describe("CORS in development", () => {
   it("sends Access-Control-Allow-Origin: * on success, 404 and error responses", async () => {
     const headers = { origin: "https://anything.example", "x-test-key": uniqueId("k") };
-    for (const [path, status] of [["/tasks", 200], ["/nope", 404], ["/boom", 500]] as const) {
+    for (const [path, status] of [
+      ["/tasks", 200],
+      ["/nope", 404],
+      ["/boom", 500],
+    ] as const) {
       const res = await fetch(`${dev.url}${path}`, { headers });
       expect(res.status).toBe(status);
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
@@ -73,7 +84,15 @@ describe("CORS in development", () => {
       expect(res.headers.get("access-control-allow-origin")).toBe("*");
       expect(res.headers.get("access-control-allow-methods")).toBe("GET, POST, PUT, PATCH, DELETE, OPTIONS");
       const allowed = res.headers.get("access-control-allow-headers")!.split(", ");
-      for (const h of ["Content-Type", "Authorization", "X-API-Key", "Idempotency-Key", "traceparent", "tracestate", "Last-Event-ID"]) {
+      for (const h of [
+        "Content-Type",
+        "Authorization",
+        "X-API-Key",
+        "Idempotency-Key",
+        "traceparent",
+        "tracestate",
+        "Last-Event-ID",
+      ]) {
         expect(allowed).toContain(h);
       }
       expect(res.headers.get("access-control-max-age")).toBe("3600");
@@ -93,7 +112,9 @@ describe("CORS in production", () => {
   });
 
   it("sends no Access-Control-Allow-Origin for an unknown origin, but still Vary: Origin", async () => {
-    const res = await fetch(`${prod.url}/tasks`, { headers: { origin: "https://evil.example", "x-test-key": uniqueId("k") } });
+    const res = await fetch(`${prod.url}/tasks`, {
+      headers: { origin: "https://evil.example", "x-test-key": uniqueId("k") },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get("access-control-allow-origin")).toBeNull();
     expect(res.headers.get("vary")).toMatch(/\bOrigin\b/);

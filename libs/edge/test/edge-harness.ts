@@ -3,7 +3,13 @@ import type { Express, RequestHandler } from "express";
 import { createLogger, type Logger } from "@tog/core";
 import { createRedis, type Redis } from "@tog/redis";
 import { testInfraConfig } from "@tog/testkit";
-import { createHttpApp, startHttpServer, type CorsSettings, type ServerTimeouts, type StartedServer } from "../src/index.ts";
+import {
+  createHttpApp,
+  startHttpServer,
+  type CorsSettings,
+  type ServerTimeouts,
+  type StartedServer,
+} from "../src/index.ts";
 
 // A small real app for edge tests: the shared stack, the test's routes, a real server on port 0.
 
@@ -17,7 +23,8 @@ export function captureLogs(level = "info"): LogCapture {
   const lines: Array<Record<string, unknown>> = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString("utf8").split("\n"))
+        if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -56,7 +63,11 @@ export async function startTestApp(options: {
     cors: options.cors ?? { mode: "development", allowedOrigins: [] },
     routes: options.routes,
   });
-  const server = await startHttpServer(app, { port: 0, host: "127.0.0.1", ...(options.timeouts ? { timeouts: options.timeouts } : {}) });
+  const server = await startHttpServer(app, {
+    port: 0,
+    host: "127.0.0.1",
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+  });
   return { url: `http://127.0.0.1:${server.port}`, server, close: () => server.close() };
 }
 

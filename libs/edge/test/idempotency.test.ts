@@ -37,7 +37,9 @@ async function idemApp(handler: Handler, options: Partial<IdempotencyOptions> = 
       for (const path of ["/tasks", "/other"]) {
         r.post(path, testPrincipal, idem, async (req, res) => {
           const n = ++handler.calls;
-          const outcome = handler.behave ? await handler.behave(n, req.body) : { status: 200, body: { task_id: randomUUID(), n } };
+          const outcome = handler.behave
+            ? await handler.behave(n, req.body)
+            : { status: 200, body: { task_id: randomUUID(), n } };
           if (outcome === "throw") throw new ValidationError(`failure ${n}`);
           if (outcome === "stream") {
             res.write(`chunk ${n}`);
@@ -58,7 +60,13 @@ async function idemApp(handler: Handler, options: Partial<IdempotencyOptions> = 
   return app;
 }
 
-function post(app: TestApp, key: string | undefined, body: unknown = { query: "q" }, extra: Record<string, string> = {}, path = "/tasks") {
+function post(
+  app: TestApp,
+  key: string | undefined,
+  body: unknown = { query: "q" },
+  extra: Record<string, string> = {},
+  path = "/tasks",
+) {
   return fetch(`${app.url}${path}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }), ...extra },
@@ -107,11 +115,15 @@ describe("idempotency", () => {
     await post(app, key, { query: "a" });
     expect((await post(app, key, { query: "b" })).headers.get("x-idempotency-cached")).toBeNull();
     expect((await post(app, key, { query: "a" }, {}, "/other")).headers.get("x-idempotency-cached")).toBeNull();
-    expect((await post(app, key, { query: "a" }, { "x-test-user": "user-2" })).headers.get("x-idempotency-cached")).toBeNull();
+    expect(
+      (await post(app, key, { query: "a" }, { "x-test-user": "user-2" })).headers.get("x-idempotency-cached"),
+    ).toBeNull();
     expect(h.calls).toBe(4);
     // Each of them is now cached on its own.
     expect((await post(app, key, { query: "b" })).headers.get("x-idempotency-cached")).toBe("true");
-    expect((await post(app, key, { query: "a" }, { "x-test-user": "user-2" })).headers.get("x-idempotency-cached")).toBe("true");
+    expect(
+      (await post(app, key, { query: "a" }, { "x-test-user": "user-2" })).headers.get("x-idempotency-cached"),
+    ).toBe("true");
     expect(h.calls).toBe(4);
   });
 
@@ -120,7 +132,11 @@ describe("idempotency", () => {
     const app = await idemApp(h);
     const key = uniqueId("k");
     const send = (text: string) =>
-      fetch(`${app.url}/tasks`, { method: "POST", headers: { "content-type": "application/json", "idempotency-key": key }, body: text });
+      fetch(`${app.url}/tasks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "idempotency-key": key },
+        body: text,
+      });
     await send('{"query":"a"}');
     expect((await send('{ "query" : "a" }\n')).headers.get("x-idempotency-cached")).toBe("true");
     expect(h.calls).toBe(1);
@@ -136,7 +152,9 @@ describe("idempotency", () => {
     expect(await again.text()).toBe(await first.text());
     expect(h.calls).toBe(1);
     // The documented identity: sha256(key \0 "" \0 path \0 body).
-    const hash = createHash("sha256").update(`${key}\0\0/tasks\0${JSON.stringify({ query: "q" })}`).digest("hex");
+    const hash = createHash("sha256")
+      .update(`${key}\0\0/tasks\0${JSON.stringify({ query: "q" })}`)
+      .digest("hex");
     expect(await raw.exists(`${prefix}idem:${hash}`)).toBe(1);
     expect(await raw.pttl(`${prefix}idem:${hash}`)).toBeGreaterThan(55_000);
   });
@@ -144,7 +162,8 @@ describe("idempotency", () => {
   it("does not cache non-2xx responses", async () => {
     const h: Handler = {
       calls: 0,
-      behave: async (n) => (n === 1 ? { status: 400, body: { error: "nope" } } : n === 2 ? "throw" : { status: 200, body: { n } }),
+      behave: async (n) =>
+        n === 1 ? { status: 400, body: { error: "nope" } } : n === 2 ? "throw" : { status: 200, body: { n } },
     };
     const app = await idemApp(h);
     const key = uniqueId("k");
@@ -241,7 +260,9 @@ describe("idempotency", () => {
     const app = await idemApp(h, { waitTimeoutMs: 3_000 });
     const key = uniqueId("k");
     const body = { query: "q" };
-    const hash = createHash("sha256").update(`${key}\0user-1\0/tasks\0${JSON.stringify(body)}`).digest("hex");
+    const hash = createHash("sha256")
+      .update(`${key}\0user-1\0/tasks\0${JSON.stringify(body)}`)
+      .digest("hex");
     // A holder that died mid-request: its lock stays until it expires.
     await raw.set(`${prefix}idem:${hash}:lock`, "dead-instance", "PX", 400);
     const started = Date.now();

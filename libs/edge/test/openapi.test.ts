@@ -36,7 +36,9 @@ beforeAll(async () => {
       rateLimited: true,
       idempotent: true,
       body: SubmitBody,
-      responses: { 201: { description: "Created", schema: Submitted, headers: { "X-Workflow-ID": { description: "Task id" } } } },
+      responses: {
+        201: { description: "Created", schema: Submitted, headers: { "X-Workflow-ID": { description: "Task id" } } },
+      },
       invalidMessage: (part, err) => (part === "body" ? (err.issues[0]?.message ?? "bad") : `Invalid ${part}`),
     },
     (_req, res, input) => {
@@ -52,14 +54,21 @@ beforeAll(async () => {
       auth: "apiKeyOrBearer",
       params: TaskParams,
       query: ListQuery,
-      responses: { 200: { description: "Events", schema: z.object({ id: z.string(), limit: z.number(), offset: z.number() }) } },
+      responses: {
+        200: { description: "Events", schema: z.object({ id: z.string(), limit: z.number(), offset: z.number() }) },
+      },
     },
     (_req, res, input) => {
       res.json({ id: input.params.id, limit: input.query.limit, offset: input.query.offset });
     },
   );
   router.get("/openapi.json", docs.handler());
-  const app = createHttpApp({ logger, maxBodyBytes: 10_000, cors: { mode: "development", allowedOrigins: [] }, routes: (a) => a.use(router) });
+  const app = createHttpApp({
+    logger,
+    maxBodyBytes: 10_000,
+    cors: { mode: "development", allowedOrigins: [] },
+    routes: (a) => a.use(router),
+  });
   server = await startHttpServer(app, { port: 0, host: "127.0.0.1" });
   base = `http://127.0.0.1:${server.port}`;
 });
@@ -104,17 +113,32 @@ describe("ApiDocs", () => {
       bearerAuth: expect.objectContaining({ type: "http", scheme: "bearer" }),
     });
     expect(doc.components.schemas.Error).toEqual(
-      expect.objectContaining({ type: "object", required: ["error"], properties: expect.objectContaining({ error: { type: "string", example: "Unauthorized" } }) }),
+      expect.objectContaining({
+        type: "object",
+        required: ["error"],
+        properties: expect.objectContaining({ error: { type: "string", example: "Unauthorized" } }),
+      }),
     );
     const submit = doc.paths["/api/v1/tasks"].post;
     expect(submit.security).toEqual([{ ApiKeyAuth: [] }]);
-    expect(submit.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/SubmitTaskRequest" });
+    expect(submit.requestBody.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/SubmitTaskRequest",
+    });
     expect(Object.keys(submit.responses).sort()).toEqual(["201", "400", "401", "429"]);
     expect(Object.keys(submit.responses["201"].headers).sort()).toEqual(
       // an idempotent route's success also names the replay headers
-      ["X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "X-Workflow-ID", "X-Idempotency-Cached", "X-Idempotency-Key"].sort(),
+      [
+        "X-RateLimit-Limit",
+        "X-RateLimit-Remaining",
+        "X-RateLimit-Reset",
+        "X-Workflow-ID",
+        "X-Idempotency-Cached",
+        "X-Idempotency-Key",
+      ].sort(),
     );
-    expect(submit.responses["201"].headers["X-Idempotency-Cached"]).toEqual({ $ref: "#/components/headers/X-Idempotency-Cached" });
+    expect(submit.responses["201"].headers["X-Idempotency-Cached"]).toEqual({
+      $ref: "#/components/headers/X-Idempotency-Cached",
+    });
     expect(submit.responses["429"].headers["Retry-After"]).toEqual({ $ref: "#/components/headers/Retry-After" });
     expect(submit.responses["401"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
     // every route declares the W3C trace context headers it reads
@@ -133,7 +157,17 @@ describe("ApiDocs", () => {
 
   it("rebuilds the cached document when a route is added later", () => {
     const before = docs.document();
-    docs.route(express.Router(), { method: "get", path: "/api/v1/late", summary: "Late", auth: "none", responses: { 204: { description: "Nothing" } } }, () => undefined);
+    docs.route(
+      express.Router(),
+      {
+        method: "get",
+        path: "/api/v1/late",
+        summary: "Late",
+        auth: "none",
+        responses: { 204: { description: "Nothing" } },
+      },
+      () => undefined,
+    );
     const after = docs.document();
     expect(before.paths["/api/v1/late"]).toBeUndefined();
     expect(after.paths["/api/v1/late"]?.get?.security).toEqual([]);

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createRedis, type Redis } from "@tog/redis";
 import { testInfraConfig, uniqueId } from "@tog/testkit";
 import { createRateLimiter, rateLimitHeaders, type RateLimiterOptions } from "../src/index.ts";
-import { captureLogs, dropPrefix, sleep, startTestApp, testPrincipal, testRedis, type TestApp } from "./edge-harness.ts";
+import {
+  captureLogs,
+  dropPrefix,
+  sleep,
+  startTestApp,
+  testPrincipal,
+  testRedis,
+  type TestApp,
+} from "./edge-harness.ts";
 
 const prefix = `${uniqueId("edge_rl")}:`;
 const clients: Redis[] = [];
@@ -28,14 +36,20 @@ async function limitedApp(options: Omit<RateLimiterOptions, "redis"> & { redis?:
     routes: (r) => {
       r.get("/default", testPrincipal, limits.middleware(), (_req, res) => void res.json({ ok: true }));
       r.get("/other", testPrincipal, limits.middleware(), (_req, res) => void res.json({ ok: true }));
-      r.get("/tasks", testPrincipal, limits.middleware({ rpm: options.rpm * 2 }), (_req, res) => void res.json({ ok: true }));
+      r.get(
+        "/tasks",
+        testPrincipal,
+        limits.middleware({ rpm: options.rpm * 2 }),
+        (_req, res) => void res.json({ ok: true }),
+      );
     },
   });
   apps.push(app);
   return app;
 }
 
-const get = (app: TestApp, path: string, caller: Record<string, string>) => fetch(`${app.url}${path}`, { headers: caller });
+const get = (app: TestApp, path: string, caller: Record<string, string>) =>
+  fetch(`${app.url}${path}`, { headers: caller });
 const asKey = () => ({ "x-test-key": uniqueId("key") });
 
 describe("rate limiting", () => {
@@ -192,7 +206,10 @@ describe("rate limiting", () => {
     expect(refused).toMatchObject({ limit: 2, remaining: 0 });
     expect(refused!.retryAfter).toBeGreaterThanOrEqual(58);
     expect(Math.abs(refused!.reset - (Math.ceil(Date.now() / 1000) + refused!.retryAfter!))).toBeLessThanOrEqual(1);
-    expect((await raw.keys(`*${principal.userId}*`)).sort()).toEqual([`${prefix}rl:stream:m:default:u:${principal.userId}`, `${prefix}rl:stream:s:u:${principal.userId}`]);
+    expect((await raw.keys(`*${principal.userId}*`)).sort()).toEqual([
+      `${prefix}rl:stream:m:default:u:${principal.userId}`,
+      `${prefix}rl:stream:s:u:${principal.userId}`,
+    ]);
     // Another limiter's (the gateway's) counters are apart.
     const api = createRateLimiter({ redis, rpm: 2, burst: 100 }).forRoute();
     expect(await api(principal)).toMatchObject({ remaining: 1 });

@@ -66,7 +66,7 @@ describe("server timeouts", () => {
 
   it("answers 408 and closes when the request body does not arrive within the read timeout", async () => {
     const { data, closedAfterMs } = await rawExchange(
-      "POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"query\":",
+      'POST /upload HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"query":',
       app.server.port,
     );
     expect(data).toMatch(/^HTTP\/1\.1 408/);
@@ -75,7 +75,10 @@ describe("server timeouts", () => {
   });
 
   it("closes an idle keep-alive connection after the idle timeout", async () => {
-    const { data, closedAfterMs } = await rawExchange("GET /fast HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n", app.server.port);
+    const { data, closedAfterMs } = await rawExchange(
+      "GET /fast HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n",
+      app.server.port,
+    );
     expect(data).toMatch(/^HTTP\/1\.1 200/);
     expect(closedAfterMs).toBeGreaterThanOrEqual(650);
     expect(closedAfterMs).toBeLessThan(3_000);

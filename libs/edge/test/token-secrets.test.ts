@@ -44,7 +44,9 @@ describe("token secret configuration", () => {
   it.each(EVER_PUBLISHED)("refuses %s, a secret the repository once shipped", (secret) => {
     expect(PUBLISHED_TOKEN_SECRETS).toContain(secret);
     for (const name of ["AUTH_TOKEN_SECRET", "AUTH_TOKEN_SECRET_PREVIOUS"]) {
-      expect(() => load({ NODE_ENV: "production", GATEWAY_SKIP_AUTH: "0", AUTH_TOKEN_SECRET: "p".repeat(40), [name]: secret })).toThrow(/published value/);
+      expect(() =>
+        load({ NODE_ENV: "production", GATEWAY_SKIP_AUTH: "0", AUTH_TOKEN_SECRET: "p".repeat(40), [name]: secret }),
+      ).toThrow(/published value/);
     }
   });
 
@@ -62,17 +64,27 @@ describe("token secret configuration", () => {
     const secretsIn = (text: string, yamlOrEnv = false) =>
       [...quoted, ...(yamlOrEnv ? [unquoted] : [])].flatMap((re) => [...text.matchAll(re)].map((m) => m[1]!));
     // The scan itself finds what the repository once shipped (docker-compose.yml of a4777f3).
-    expect(secretsIn('  AUTH_TOKEN_SECRET: "${AUTH_TOKEN_SECRET:-change-me-in-production-please-32b}"')).toEqual(["change-me-in-production-please-32b"]);
-    expect(secretsIn("  AUTH_TOKEN_SECRET: compose-only-token-secret-change-me-0123456789\n", true)).toEqual(["compose-only-token-secret-change-me-0123456789"]);
-    expect(secretsIn('      AUTH_TOKEN_SECRET: "bench-secret-bench-secret-bench-secret-0123",')).toEqual(["bench-secret-bench-secret-bench-secret-0123"]);
+    expect(secretsIn('  AUTH_TOKEN_SECRET: "${AUTH_TOKEN_SECRET:-change-me-in-production-please-32b}"')).toEqual([
+      "change-me-in-production-please-32b",
+    ]);
+    expect(secretsIn("  AUTH_TOKEN_SECRET: compose-only-token-secret-change-me-0123456789\n", true)).toEqual([
+      "compose-only-token-secret-change-me-0123456789",
+    ]);
+    expect(secretsIn('      AUTH_TOKEN_SECRET: "bench-secret-bench-secret-bench-secret-0123",')).toEqual([
+      "bench-secret-bench-secret-bench-secret-0123",
+    ]);
     const found = new Map<string, string>();
     const walk = (dir: string) => {
       for (const entry of readdirSync(dir, { withFileTypes: true })) {
         const full = path.join(dir, entry.name);
         if (entry.isDirectory()) {
           if (entry.name !== "node_modules" && entry.name !== "dist" && !entry.name.startsWith(".")) walk(full);
-        } else if (/\.(ts|js|mjs|ya?ml|env|sh|json)$|^Dockerfile|^\.env/.test(entry.name) && entry.name !== "package-lock.json") {
-          for (const value of secretsIn(readFileSync(full, "utf8"), /\.ya?ml$|env/.test(entry.name))) found.set(value, path.relative(root, full));
+        } else if (
+          /\.(ts|js|mjs|ya?ml|env|sh|json)$|^Dockerfile|^\.env/.test(entry.name) &&
+          entry.name !== "package-lock.json"
+        ) {
+          for (const value of secretsIn(readFileSync(full, "utf8"), /\.ya?ml$|env/.test(entry.name)))
+            found.set(value, path.relative(root, full));
         }
       }
     };

@@ -88,12 +88,18 @@ describe("server span", () => {
   it("is named by the route template, not the raw path (one name for every id)", async () => {
     const ids: string[] = [];
     for (const id of ["a1", "b2"]) {
-      const res = await fetch(`${app.url}/things/${id}`, { headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` } });
+      const res = await fetch(`${app.url}/things/${id}`, {
+        headers: { traceparent: `00-${TRACE_ID}-${PARENT_ID}-01` },
+      });
       expect(res.status).toBe(200);
       ids.push(((await res.json()) as { traceId: string }).traceId);
     }
     expect(ids).toEqual([TRACE_ID, TRACE_ID]);
-    const mine = spans.getFinishedSpans().filter((s) => s.attributes["http.route"] !== undefined && String(s.attributes["http.route"]).endsWith("/things/:id"));
+    const mine = spans
+      .getFinishedSpans()
+      .filter(
+        (s) => s.attributes["http.route"] !== undefined && String(s.attributes["http.route"]).endsWith("/things/:id"),
+      );
     expect(mine).toHaveLength(2);
     for (const s of mine) {
       expect(s.name).toBe(`GET ${String(s.attributes["http.route"])}`);

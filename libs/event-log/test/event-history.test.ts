@@ -68,13 +68,19 @@ describe("event history repository (@tog/event-log)", () => {
       events: texts.slice(22, 27),
       totalCount: 30,
     });
-    expect(await repo.listEvents({ workflowId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({ events: [], totalCount: 0 });
+    expect(await repo.listEvents({ workflowId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({
+      events: [],
+      totalCount: 0,
+    });
     await expect(repo.listEvents({ workflowId: w1, limit: 0, offset: 0 })).rejects.toBeInstanceOf(ValidationError);
   });
 
   it("takes a cursor past the seq column's range (a client's after_seq) as after every event", async () => {
     for (const afterSeq of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
-      expect(await repo.listEvents({ workflowId: w1, limit: 10, offset: 0, afterSeq })).toEqual({ events: [], totalCount: 30 });
+      expect(await repo.listEvents({ workflowId: w1, limit: 10, offset: 0, afterSeq })).toEqual({
+        events: [],
+        totalCount: 30,
+      });
       expect(await repo.readRange(w1, afterSeq, 10)).toEqual([]);
     }
   });

@@ -29,7 +29,11 @@ const TOP_LEVEL: Partial<Record<EventType, JsonSchema>> = {
     result: { description: "Copy of `data.result`." },
   },
   ERROR_OCCURRED: {
-    status: { type: "string", enum: ["FAILED", "TIMEOUT", "CANCELLED"], description: "Only on the terminal error: the final task status." },
+    status: {
+      type: "string",
+      enum: ["FAILED", "TIMEOUT", "CANCELLED"],
+      description: "Only on the terminal error: the final task status.",
+    },
   },
 };
 
@@ -45,7 +49,9 @@ function inlineJsonValues(value: unknown): unknown {
 }
 
 function payloadSchema(type: EventType): JsonSchema {
-  return inlineJsonValues(z.toJSONSchema(EVENT_PAYLOAD_SCHEMAS[type], { target: "openapi-3.0", unrepresentable: "any" })) as JsonSchema;
+  return inlineJsonValues(
+    z.toJSONSchema(EVENT_PAYLOAD_SCHEMAS[type], { target: "openapi-3.0", unrepresentable: "any" }),
+  ) as JsonSchema;
 }
 
 /** `{ Event_<TYPE>: schema, …, StreamEvent: oneOf }`, ready to register as components. */
@@ -62,7 +68,11 @@ export function eventOpenApiSchemas(): Record<string, JsonSchema> {
         agent_id: { type: "string" },
         message: { type: "string" },
         timestamp: { type: "string", format: "date-time" },
-        seq: { type: "integer", minimum: 1, description: "Strictly increasing, gap-free per workflow; deduplicate by it." },
+        seq: {
+          type: "integer",
+          minimum: 1,
+          description: "Strictly increasing, gap-free per workflow; deduplicate by it.",
+        },
         stream_id: { type: "string", description: "`<millis>-<seq>`: the SSE `id`, a resume point." },
         trace_id: { type: "string", description: "W3C trace id of the task." },
         data: payloadSchema(type),
@@ -72,7 +82,8 @@ export function eventOpenApiSchemas(): Record<string, JsonSchema> {
     };
   }
   out[STREAM_EVENT_SCHEMA] = {
-    description: "One event of a workflow's stream: the SSE `data:` line and the WebSocket message. `type` selects the schema.",
+    description:
+      "One event of a workflow's stream: the SSE `data:` line and the WebSocket message. `type` selects the schema.",
     oneOf: EVENT_TYPES.map((t) => ({ $ref: `#/components/schemas/${eventSchemaName(t)}` })),
     discriminator: {
       propertyName: "type",

@@ -47,21 +47,32 @@ describe("resume point", () => {
     expect(parseResumePoint("1761545276767-0")).toBeNull();
   });
 
-  it.each(["abc", "-1", "-5", "1.5", "1e3", "+3", "0x10", "1-2-3", "1-", "-", "12a", "99999999999999999999", "9007199254740993"])(
-    "refuses %j with a clear 400 message",
-    (value) => {
-      let error: unknown;
-      try {
-        parseResumePoint(value);
-      } catch (e) {
-        error = e;
-      }
-      expect(error).toBeInstanceOf(ValidationError);
-      expect((error as Error).message).toBe(
-        `Invalid Last-Event-ID: ${JSON.stringify(value)} (expected <millis>-<seq> or a non-negative integer)`,
-      );
-    },
-  );
+  it.each([
+    "abc",
+    "-1",
+    "-5",
+    "1.5",
+    "1e3",
+    "+3",
+    "0x10",
+    "1-2-3",
+    "1-",
+    "-",
+    "12a",
+    "99999999999999999999",
+    "9007199254740993",
+  ])("refuses %j with a clear 400 message", (value) => {
+    let error: unknown;
+    try {
+      parseResumePoint(value);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toBe(
+      `Invalid Last-Event-ID: ${JSON.stringify(value)} (expected <millis>-<seq> or a non-negative integer)`,
+    );
+  });
 
   it("names the query parameter when asked and shortens long garbage", () => {
     expect(() => parseResumePoint("x", "last_event_id")).toThrow(/^Invalid last_event_id: "x"/);
@@ -80,7 +91,17 @@ describe("resume point", () => {
 describe("event envelope", () => {
   it("builds the 6.1 event in the contract's field order, with trace_id", () => {
     const event = sampleEvent("LLM_PARTIAL", 9);
-    expect(Object.keys(event)).toEqual(["workflow_id", "type", "agent_id", "message", "timestamp", "seq", "stream_id", "trace_id", "data"]);
+    expect(Object.keys(event)).toEqual([
+      "workflow_id",
+      "type",
+      "agent_id",
+      "message",
+      "timestamp",
+      "seq",
+      "stream_id",
+      "trace_id",
+      "data",
+    ]);
     expect(event.timestamp).toBe("2026-01-02T03:04:05.678Z");
     expect(event.stream_id).toBe(`${AT}-9`);
     expect(event.trace_id).toBe(TRACE_ID);
@@ -89,7 +110,15 @@ describe("event envelope", () => {
 
   it("takes now as the emit time by default, shared by timestamp and stream id", () => {
     const before = Date.now();
-    const event = buildEvent({ workflow_id: "w", type: "PROGRESS", agent_id: "a", message: "", seq: 1, trace_id: TRACE_ID, data: { percentage: 1, current_step: 0, total_steps: 1, current_task: "" } });
+    const event = buildEvent({
+      workflow_id: "w",
+      type: "PROGRESS",
+      agent_id: "a",
+      message: "",
+      seq: 1,
+      trace_id: TRACE_ID,
+      data: { percentage: 1, current_step: 0, total_steps: 1, current_task: "" },
+    });
     const millis = parseStreamId(event.stream_id)!.millis;
     expect(millis).toBeGreaterThanOrEqual(before);
     expect(Date.parse(event.timestamp)).toBe(millis);

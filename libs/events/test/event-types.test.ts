@@ -21,7 +21,13 @@ describe("event type list", () => {
   });
 
   it("contains none of the names 6.3 rule 1 says are never emitted, nor STATUS_UPDATE", () => {
-    expect(NEVER_EMITTED_EVENT_TYPES).toEqual(["WORKFLOW_FAILED", "TASK_COMPLETED", "TOOL_COMPLETED", "TOOL_FAILED", "BUDGET_UPDATE"]);
+    expect(NEVER_EMITTED_EVENT_TYPES).toEqual([
+      "WORKFLOW_FAILED",
+      "TASK_COMPLETED",
+      "TOOL_COMPLETED",
+      "TOOL_FAILED",
+      "BUDGET_UPDATE",
+    ]);
     for (const name of [...NEVER_EMITTED_EVENT_TYPES, "STATUS_UPDATE"]) {
       expect(EVENT_TYPES as readonly string[]).not.toContain(name);
       expect(isEventType(name)).toBe(false);

@@ -24,12 +24,19 @@ describe("terminal events", () => {
     expect(isTerminalEvent(JSON.parse(JSON.stringify(toSseForm(event))))).toBe(true);
   });
 
-  it.each(["FAILED", "TIMEOUT", "CANCELLED"] as FailureStatus[])("a terminal ERROR_OCCURRED ends a %s workflow", (status) => {
-    const data = terminalErrorData({ status, error_type: status === "TIMEOUT" ? "TIMEOUT" : status === "CANCELLED" ? "CANCELLED" : "LLM_ERROR", error_message: "x" });
-    const event = parseEvent(sampleEvent("ERROR_OCCURRED", 4, data));
-    expect(isTerminalEvent(event)).toBe(true);
-    expect(terminalStatusOf(event)).toBe(status);
-  });
+  it.each(["FAILED", "TIMEOUT", "CANCELLED"] as FailureStatus[])(
+    "a terminal ERROR_OCCURRED ends a %s workflow",
+    (status) => {
+      const data = terminalErrorData({
+        status,
+        error_type: status === "TIMEOUT" ? "TIMEOUT" : status === "CANCELLED" ? "CANCELLED" : "LLM_ERROR",
+        error_message: "x",
+      });
+      const event = parseEvent(sampleEvent("ERROR_OCCURRED", 4, data));
+      expect(isTerminalEvent(event)).toBe(true);
+      expect(terminalStatusOf(event)).toBe(status);
+    },
+  );
 
   it("no other event is terminal: not a recoverable error, not an unrecoverable one without the marker, not AGENT_FAILED", () => {
     for (const type of EVENT_TYPES) {
@@ -38,7 +45,11 @@ describe("terminal events", () => {
       expect(isTerminalEvent(event), type).toBe(false);
       expect(terminalStatusOf(event), type).toBeNull();
     }
-    const unrecoverable = sampleEvent("ERROR_OCCURRED", 2, { ...terminalErrorData({ status: "FAILED", error_type: "LLM_ERROR", error_message: "x" }), terminal: undefined, status: undefined });
+    const unrecoverable = sampleEvent("ERROR_OCCURRED", 2, {
+      ...terminalErrorData({ status: "FAILED", error_type: "LLM_ERROR", error_message: "x" }),
+      terminal: undefined,
+      status: undefined,
+    });
     expect(isTerminalEvent(unrecoverable)).toBe(false);
     expect(isTerminalEvent({ type: "ERROR_OCCURRED" })).toBe(false);
     expect(isTerminalEvent({ type: "ERROR_OCCURRED", data: null })).toBe(false);
@@ -61,7 +72,17 @@ describe("history and session shapes", () => {
     const event = sampleEvent("TOOL_INVOKED", 6);
     const item = toHistoryItem(toSseForm(event));
     expect(item).toEqual(event);
-    expect(Object.keys(item)).toEqual(["workflow_id", "type", "agent_id", "message", "timestamp", "seq", "stream_id", "trace_id", "data"]);
+    expect(Object.keys(item)).toEqual([
+      "workflow_id",
+      "type",
+      "agent_id",
+      "message",
+      "timestamp",
+      "seq",
+      "stream_id",
+      "trace_id",
+      "data",
+    ]);
     expect(item).not.toHaveProperty("tool");
   });
 

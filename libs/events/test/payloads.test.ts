@@ -30,7 +30,17 @@ const CONTRACT_FIELDS: Record<string, string[]> = {
   PROGRESS: ["percentage", "current_step", "total_steps", "current_task"],
   DATA_PROCESSING: ["operation", "records_processed", "total_records", "processing_stage"],
   WAITING: ["waiting_for", "wait_reason", "estimated_wait_seconds"],
-  ERROR_OCCURRED: ["error_type", "error_message", "recoverable", "retry_count", "max_retries", "retry_after", "severity", "terminal", "status"],
+  ERROR_OCCURRED: [
+    "error_type",
+    "error_message",
+    "recoverable",
+    "retry_count",
+    "max_retries",
+    "retry_after",
+    "severity",
+    "terminal",
+    "status",
+  ],
   ERROR_RECOVERY: ["error_type", "recovery_action", "attempt", "max_attempts", "success"],
   APPROVAL_REQUESTED: ["approval_id", "tool_name", "operation", "risk_level", "timeout_seconds", "details"],
   APPROVAL_DECISION: ["approval_id", "decision", "approved_by", "timestamp", "comments"],
@@ -62,26 +72,40 @@ describe("payload schemas", () => {
 
   it("checks value ranges and vocabularies", () => {
     const s = EVENT_PAYLOAD_SCHEMAS;
-    expect(s.WORKFLOW_STARTED.safeParse({ ...SAMPLE_PAYLOADS.WORKFLOW_STARTED, estimated_complexity: 1.2 }).success).toBe(false);
+    expect(
+      s.WORKFLOW_STARTED.safeParse({ ...SAMPLE_PAYLOADS.WORKFLOW_STARTED, estimated_complexity: 1.2 }).success,
+    ).toBe(false);
     expect(s.WORKFLOW_STARTED.safeParse({ ...SAMPLE_PAYLOADS.WORKFLOW_STARTED, mode: "auto" }).success).toBe(false);
     expect(s.LLM_PARTIAL.safeParse({ ...SAMPLE_PAYLOADS.LLM_PARTIAL, chunk_index: -1 }).success).toBe(false);
     expect(s.LLM_PARTIAL.safeParse({ ...SAMPLE_PAYLOADS.LLM_PARTIAL, total_tokens_so_far: 1.5 }).success).toBe(false);
-    expect(s.APPROVAL_DECISION.safeParse({ ...SAMPLE_PAYLOADS.APPROVAL_DECISION, decision: "rejected" }).success).toBe(false);
+    expect(s.APPROVAL_DECISION.safeParse({ ...SAMPLE_PAYLOADS.APPROVAL_DECISION, decision: "rejected" }).success).toBe(
+      false,
+    );
     for (const decision of ["approved", "denied", "timeout"]) {
       expect(s.APPROVAL_DECISION.safeParse({ ...SAMPLE_PAYLOADS.APPROVAL_DECISION, decision }).success).toBe(true);
     }
-    expect(s.APPROVAL_DECISION.safeParse({ ...SAMPLE_PAYLOADS.APPROVAL_DECISION, timestamp: "yesterday" }).success).toBe(false);
-    expect(s.APPROVAL_REQUESTED.safeParse({ ...SAMPLE_PAYLOADS.APPROVAL_REQUESTED, risk_level: "extreme" }).success).toBe(false);
+    expect(
+      s.APPROVAL_DECISION.safeParse({ ...SAMPLE_PAYLOADS.APPROVAL_DECISION, timestamp: "yesterday" }).success,
+    ).toBe(false);
+    expect(
+      s.APPROVAL_REQUESTED.safeParse({ ...SAMPLE_PAYLOADS.APPROVAL_REQUESTED, risk_level: "extreme" }).success,
+    ).toBe(false);
     expect(s.ERROR_OCCURRED.safeParse({ ...SAMPLE_PAYLOADS.ERROR_OCCURRED, error_type: "OOPS" }).success).toBe(false);
     const { retry_after: _r, ...withoutRetryAfter } = SAMPLE_PAYLOADS.ERROR_OCCURRED;
     expect(s.ERROR_OCCURRED.safeParse(withoutRetryAfter).success).toBe(true);
-    expect(s.TOOL_OBSERVATION.safeParse({ ...SAMPLE_PAYLOADS.TOOL_OBSERVATION, result: { rows: [1, "a", null] } }).success).toBe(true);
+    expect(
+      s.TOOL_OBSERVATION.safeParse({ ...SAMPLE_PAYLOADS.TOOL_OBSERVATION, result: { rows: [1, "a", null] } }).success,
+    ).toBe(true);
     expect(s.TOOL_INVOKED.safeParse({ ...SAMPLE_PAYLOADS.TOOL_INVOKED, tool_args: "2+2" }).success).toBe(false);
   });
 
   it("keeps the terminal marker of ERROR_OCCURRED consistent", () => {
     const s = EVENT_PAYLOAD_SCHEMAS.ERROR_OCCURRED;
-    const terminal = terminalErrorData({ status: "TIMEOUT", error_type: "TIMEOUT", error_message: "Task exceeded 600 s" });
+    const terminal = terminalErrorData({
+      status: "TIMEOUT",
+      error_type: "TIMEOUT",
+      error_message: "Task exceeded 600 s",
+    });
     expect(s.parse(terminal)).toEqual(terminal);
     expect(terminal).toMatchObject({ recoverable: false, severity: "critical", terminal: true, status: "TIMEOUT" });
     expect(s.safeParse({ ...terminal, recoverable: true }).success).toBe(false);

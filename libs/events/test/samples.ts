@@ -4,8 +4,20 @@ import { buildEvent, type EventPayloads, type EventType, type TaskEvent } from "
 // payload type and that each sample matches it; the tests validate the same objects with the
 // zod schemas at runtime.
 export const SAMPLE_PAYLOADS: { [K in EventType]: EventPayloads[K] } = {
-  WORKFLOW_STARTED: { query: "What is 2+2?", mode: "simple", session_id: "7f1c0e3e-55a8-4f4b-9d36-6c1f7d0c2d11", estimated_complexity: 0.2 },
-  WORKFLOW_COMPLETED: { result: "4", duration_ms: 120, total_tokens: 42, total_cost_usd: 0.0001, agents_used: 1, tools_invoked: 0 },
+  WORKFLOW_STARTED: {
+    query: "What is 2+2?",
+    mode: "simple",
+    session_id: "7f1c0e3e-55a8-4f4b-9d36-6c1f7d0c2d11",
+    estimated_complexity: 0.2,
+  },
+  WORKFLOW_COMPLETED: {
+    result: "4",
+    duration_ms: 120,
+    total_tokens: 42,
+    total_cost_usd: 0.0001,
+    agents_used: 1,
+    tools_invoked: 0,
+  },
   AGENT_STARTED: { role: "generalist", subtask: "answer the question", tools_available: ["calculator"] },
   AGENT_THINKING: { thought: "This is arithmetic", next_action: "call the calculator", confidence: 0.9 },
   AGENT_COMPLETED: { result: "4", tokens_used: 42, cost_usd: 0.0001, duration_ms: 100 },
@@ -19,11 +31,23 @@ export const SAMPLE_PAYLOADS: { [K in EventType]: EventPayloads[K] } = {
     ],
   },
   TEAM_RETIRED: { team_size: 2, duration_ms: 5000, total_tokens: 900, reason: "work finished" },
-  TEAM_STATUS: { active_agents: 1, idle_agents: 1, tasks_completed: 1, tasks_remaining: 1, coordination_mode: "supervisor" },
+  TEAM_STATUS: {
+    active_agents: 1,
+    idle_agents: 1,
+    tasks_completed: 1,
+    tasks_remaining: 1,
+    coordination_mode: "supervisor",
+  },
   DEPENDENCY_SATISFIED: { subtask_id: "subtask-2", satisfied_dependencies: ["subtask-1"], can_proceed: true },
   MESSAGE_SENT: { to: "writer-1", content: "here are the figures", message_type: "request" },
   MESSAGE_RECEIVED: { from: "analyst-1", content: "here are the figures", acknowledged: true },
-  LLM_PROMPT: { model: "offline-small", prompt_length: 12, max_tokens: 1024, temperature: 0.7, sanitized_prompt: "What is 2+2?" },
+  LLM_PROMPT: {
+    model: "offline-small",
+    prompt_length: 12,
+    max_tokens: 1024,
+    temperature: 0.7,
+    sanitized_prompt: "What is 2+2?",
+  },
   LLM_PARTIAL: { chunk: "The answer", chunk_index: 0, total_tokens_so_far: 2 },
   LLM_OUTPUT: { output: "The answer is 4.", model: "offline-small", tokens_used: 42, cost_usd: 0, duration_ms: 30 },
   PROGRESS: { percentage: 50, current_step: 1, total_steps: 2, current_task: "synthesis" },
@@ -63,7 +87,11 @@ export const SAMPLE_PAYLOADS: { [K in EventType]: EventPayloads[K] } = {
 export const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 export const AT = Date.UTC(2026, 0, 2, 3, 4, 5, 678);
 
-export function sampleEvent<T extends EventType>(type: T, seq = 1, data: EventPayloads[T] = SAMPLE_PAYLOADS[type]): TaskEvent<T> {
+export function sampleEvent<T extends EventType>(
+  type: T,
+  seq = 1,
+  data: EventPayloads[T] = SAMPLE_PAYLOADS[type],
+): TaskEvent<T> {
   return buildEvent({
     workflow_id: "wf-1",
     type,

@@ -32,7 +32,11 @@ describe("SSE form", () => {
   });
 
   it("adds status to a terminal ERROR_OCCURRED only", () => {
-    const failed = sampleEvent("ERROR_OCCURRED", 5, terminalErrorData({ status: "CANCELLED", error_type: "CANCELLED", error_message: "Cancelled by user" }));
+    const failed = sampleEvent(
+      "ERROR_OCCURRED",
+      5,
+      terminalErrorData({ status: "CANCELLED", error_type: "CANCELLED", error_message: "Cancelled by user" }),
+    );
     expect(toSseForm(failed)).toEqual({ ...failed, status: "CANCELLED" });
     expect(toSseForm(sampleEvent("ERROR_OCCURRED"))).not.toHaveProperty("status");
   });
@@ -60,7 +64,11 @@ describe("frames", () => {
   });
 
   it("keeps multi-line and non-ASCII text on the single data line", () => {
-    const event = sampleEvent("LLM_PARTIAL", 3, { chunk: "line 1\nline 2\r\n\u2028é😀", chunk_index: 4, total_tokens_so_far: 9 });
+    const event = sampleEvent("LLM_PARTIAL", 3, {
+      chunk: "line 1\nline 2\r\n\u2028é😀",
+      chunk_index: 4,
+      total_tokens_so_far: 9,
+    });
     const text = encodeSseFrame(event).toString("utf8");
     const lines = text.split("\n");
     expect(lines).toHaveLength(5);

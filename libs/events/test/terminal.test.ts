@@ -8,6 +8,7 @@ describe("isTerminalStatus", () => {
   });
 
   it("is false for the others and for the response form", () => {
-    for (const s of ["QUEUED", "RUNNING", "TASK_STATUS_COMPLETED", "completed", ""]) expect(isTerminalStatus(s), s).toBe(false);
+    for (const s of ["QUEUED", "RUNNING", "TASK_STATUS_COMPLETED", "completed", ""])
+      expect(isTerminalStatus(s), s).toBe(false);
   });
 });

@@ -6,8 +6,16 @@ import type { Metrics } from "./metrics.ts";
  * (never the raw path: ids would explode the label set) and status. Streams count when they end.
  */
 export function httpMetrics(metrics: Metrics): RequestHandler {
-  const requests = metrics.counter("tog_http_requests_total", "HTTP requests by method, route and status.", ["method", "route", "status"]);
-  const duration = metrics.histogram("tog_http_request_duration_seconds", "HTTP request latency by method, route and status.", ["method", "route", "status"]);
+  const requests = metrics.counter("tog_http_requests_total", "HTTP requests by method, route and status.", [
+    "method",
+    "route",
+    "status",
+  ]);
+  const duration = metrics.histogram(
+    "tog_http_request_duration_seconds",
+    "HTTP request latency by method, route and status.",
+    ["method", "route", "status"],
+  );
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.once("finish", () => {

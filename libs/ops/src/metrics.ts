@@ -7,7 +7,12 @@ export interface Metrics {
   readonly registry: Registry;
   readonly service: string;
   counter<L extends string>(name: string, help: string, labelNames?: readonly L[]): Counter<L>;
-  gauge<L extends string>(name: string, help: string, labelNames?: readonly L[], collect?: (gauge: Gauge<L>) => void | Promise<void>): Gauge<L>;
+  gauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames?: readonly L[],
+    collect?: (gauge: Gauge<L>) => void | Promise<void>,
+  ): Gauge<L>;
   histogram<L extends string>(name: string, help: string, labelNames?: readonly L[], buckets?: number[]): Histogram<L>;
   /** `tog_dependency_up{dependency}`: 1 when the check passes at scrape time. */
   dependency(name: string, check: () => Promise<unknown>, timeoutMs?: number): void;
@@ -25,30 +30,45 @@ export function createMetrics(options: { service: string; defaultMetrics?: boole
   const metrics: Metrics = {
     registry,
     service: options.service,
-    counter: (name, help, labelNames = []) => new Counter({ name, help, labelNames: [...labelNames], registers: [registry] }),
+    counter: (name, help, labelNames = []) =>
+      new Counter({ name, help, labelNames: [...labelNames], registers: [registry] }),
     gauge: (name, help, labelNames = [], collect) =>
       new Gauge({
         name,
         help,
         labelNames: [...labelNames],
         registers: [registry],
-        ...(collect ? { collect() { return collect(this); } } : {}),
+        ...(collect
+          ? {
+              collect() {
+                return collect(this);
+              },
+            }
+          : {}),
       }),
     histogram: (name, help, labelNames = [], buckets = LATENCY_BUCKETS) =>
       new Histogram({ name, help, labelNames: [...labelNames], buckets, registers: [registry] }),
     dependency(name, check, timeoutMs = 1_000) {
       checks.set(name, { check, timeoutMs });
-      dependencyGauge ??= metrics.gauge("tog_dependency_up", "1 when the dependency answered its check at scrape time, else 0.", ["dependency"], async (g) => {
-        await Promise.all(
-          [...checks].map(async ([dep, c]) => {
-            const ok = await Promise.race([
-              c.check().then(() => true, () => false),
-              new Promise<boolean>((r) => setTimeout(() => r(false), c.timeoutMs).unref()),
-            ]);
-            g.set({ dependency: dep }, ok ? 1 : 0);
-          }),
-        );
-      });
+      dependencyGauge ??= metrics.gauge(
+        "tog_dependency_up",
+        "1 when the dependency answered its check at scrape time, else 0.",
+        ["dependency"],
+        async (g) => {
+          await Promise.all(
+            [...checks].map(async ([dep, c]) => {
+              const ok = await Promise.race([
+                c.check().then(
+                  () => true,
+                  () => false,
+                ),
+                new Promise<boolean>((r) => setTimeout(() => r(false), c.timeoutMs).unref()),
+              ]);
+              g.set({ dependency: dep }, ok ? 1 : 0);
+            }),
+          );
+        },
+      );
     },
   };
   return metrics;

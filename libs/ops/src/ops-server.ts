@@ -27,7 +27,11 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
     if (req.method === "GET" && path === "/metrics") {
       options.metrics.registry.metrics().then(
         (text) => {
-          res.writeHead(200, { "Content-Type": options.metrics.registry.contentType, "X-Content-Type-Options": "nosniff", "Cache-Control": "no-store" });
+          res.writeHead(200, {
+            "Content-Type": options.metrics.registry.contentType,
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store",
+          });
           res.end(text);
         },
         () => json(res, 500, { error: "Internal server error" }),
@@ -70,7 +74,10 @@ function json(res: ServerResponse, status: number, body: Record<string, unknown>
  * answering while the service drains.
  */
 export async function startServiceOps(
-  options: OpsServerOptions & { lifecycle: { on(stage: "clients", name: string, fn: () => Promise<void>): unknown }; logger: { info(obj: object, msg: string): void } },
+  options: OpsServerOptions & {
+    lifecycle: { on(stage: "clients", name: string, fn: () => Promise<void>): unknown };
+    logger: { info(obj: object, msg: string): void };
+  },
 ): Promise<OpsServer> {
   const ops = await startOpsServer(options);
   options.lifecycle.on("clients", "ops-port", () => ops.close());

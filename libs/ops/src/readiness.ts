@@ -99,6 +99,8 @@ export function readinessHandler(options: ReadinessHandlerOptions): (req: Reques
       return;
     }
     for (const [check, err] of Object.entries(report.errors)) logger.warn({ err, check }, "readiness check failed");
-    res.status(503).json({ status: "not ready", error: `Not ready: ${report.failed.join(", ")}`, checks: report.checks });
+    res
+      .status(503)
+      .json({ status: "not ready", error: `Not ready: ${report.failed.join(", ")}`, checks: report.checks });
   };
 }

@@ -22,7 +22,9 @@ describe("the ops port", () => {
     expect(first).toContain('tog_test_things_total{kind="a",service="ops-test"} 2');
     expect(first).toContain('tog_dependency_up{dependency="postgres",service="ops-test"} 1');
     up = false;
-    expect(await (await fetch(`${base}/metrics`)).text()).toContain('tog_dependency_up{dependency="postgres",service="ops-test"} 0');
+    expect(await (await fetch(`${base}/metrics`)).text()).toContain(
+      'tog_dependency_up{dependency="postgres",service="ops-test"} 0',
+    );
   });
 
   it("answers /health from the liveness check: 200, or 503 when it fails", async () => {

@@ -7,12 +7,20 @@ import { pingCheck, readinessHandler, runReadiness, type ReadinessCheck } from "
 
 const logger = createLogger({ service: "readiness-test", level: "silent" });
 const ok = (name: string): ReadinessCheck => ({ name, check: () => Promise.resolve() });
-const failing = (name: string, message = "connect ECONNREFUSED 10.0.0.7:5432"): ReadinessCheck => ({ name, check: () => Promise.reject(new Error(message)) });
+const failing = (name: string, message = "connect ECONNREFUSED 10.0.0.7:5432"): ReadinessCheck => ({
+  name,
+  check: () => Promise.reject(new Error(message)),
+});
 const hanging = (name: string): ReadinessCheck => ({ name, check: () => new Promise(() => undefined) });
 
 describe("runReadiness", () => {
   it("is ready when every check answers, naming each", async () => {
-    expect(await runReadiness([ok("postgres"), ok("redis")], 500)).toEqual({ ready: true, checks: { postgres: "ok", redis: "ok" }, failed: [], errors: {} });
+    expect(await runReadiness([ok("postgres"), ok("redis")], 500)).toEqual({
+      ready: true,
+      checks: { postgres: "ok", redis: "ok" },
+      failed: [],
+      errors: {},
+    });
   });
 
   it("names a failed and a timed-out check apart, keeping the errors for the log only", async () => {
@@ -69,7 +77,11 @@ describe("readinessHandler", () => {
     const res = await fetch(await serve([ok("postgres"), failing("redis")]));
     expect(res.status).toBe(503);
     const text = await res.text();
-    expect(JSON.parse(text)).toEqual({ status: "not ready", error: "Not ready: redis", checks: { postgres: "ok", redis: "unavailable" } });
+    expect(JSON.parse(text)).toEqual({
+      status: "not ready",
+      error: "Not ready: redis",
+      checks: { postgres: "ok", redis: "unavailable" },
+    });
     expect(text).not.toContain("10.0.0.7");
   });
 });

@@ -1,6 +1,22 @@
-import { Client, Metadata, credentials, status, type ChannelCredentials, type ChannelOptions, type ServiceError } from "@grpc/grpc-js";
+import {
+  Client,
+  Metadata,
+  credentials,
+  status,
+  type ChannelCredentials,
+  type ChannelOptions,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import type { MethodDefinition } from "@grpc/proto-loader";
-import { SpanKind, UpstreamUnavailableError, autoInstrumented, injectTraceContext, withSpan, type Logger, type Span } from "@tog/core";
+import {
+  SpanKind,
+  UpstreamUnavailableError,
+  autoInstrumented,
+  injectTraceContext,
+  withSpan,
+  type Logger,
+  type Span,
+} from "@tog/core";
 import { DEFAULT_ORCHESTRATOR_DEADLINE_MS } from "./config.ts";
 import { statusToError } from "./grpc-errors.ts";
 import { ORCHESTRATOR_SERVICE_NAME, orchestratorServiceDefinition } from "./orchestrator-definition.ts";
@@ -42,25 +58,44 @@ const CHANNEL_OPTIONS: ChannelOptions = {
     methodConfig: [
       {
         name: [{ service: ORCHESTRATOR_SERVICE_NAME }],
-        retryPolicy: { maxAttempts: 4, initialBackoff: "0.05s", maxBackoff: "0.5s", backoffMultiplier: 2, retryableStatusCodes: ["UNAVAILABLE"] },
+        retryPolicy: {
+          maxAttempts: 4,
+          initialBackoff: "0.05s",
+          maxBackoff: "0.5s",
+          backoffMultiplier: 2,
+          retryableStatusCodes: ["UNAVAILABLE"],
+        },
       },
     ],
   }),
 };
 
 // Codes the transport produced or that hide their cause: worth a warning on the gateway.
-const TRANSPORT_CODES = new Set<number>([status.UNAVAILABLE, status.DEADLINE_EXCEEDED, status.INTERNAL, status.UNKNOWN, status.UNIMPLEMENTED]);
+const TRANSPORT_CODES = new Set<number>([
+  status.UNAVAILABLE,
+  status.DEADLINE_EXCEEDED,
+  status.INTERNAL,
+  status.UNKNOWN,
+  status.UNIMPLEMENTED,
+]);
 
 /** The orchestrator over gRPC: every call has a deadline and carries the active trace context. */
 export function createOrchestratorClient(options: OrchestratorClientOptions): OrchestratorClient {
   const { logger } = options;
   const deadlineMs = options.deadlineMs ?? DEFAULT_ORCHESTRATOR_DEADLINE_MS;
   const service = orchestratorServiceDefinition();
-  const client = new Client(options.address, options.credentials ?? credentials.createInsecure(), { ...CHANNEL_OPTIONS, ...options.channelOptions });
+  const client = new Client(options.address, options.credentials ?? credentials.createInsecure(), {
+    ...CHANNEL_OPTIONS,
+    ...options.channelOptions,
+  });
 
   // `span`: the hand-made client span; undefined when the gRPC instrumentation makes one (and
   // writes its own context into the metadata).
-  function send<Req, ReqOut, ResIn, ResOut>(method: MethodDefinition<Req, ResIn, ReqOut, ResOut>, request: Req, span: Span | undefined): Promise<ResOut> {
+  function send<Req, ReqOut, ResIn, ResOut>(
+    method: MethodDefinition<Req, ResIn, ReqOut, ResOut>,
+    request: Req,
+    span: Span | undefined,
+  ): Promise<ResOut> {
     const name = method.path.slice(1);
     return new Promise<ResOut>((resolve, reject) => {
       const metadata = new Metadata();
@@ -70,7 +105,10 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
         if (err) {
           span?.setAttribute("rpc.grpc.status_code", err.code);
           const level = TRANSPORT_CODES.has(err.code) ? "warn" : "debug";
-          logger[level]({ method: name, grpc_code: status[err.code], grpc_details: err.details }, "orchestrator call failed");
+          logger[level](
+            { method: name, grpc_code: status[err.code], grpc_details: err.details },
+            "orchestrator call failed",
+          );
           reject(statusToError(err));
           return;
         }
@@ -78,7 +116,15 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
         resolve(response as ResOut);
       };
       try {
-        client.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, request, metadata, callOptions, onDone);
+        client.makeUnaryRequest(
+          method.path,
+          method.requestSerialize,
+          method.responseDeserialize,
+          request,
+          metadata,
+          callOptions,
+          onDone,
+        );
       } catch (err) {
         // A closed channel throws synchronously instead of failing the call.
         reject(new UpstreamUnavailableError("Orchestrator unavailable", { cause: err }));
@@ -86,22 +132,21 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
     });
   }
 
-  function call<Req, ReqOut, ResIn, ResOut>(method: MethodDefinition<Req, ResIn, ReqOut, ResOut>, request: Req): Promise<ResOut> {
+  function call<Req, ReqOut, ResIn, ResOut>(
+    method: MethodDefinition<Req, ResIn, ReqOut, ResOut>,
+    request: Req,
+  ): Promise<ResOut> {
     // With the preload's instrumentations the gRPC instrumentation makes the client span (docs/architecture.md, "Tracing").
     if (autoInstrumented()) return send(method, request, undefined);
     const name = method.path.slice(1);
-    return withSpan(
-      name,
-      (span) => send(method, request, span),
-      {
-        kind: SpanKind.CLIENT,
-        attributes: {
-          "rpc.system": "grpc",
-          "rpc.service": ORCHESTRATOR_SERVICE_NAME,
-          "rpc.method": name.slice(ORCHESTRATOR_SERVICE_NAME.length + 1),
-        },
+    return withSpan(name, (span) => send(method, request, span), {
+      kind: SpanKind.CLIENT,
+      attributes: {
+        "rpc.system": "grpc",
+        "rpc.service": ORCHESTRATOR_SERVICE_NAME,
+        "rpc.method": name.slice(ORCHESTRATOR_SERVICE_NAME.length + 1),
       },
-    );
+    });
   }
 
   return {
@@ -116,13 +161,19 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
       return wire.decodeListTasksResponse(await call(service.ListTasks, wire.encodeListTasksRequest(query)));
     },
     async cancelTask(userId, taskId, reason) {
-      return wire.decodeCancelTaskResponse(await call(service.CancelTask, wire.encodeCancelTaskRequest(userId, taskId, reason)));
+      return wire.decodeCancelTaskResponse(
+        await call(service.CancelTask, wire.encodeCancelTaskRequest(userId, taskId, reason)),
+      );
     },
     async decideApproval(command) {
-      return wire.decodeDecideApprovalResponse(await call(service.DecideApproval, wire.encodeDecideApprovalRequest(command)));
+      return wire.decodeDecideApprovalResponse(
+        await call(service.DecideApproval, wire.encodeDecideApprovalRequest(command)),
+      );
     },
     async getTaskEvents(query) {
-      return wire.decodeGetTaskEventsResponse(await call(service.GetTaskEvents, wire.encodeGetTaskEventsRequest(query)));
+      return wire.decodeGetTaskEventsResponse(
+        await call(service.GetTaskEvents, wire.encodeGetTaskEventsRequest(query)),
+      );
     },
     async getTimeline(query) {
       return wire.decodeGetTimelineResponse(await call(service.GetTimeline, wire.encodeGetTimelineRequest(query)));

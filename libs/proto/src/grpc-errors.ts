@@ -55,7 +55,8 @@ const asciiJson = (value: unknown) =>
 /** The status (with trailers) a server answers for an error thrown by its implementation. */
 export function errorToStatus(err: unknown): Pick<StatusObject, "code" | "details" | "metadata"> {
   // The database restarting is not an internal failure: the caller answers 503 and retries.
-  if (isInternal(err) && isDependencyUnavailable(err)) err = new OverloadedError("Service temporarily unavailable", { cause: err });
+  if (isInternal(err) && isDependencyUnavailable(err))
+    err = new OverloadedError("Service temporarily unavailable", { cause: err });
   const metadata = new Metadata();
   if (isInternal(err)) {
     metadata.set(ERROR_CODE_KEY, "INTERNAL");
@@ -92,7 +93,12 @@ function internal(cause: unknown): AppError {
 }
 
 /** Rebuilds the AppError the server threw, from its code, message and details. */
-function fromAppErrorCode(code: ErrorCode, message: string, details: Record<string, unknown> | undefined, cause: unknown) {
+function fromAppErrorCode(
+  code: ErrorCode,
+  message: string,
+  details: Record<string, unknown> | undefined,
+  cause: unknown,
+) {
   const options = { cause, ...(details ? { details } : {}) };
   switch (code) {
     case "VALIDATION":

@@ -6,7 +6,17 @@ import {
   type sendUnaryData,
   type ServerUnaryCall,
 } from "@grpc/grpc-js";
-import { SpanKind, SpanStatusCode, autoInstrumented, context, extractTraceContext, trace, withSpan, type Logger, type Span } from "@tog/core";
+import {
+  SpanKind,
+  SpanStatusCode,
+  autoInstrumented,
+  context,
+  extractTraceContext,
+  trace,
+  withSpan,
+  type Logger,
+  type Span,
+} from "@tog/core";
 import { errorToStatus, isInternal } from "./grpc-errors.ts";
 import type { TaskOrchestratorHandlers } from "./generated/tog/orchestrator/v1/TaskOrchestrator.ts";
 import { ORCHESTRATOR_SERVICE_NAME, orchestratorServiceDefinition } from "./orchestrator-definition.ts";
@@ -87,12 +97,16 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
   }
 
   const handlers: TaskOrchestratorHandlers = {
-    SubmitTask: unary("SubmitTask", async (r) => wire.encodeSubmitTaskResponse(await impl.submitTask(wire.decodeSubmitTaskRequest(r)))),
+    SubmitTask: unary("SubmitTask", async (r) =>
+      wire.encodeSubmitTaskResponse(await impl.submitTask(wire.decodeSubmitTaskRequest(r))),
+    ),
     GetTask: unary("GetTask", async (r) => {
       const { userId, taskId } = wire.decodeGetTaskRequest(r);
       return { task: wire.encodeTaskDetail(await impl.getTask(userId, taskId)) };
     }),
-    ListTasks: unary("ListTasks", async (r) => wire.encodeListTasksResponse(await impl.listTasks(wire.decodeListTasksRequest(r)))),
+    ListTasks: unary("ListTasks", async (r) =>
+      wire.encodeListTasksResponse(await impl.listTasks(wire.decodeListTasksRequest(r))),
+    ),
     CancelTask: unary("CancelTask", async (r) => {
       const { userId, taskId, reason } = wire.decodeCancelTaskRequest(r);
       return wire.encodeCancelTaskResponse(await impl.cancelTask(userId, taskId, reason));
@@ -103,7 +117,9 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
     GetTaskEvents: unary("GetTaskEvents", async (r) =>
       wire.encodeGetTaskEventsResponse(await impl.getTaskEvents(wire.decodeGetTaskEventsRequest(r))),
     ),
-    GetTimeline: unary("GetTimeline", async (r) => wire.encodeGetTimelineResponse(await impl.getTimeline(wire.decodeGetTimelineRequest(r)))),
+    GetTimeline: unary("GetTimeline", async (r) =>
+      wire.encodeGetTimelineResponse(await impl.getTimeline(wire.decodeGetTimelineRequest(r))),
+    ),
     Ping: unary("Ping", async () => {
       await impl.ping();
       return {};
@@ -117,31 +133,35 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
   // IPv6 literals need brackets in a gRPC address.
   const host = options.host.includes(":") && !options.host.startsWith("[") ? `[${options.host}]` : options.host;
   return new Promise((resolve, reject) => {
-    server.bindAsync(`${host}:${options.port}`, options.credentials ?? ServerCredentials.createInsecure(), (err, port) => {
-      if (err) {
-        reject(new Error(`Cannot listen on ${host}:${options.port}: ${err.message}`, { cause: err }));
-        return;
-      }
-      logger.info({ host: options.host, port }, "orchestrator gRPC server listening");
-      const tryShutdown = () => new Promise<void>((done, fail) => server.tryShutdown((e) => (e ? fail(e) : done())));
-      resolve({
-        port,
-        tryShutdown,
-        forceShutdown: () => server.forceShutdown(),
-        async shutdown(graceMs) {
-          let timer: NodeJS.Timeout | undefined;
-          const graceOver = new Promise<void>((done) => {
-            timer = setTimeout(done, graceMs);
-          });
-          try {
-            await Promise.race([tryShutdown(), graceOver]);
-          } finally {
-            clearTimeout(timer);
-            // No-op when tryShutdown finished; otherwise cancels what is left.
-            server.forceShutdown();
-          }
-        },
-      });
-    });
+    server.bindAsync(
+      `${host}:${options.port}`,
+      options.credentials ?? ServerCredentials.createInsecure(),
+      (err, port) => {
+        if (err) {
+          reject(new Error(`Cannot listen on ${host}:${options.port}: ${err.message}`, { cause: err }));
+          return;
+        }
+        logger.info({ host: options.host, port }, "orchestrator gRPC server listening");
+        const tryShutdown = () => new Promise<void>((done, fail) => server.tryShutdown((e) => (e ? fail(e) : done())));
+        resolve({
+          port,
+          tryShutdown,
+          forceShutdown: () => server.forceShutdown(),
+          async shutdown(graceMs) {
+            let timer: NodeJS.Timeout | undefined;
+            const graceOver = new Promise<void>((done) => {
+              timer = setTimeout(done, graceMs);
+            });
+            try {
+              await Promise.race([tryShutdown(), graceOver]);
+            } finally {
+              clearTimeout(timer);
+              // No-op when tryShutdown finished; otherwise cancels what is left.
+              server.forceShutdown();
+            }
+          },
+        });
+      },
+    );
   });
 }

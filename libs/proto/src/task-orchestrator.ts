@@ -169,12 +169,17 @@ export interface TaskOrchestrator {
 // service that renders tasks so they read the same everywhere.
 
 export const EXECUTION_MODES = ["EXECUTION_MODE_SIMPLE", "EXECUTION_MODE_STANDARD", "EXECUTION_MODE_COMPLEX"] as const;
-export const API_TASK_STATUSES = ["TASK_STATUS_UNSPECIFIED", ...TASK_STATUSES.map((s) => `TASK_STATUS_${s}` as const)] as const;
+export const API_TASK_STATUSES = [
+  "TASK_STATUS_UNSPECIFIED",
+  ...TASK_STATUSES.map((s) => `TASK_STATUS_${s}` as const),
+] as const;
 export type ApiTaskStatus = (typeof API_TASK_STATUSES)[number];
 
 /** `TASK_STATUS_<X>`; an unknown value is `TASK_STATUS_UNSPECIFIED`. */
 export function apiTaskStatus(status: string): ApiTaskStatus {
-  return (TASK_STATUSES as readonly string[]).includes(status) ? (`TASK_STATUS_${status}` as ApiTaskStatus) : "TASK_STATUS_UNSPECIFIED";
+  return (TASK_STATUSES as readonly string[]).includes(status)
+    ? (`TASK_STATUS_${status}` as ApiTaskStatus)
+    : "TASK_STATUS_UNSPECIFIED";
 }
 
 /** Response form of a request mode; a supervisor run is reported as complex (3.2 has no supervisor value). */

@@ -12,17 +12,25 @@ const file = (description: string) =>
 
 /** Orchestrator (server) side. */
 export const orchestratorServerTlsConfigShape = {
-  GRPC_TLS_CERT_FILE: file("TLS for the orchestrator's gRPC port: PEM certificate chain file (with GRPC_TLS_KEY_FILE). Unset: plaintext."),
+  GRPC_TLS_CERT_FILE: file(
+    "TLS for the orchestrator's gRPC port: PEM certificate chain file (with GRPC_TLS_KEY_FILE). Unset: plaintext.",
+  ),
   GRPC_TLS_KEY_FILE: file("TLS for the orchestrator's gRPC port: PEM private key file."),
-  GRPC_TLS_CLIENT_CA_FILE: file("Set: clients (the gateway) must present a certificate signed by this PEM CA (mutual TLS)."),
+  GRPC_TLS_CLIENT_CA_FILE: file(
+    "Set: clients (the gateway) must present a certificate signed by this PEM CA (mutual TLS).",
+  ),
 } satisfies ConfigShape;
 
 /** Gateway (client) side. */
 export const orchestratorClientTlsConfigShape = {
   ORCHESTRATOR_TLS_CA_FILE: file("TLS to the orchestrator: PEM CA file that signed its certificate. Unset: plaintext."),
-  ORCHESTRATOR_TLS_CERT_FILE: file("Mutual TLS to the orchestrator: the gateway's PEM certificate file (with ORCHESTRATOR_TLS_KEY_FILE)."),
+  ORCHESTRATOR_TLS_CERT_FILE: file(
+    "Mutual TLS to the orchestrator: the gateway's PEM certificate file (with ORCHESTRATOR_TLS_KEY_FILE).",
+  ),
   ORCHESTRATOR_TLS_KEY_FILE: file("Mutual TLS to the orchestrator: the gateway's PEM private key file."),
-  ORCHESTRATOR_TLS_SERVER_NAME: file("Name expected in the orchestrator's certificate when it differs from the address' host."),
+  ORCHESTRATOR_TLS_SERVER_NAME: file(
+    "Name expected in the orchestrator's certificate when it differs from the address' host.",
+  ),
 } satisfies ConfigShape;
 
 function read(path: string, name: string): Buffer {
@@ -40,10 +48,12 @@ export function serverCredentialsOf(config: {
 }): ServerCredentials {
   const { GRPC_TLS_CERT_FILE: cert, GRPC_TLS_KEY_FILE: key, GRPC_TLS_CLIENT_CA_FILE: ca } = config;
   if (cert === undefined && key === undefined) {
-    if (ca !== undefined) throw new ConfigError("GRPC_TLS_CLIENT_CA_FILE needs GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE");
+    if (ca !== undefined)
+      throw new ConfigError("GRPC_TLS_CLIENT_CA_FILE needs GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE");
     return ServerCredentials.createInsecure();
   }
-  if (cert === undefined || key === undefined) throw new ConfigError("GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE go together");
+  if (cert === undefined || key === undefined)
+    throw new ConfigError("GRPC_TLS_CERT_FILE and GRPC_TLS_KEY_FILE go together");
   return ServerCredentials.createSsl(
     ca === undefined ? null : read(ca, "GRPC_TLS_CLIENT_CA_FILE"),
     [{ cert_chain: read(cert, "GRPC_TLS_CERT_FILE"), private_key: read(key, "GRPC_TLS_KEY_FILE") }],
@@ -65,10 +75,12 @@ export function clientCredentialsOf(config: {
 }): ClientTls {
   const { ORCHESTRATOR_TLS_CA_FILE: ca, ORCHESTRATOR_TLS_CERT_FILE: cert, ORCHESTRATOR_TLS_KEY_FILE: key } = config;
   if (ca === undefined) {
-    if (cert !== undefined || key !== undefined) throw new ConfigError("ORCHESTRATOR_TLS_CERT_FILE/KEY_FILE need ORCHESTRATOR_TLS_CA_FILE");
+    if (cert !== undefined || key !== undefined)
+      throw new ConfigError("ORCHESTRATOR_TLS_CERT_FILE/KEY_FILE need ORCHESTRATOR_TLS_CA_FILE");
     return { credentials: credentials.createInsecure(), channelOptions: {} };
   }
-  if ((cert === undefined) !== (key === undefined)) throw new ConfigError("ORCHESTRATOR_TLS_CERT_FILE and ORCHESTRATOR_TLS_KEY_FILE go together");
+  if ((cert === undefined) !== (key === undefined))
+    throw new ConfigError("ORCHESTRATOR_TLS_CERT_FILE and ORCHESTRATOR_TLS_KEY_FILE go together");
   return {
     credentials: credentials.createSsl(
       read(ca, "ORCHESTRATOR_TLS_CA_FILE"),
@@ -76,6 +88,8 @@ export function clientCredentialsOf(config: {
       cert === undefined ? null : read(cert, "ORCHESTRATOR_TLS_CERT_FILE"),
     ),
     channelOptions:
-      config.ORCHESTRATOR_TLS_SERVER_NAME === undefined ? {} : { "grpc.ssl_target_name_override": config.ORCHESTRATOR_TLS_SERVER_NAME },
+      config.ORCHESTRATOR_TLS_SERVER_NAME === undefined
+        ? {}
+        : { "grpc.ssl_target_name_override": config.ORCHESTRATOR_TLS_SERVER_NAME },
   };
 }

@@ -5,24 +5,60 @@
 // (an internal error on the gateway, never shown to HTTP clients).
 import { AppError, ValidationError } from "@tog/core";
 import type { ApprovalDecision__Output } from "./generated/tog/orchestrator/v1/ApprovalDecision.ts";
-import type { CancelTaskRequest, CancelTaskRequest__Output } from "./generated/tog/orchestrator/v1/CancelTaskRequest.ts";
-import type { CancelTaskResponse, CancelTaskResponse__Output } from "./generated/tog/orchestrator/v1/CancelTaskResponse.ts";
-import type { DecideApprovalRequest, DecideApprovalRequest__Output } from "./generated/tog/orchestrator/v1/DecideApprovalRequest.ts";
-import type { DecideApprovalResponse, DecideApprovalResponse__Output } from "./generated/tog/orchestrator/v1/DecideApprovalResponse.ts";
+import type {
+  CancelTaskRequest,
+  CancelTaskRequest__Output,
+} from "./generated/tog/orchestrator/v1/CancelTaskRequest.ts";
+import type {
+  CancelTaskResponse,
+  CancelTaskResponse__Output,
+} from "./generated/tog/orchestrator/v1/CancelTaskResponse.ts";
+import type {
+  DecideApprovalRequest,
+  DecideApprovalRequest__Output,
+} from "./generated/tog/orchestrator/v1/DecideApprovalRequest.ts";
+import type {
+  DecideApprovalResponse,
+  DecideApprovalResponse__Output,
+} from "./generated/tog/orchestrator/v1/DecideApprovalResponse.ts";
 import type { ExecutionMode__Output } from "./generated/tog/orchestrator/v1/ExecutionMode.ts";
-import type { GetTaskEventsRequest, GetTaskEventsRequest__Output } from "./generated/tog/orchestrator/v1/GetTaskEventsRequest.ts";
-import type { GetTaskEventsResponse, GetTaskEventsResponse__Output } from "./generated/tog/orchestrator/v1/GetTaskEventsResponse.ts";
+import type {
+  GetTaskEventsRequest,
+  GetTaskEventsRequest__Output,
+} from "./generated/tog/orchestrator/v1/GetTaskEventsRequest.ts";
+import type {
+  GetTaskEventsResponse,
+  GetTaskEventsResponse__Output,
+} from "./generated/tog/orchestrator/v1/GetTaskEventsResponse.ts";
 import type { GetTaskRequest, GetTaskRequest__Output } from "./generated/tog/orchestrator/v1/GetTaskRequest.ts";
-import type { GetTimelineRequest, GetTimelineRequest__Output } from "./generated/tog/orchestrator/v1/GetTimelineRequest.ts";
-import type { GetTimelineResponse, GetTimelineResponse__Output } from "./generated/tog/orchestrator/v1/GetTimelineResponse.ts";
+import type {
+  GetTimelineRequest,
+  GetTimelineRequest__Output,
+} from "./generated/tog/orchestrator/v1/GetTimelineRequest.ts";
+import type {
+  GetTimelineResponse,
+  GetTimelineResponse__Output,
+} from "./generated/tog/orchestrator/v1/GetTimelineResponse.ts";
 import type { ListTasksRequest, ListTasksRequest__Output } from "./generated/tog/orchestrator/v1/ListTasksRequest.ts";
-import type { ListTasksResponse, ListTasksResponse__Output } from "./generated/tog/orchestrator/v1/ListTasksResponse.ts";
+import type {
+  ListTasksResponse,
+  ListTasksResponse__Output,
+} from "./generated/tog/orchestrator/v1/ListTasksResponse.ts";
 import type { RequestMode__Output } from "./generated/tog/orchestrator/v1/RequestMode.ts";
-import type { SubmitTaskRequest, SubmitTaskRequest__Output } from "./generated/tog/orchestrator/v1/SubmitTaskRequest.ts";
-import type { SubmitTaskResponse, SubmitTaskResponse__Output } from "./generated/tog/orchestrator/v1/SubmitTaskResponse.ts";
+import type {
+  SubmitTaskRequest,
+  SubmitTaskRequest__Output,
+} from "./generated/tog/orchestrator/v1/SubmitTaskRequest.ts";
+import type {
+  SubmitTaskResponse,
+  SubmitTaskResponse__Output,
+} from "./generated/tog/orchestrator/v1/SubmitTaskResponse.ts";
 import type { TaskDetail as TaskDetailWire, TaskDetail__Output } from "./generated/tog/orchestrator/v1/TaskDetail.ts";
 import type { TaskStatus__Output } from "./generated/tog/orchestrator/v1/TaskStatus.ts";
-import type { TimelineEntry as TimelineEntryWire, TimelineEntry__Output } from "./generated/tog/orchestrator/v1/TimelineEntry.ts";
+import type {
+  TimelineEntry as TimelineEntryWire,
+  TimelineEntry__Output,
+} from "./generated/tog/orchestrator/v1/TimelineEntry.ts";
 import {
   REQUEST_MODES,
   TASK_STATUSES,
@@ -56,7 +92,9 @@ type Side = "request" | "response";
 function invalid(side: Side, message: string): AppError {
   return side === "request"
     ? new ValidationError(message)
-    : new AppError("INTERNAL", "Internal server error", { cause: new Error(`Invalid orchestrator response: ${message}`) });
+    : new AppError("INTERNAL", "Internal server error", {
+        cause: new Error(`Invalid orchestrator response: ${message}`),
+      });
 }
 
 // --- enums -------------------------------------------------------------------------------
@@ -80,7 +118,9 @@ function requiredStatus(value: TaskStatus__Output, side: Side, field: string): T
 }
 
 const requestModeToWire = (mode: RequestMode | null | undefined) =>
-  mode ? (`${REQUEST_MODE_PREFIX}${mode.toUpperCase() as Uppercase<RequestMode>}` as const) : ("REQUEST_MODE_UNSPECIFIED" as const);
+  mode
+    ? (`${REQUEST_MODE_PREFIX}${mode.toUpperCase() as Uppercase<RequestMode>}` as const)
+    : ("REQUEST_MODE_UNSPECIFIED" as const);
 
 function requestModeFromWire(value: RequestMode__Output, side: Side, field: string): RequestMode | undefined {
   if (value === "REQUEST_MODE_UNSPECIFIED") return undefined;
@@ -138,7 +178,9 @@ export function decodeSubmitTaskRequest(r: SubmitTaskRequest__Output): SubmitTas
     context: context as Record<string, unknown>,
     streaming: r.streaming,
     idempotency:
-      r.idempotency_key === undefined ? undefined : { keyHash: r.idempotency_key, ttlSeconds: Math.max(1, r.idempotency_ttl_seconds) },
+      r.idempotency_key === undefined
+        ? undefined
+        : { keyHash: r.idempotency_key, ttlSeconds: Math.max(1, r.idempotency_ttl_seconds) },
   };
 }
 

@@ -4,15 +4,25 @@ import { orchestratorClientConfigShape } from "@tog/proto";
 
 describe("orchestratorClientConfigShape", () => {
   it("defaults to the local orchestrator and a 5 s deadline", () => {
-    expect(loadConfig(orchestratorClientConfigShape, {})).toEqual({ ORCHESTRATOR_ADDRESS: "127.0.0.1:50051", ORCHESTRATOR_DEADLINE_MS: 5_000 });
+    expect(loadConfig(orchestratorClientConfigShape, {})).toEqual({
+      ORCHESTRATOR_ADDRESS: "127.0.0.1:50051",
+      ORCHESTRATOR_DEADLINE_MS: 5_000,
+    });
   });
 
   it("reads both variables and refuses a deadline below 1 ms", () => {
-    expect(loadConfig(orchestratorClientConfigShape, { ORCHESTRATOR_ADDRESS: "dns:///orchestrator:50051", ORCHESTRATOR_DEADLINE_MS: "250" })).toEqual({
+    expect(
+      loadConfig(orchestratorClientConfigShape, {
+        ORCHESTRATOR_ADDRESS: "dns:///orchestrator:50051",
+        ORCHESTRATOR_DEADLINE_MS: "250",
+      }),
+    ).toEqual({
       ORCHESTRATOR_ADDRESS: "dns:///orchestrator:50051",
       ORCHESTRATOR_DEADLINE_MS: 250,
     });
-    expect(() => loadConfig(orchestratorClientConfigShape, { ORCHESTRATOR_DEADLINE_MS: "0" })).toThrow(/ORCHESTRATOR_DEADLINE_MS/);
+    expect(() => loadConfig(orchestratorClientConfigShape, { ORCHESTRATOR_DEADLINE_MS: "0" })).toThrow(
+      /ORCHESTRATOR_DEADLINE_MS/,
+    );
   });
 
   it("documents every variable", () => {

@@ -7,7 +7,11 @@ const silent = () => captureLogs("silent").logger;
 
 describe("unreachable orchestrator", () => {
   it("fails fast with UpstreamUnavailableError, well before the deadline", async () => {
-    const client = createOrchestratorClient({ address: `127.0.0.1:${await freePort()}`, deadlineMs: 3_000, logger: silent() });
+    const client = createOrchestratorClient({
+      address: `127.0.0.1:${await freePort()}`,
+      deadlineMs: 3_000,
+      logger: silent(),
+    });
     try {
       const started = Date.now();
       const err = await client.ping().catch((e: unknown) => e);
@@ -53,7 +57,9 @@ describe("deadlines", () => {
       expect(finished).toBe(true);
       // ...which keeps serving.
       await expect(h.client.ping()).resolves.toBeUndefined();
-      expect(h.serverLogs.lines.some((l) => l.msg === "call cancelled or past its deadline before the answer")).toBe(true);
+      expect(h.serverLogs.lines.some((l) => l.msg === "call cancelled or past its deadline before the answer")).toBe(
+        true,
+      );
     } finally {
       await h.close();
     }
@@ -77,7 +83,11 @@ describe("server shutdown", () => {
   it("tryShutdown lets the call in flight finish, then refuses new calls", async () => {
     const fake = fakeOrchestrator();
     const server = await startOrchestratorServer({ impl: fake.impl, host: "127.0.0.1", port: 0, logger: silent() });
-    const client = createOrchestratorClient({ address: `127.0.0.1:${server.port}`, deadlineMs: 2_000, logger: silent() });
+    const client = createOrchestratorClient({
+      address: `127.0.0.1:${server.port}`,
+      deadlineMs: 2_000,
+      logger: silent(),
+    });
     try {
       fake.behaviour.ping = async () => sleep(200);
       const inFlight = client.ping();
@@ -97,7 +107,11 @@ describe("server shutdown", () => {
   it("forceShutdown ends the calls in flight with 'Orchestrator unavailable' instead of leaving them hanging", async () => {
     const fake = fakeOrchestrator();
     const server = await startOrchestratorServer({ impl: fake.impl, host: "127.0.0.1", port: 0, logger: silent() });
-    const client = createOrchestratorClient({ address: `127.0.0.1:${server.port}`, deadlineMs: 5_000, logger: silent() });
+    const client = createOrchestratorClient({
+      address: `127.0.0.1:${server.port}`,
+      deadlineMs: 5_000,
+      logger: silent(),
+    });
     try {
       fake.behaviour.ping = async () => sleep(300);
       const started = Date.now();
@@ -118,7 +132,11 @@ describe("server shutdown", () => {
   it("shutdown(grace) waits for short calls and cuts longer ones at the grace period", async () => {
     const fake = fakeOrchestrator();
     const server = await startOrchestratorServer({ impl: fake.impl, host: "127.0.0.1", port: 0, logger: silent() });
-    const client = createOrchestratorClient({ address: `127.0.0.1:${server.port}`, deadlineMs: 5_000, logger: silent() });
+    const client = createOrchestratorClient({
+      address: `127.0.0.1:${server.port}`,
+      deadlineMs: 5_000,
+      logger: silent(),
+    });
     try {
       fake.behaviour.ping = async () => sleep(100);
       fake.behaviour.getTask = async () => {
@@ -142,7 +160,9 @@ describe("server shutdown", () => {
     const fake = fakeOrchestrator();
     const first = await startOrchestratorServer({ impl: fake.impl, host: "127.0.0.1", port: 0, logger: silent() });
     try {
-      await expect(startOrchestratorServer({ impl: fake.impl, host: "127.0.0.1", port: first.port, logger: silent() })).rejects.toThrow();
+      await expect(
+        startOrchestratorServer({ impl: fake.impl, host: "127.0.0.1", port: first.port, logger: silent() }),
+      ).rejects.toThrow();
     } finally {
       first.forceShutdown();
     }

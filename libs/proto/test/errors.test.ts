@@ -24,11 +24,17 @@ describe("errors thrown by the implementation", () => {
   afterAll(() => h.close());
 
   const cases: Array<[string, AppError]> = [
-    ["ValidationError", new ValidationError("Invalid limit parameter: must be 1-200", { details: { parameter: "limit" } })],
+    [
+      "ValidationError",
+      new ValidationError("Invalid limit parameter: must be 1-200", { details: { parameter: "limit" } }),
+    ],
     ["UnauthorizedError", new UnauthorizedError()],
     ["ForbiddenError", new ForbiddenError()],
     ["NotFoundError", new NotFoundError("Task not found")],
-    ["ConflictError", new ConflictError("Approval already decided", { details: { status: "approved", note: "héllo ✓" } })],
+    [
+      "ConflictError",
+      new ConflictError("Approval already decided", { details: { status: "approved", note: "héllo ✓" } }),
+    ],
     ["PayloadTooLargeError", new PayloadTooLargeError("Query too long")],
     ["RateLimitedError", new RateLimitedError(7, { details: { scope: "user" } })],
     ["UpstreamUnavailableError", new UpstreamUnavailableError("Run queue unreachable")],
@@ -64,12 +70,20 @@ describe("errors thrown by the implementation", () => {
     expect(err.details).toBeUndefined();
     expect(JSON.stringify(err)).not.toContain("hunter2");
     expect((err.cause as { details?: string }).details).toBe("Internal error");
-    const logged = h.serverLogs.lines.find((l) => l.msg === "orchestrator call failed" && JSON.stringify(l).includes("hunter2"));
+    const logged = h.serverLogs.lines.find(
+      (l) => l.msg === "orchestrator call failed" && JSON.stringify(l).includes("hunter2"),
+    );
     expect(logged).toMatchObject({ level: "error", method: "tog.orchestrator.v1.TaskOrchestrator/GetTask" });
   });
 
   it("a request the server cannot decode is a ValidationError, not a crash", async () => {
-    h.fake.behaviour.submitTask = async () => ({ taskId: "t", sessionId: "s", sessionRef: "s", status: "QUEUED", createdAt: "x" });
+    h.fake.behaviour.submitTask = async () => ({
+      taskId: "t",
+      sessionId: "s",
+      sessionRef: "s",
+      status: "QUEUED",
+      createdAt: "x",
+    });
     // A context that is not a JSON object: only a broken client sends this.
     const err = await h.client
       .submitTask({ userId: "u", query: "q", context: [1, 2] as unknown as Record<string, unknown>, streaming: false })
@@ -92,7 +106,11 @@ describe("gRPC statuses without tog metadata (transport, proxies, other servers)
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
     );
-    client = createOrchestratorClient({ address: `127.0.0.1:${port}`, deadlineMs: 2_000, logger: captureLogs("silent").logger });
+    client = createOrchestratorClient({
+      address: `127.0.0.1:${port}`,
+      deadlineMs: 2_000,
+      logger: captureLogs("silent").logger,
+    });
   });
   afterAll(() => {
     client.close();

@@ -18,7 +18,8 @@ export function captureLogs(level = "debug"): LogCapture {
   const lines: Array<Record<string, unknown>> = [];
   const destination = new Writable({
     write(chunk: Buffer, _enc, cb) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString("utf8").split("\n"))
+        if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
       cb();
     },
   });
@@ -56,7 +57,12 @@ export interface Harness {
 export async function startHarness(options: { deadlineMs?: number } = {}): Promise<Harness> {
   const fake = fakeOrchestrator();
   const serverLogs = captureLogs();
-  const server = await startOrchestratorServer({ impl: fake.impl, host: "127.0.0.1", port: 0, logger: serverLogs.logger });
+  const server = await startOrchestratorServer({
+    impl: fake.impl,
+    host: "127.0.0.1",
+    port: 0,
+    logger: serverLogs.logger,
+  });
   const client = createOrchestratorClient({
     address: `127.0.0.1:${server.port}`,
     deadlineMs: options.deadlineMs ?? 5_000,

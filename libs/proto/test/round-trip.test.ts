@@ -65,10 +65,23 @@ describe("SubmitTask", () => {
       query: "What is 2+2?",
       sessionId: "my-external-session",
       mode: "supervisor",
-      context: { role: "analyst", n: 3, ratio: 1.5, big: 9_007_199_254_740_991, nested: { list: [1, "ü", null] }, none: null },
+      context: {
+        role: "analyst",
+        n: 3,
+        ratio: 1.5,
+        big: 9_007_199_254_740_991,
+        nested: { list: [1, "ü", null] },
+        none: null,
+      },
       streaming: true,
     };
-    const result = { taskId: "t-1", sessionId: "s-uuid", sessionRef: "my-external-session", status: "QUEUED" as const, createdAt: "2025-01-02T03:04:05.678Z" };
+    const result = {
+      taskId: "t-1",
+      sessionId: "s-uuid",
+      sessionRef: "my-external-session",
+      status: "QUEUED" as const,
+      createdAt: "2025-01-02T03:04:05.678Z",
+    };
     h.fake.behaviour.submitTask = async () => result;
     expect(await h.client.submitTask(command)).toStrictEqual(result);
     expect(lastArgs()).toEqual([command]);
@@ -78,7 +91,13 @@ describe("SubmitTask", () => {
   });
 
   it("leaves an absent session and mode absent (new session, automatic mode)", async () => {
-    h.fake.behaviour.submitTask = async () => ({ taskId: "t", sessionId: "s", sessionRef: "s", status: "QUEUED", createdAt: "x" });
+    h.fake.behaviour.submitTask = async () => ({
+      taskId: "t",
+      sessionId: "s",
+      sessionRef: "s",
+      status: "QUEUED",
+      createdAt: "x",
+    });
     await h.client.submitTask({ userId: "u", query: "q", context: {}, streaming: false });
     const received = lastArgs()?.[0] as SubmitTaskCommand;
     expect(received).toEqual({ userId: "u", query: "q", context: {}, streaming: false });
@@ -87,14 +106,26 @@ describe("SubmitTask", () => {
   });
 
   it("keeps an empty-string session id (present, not absent)", async () => {
-    h.fake.behaviour.submitTask = async () => ({ taskId: "t", sessionId: "s", sessionRef: "", status: "QUEUED", createdAt: "x" });
+    h.fake.behaviour.submitTask = async () => ({
+      taskId: "t",
+      sessionId: "s",
+      sessionRef: "",
+      status: "QUEUED",
+      createdAt: "x",
+    });
     const res = await h.client.submitTask({ userId: "u", query: "q", sessionId: "", context: {}, streaming: false });
     expect((lastArgs()![0] as SubmitTaskCommand).sessionId).toBe("");
     expect(res.sessionRef).toBe("");
   });
 
   it.each(["simple", "standard", "complex", "supervisor"] as const)("carries mode %s", async (mode) => {
-    h.fake.behaviour.submitTask = async () => ({ taskId: "t", sessionId: "s", sessionRef: "s", status: "QUEUED", createdAt: "x" });
+    h.fake.behaviour.submitTask = async () => ({
+      taskId: "t",
+      sessionId: "s",
+      sessionRef: "s",
+      status: "QUEUED",
+      createdAt: "x",
+    });
     await h.client.submitTask({ userId: "u", query: "q", mode, context: {}, streaming: false });
     expect((lastArgs()![0] as SubmitTaskCommand).mode).toBe(mode);
   });
@@ -111,20 +142,33 @@ describe("GetTask", () => {
   });
 
   it("keeps an empty result and zero usage as values, not null", async () => {
-    const task: TaskDetail = { ...bareTask, result: "", usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 } };
+    const task: TaskDetail = {
+      ...bareTask,
+      result: "",
+      usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 },
+    };
     h.fake.behaviour.getTask = async () => task;
     expect(await h.client.getTask("u", "t")).toStrictEqual(task);
   });
 
-  it.each(["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"] as const)("carries status %s", async (status) => {
-    h.fake.behaviour.getTask = async () => ({ ...fullTask, status });
-    expect((await h.client.getTask("u", "t")).status).toBe(status);
-  });
+  it.each(["QUEUED", "RUNNING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"] as const)(
+    "carries status %s",
+    async (status) => {
+      h.fake.behaviour.getTask = async () => ({ ...fullTask, status });
+      expect((await h.client.getTask("u", "t")).status).toBe(status);
+    },
+  );
 });
 
 describe("ListTasks", () => {
   it("carries the query with filters and returns the page", async () => {
-    const query: ListTasksQuery = { userId: "user-1", limit: 20, offset: 40, status: "RUNNING", sessionId: "ext-session" };
+    const query: ListTasksQuery = {
+      userId: "user-1",
+      limit: 20,
+      offset: 40,
+      status: "RUNNING",
+      sessionId: "ext-session",
+    };
     h.fake.behaviour.listTasks = async () => ({ tasks: [fullTask, bareTask], totalCount: 42 });
     expect(await h.client.listTasks(query)).toStrictEqual({ tasks: [fullTask, bareTask], totalCount: 42 });
     expect(lastArgs()).toEqual([query]);
@@ -142,14 +186,30 @@ describe("ListTasks", () => {
 
 describe("CancelTask", () => {
   it("carries the reason and an accepted result", async () => {
-    h.fake.behaviour.cancelTask = async () => ({ accepted: true, status: "RUNNING", message: "Cancellation requested" });
-    expect(await h.client.cancelTask("u", "t", "user asked")).toStrictEqual({ accepted: true, status: "RUNNING", message: "Cancellation requested" });
+    h.fake.behaviour.cancelTask = async () => ({
+      accepted: true,
+      status: "RUNNING",
+      message: "Cancellation requested",
+    });
+    expect(await h.client.cancelTask("u", "t", "user asked")).toStrictEqual({
+      accepted: true,
+      status: "RUNNING",
+      message: "Cancellation requested",
+    });
     expect(lastArgs()).toEqual(["u", "t", "user asked"]);
   });
 
   it("leaves an absent reason absent and carries a refused result", async () => {
-    h.fake.behaviour.cancelTask = async () => ({ accepted: false, status: "COMPLETED", message: "Task already finished" });
-    expect(await h.client.cancelTask("u", "t", undefined)).toStrictEqual({ accepted: false, status: "COMPLETED", message: "Task already finished" });
+    h.fake.behaviour.cancelTask = async () => ({
+      accepted: false,
+      status: "COMPLETED",
+      message: "Task already finished",
+    });
+    expect(await h.client.cancelTask("u", "t", undefined)).toStrictEqual({
+      accepted: false,
+      status: "COMPLETED",
+      message: "Task already finished",
+    });
     expect(lastArgs()).toEqual(["u", "t", undefined]);
   });
 });
@@ -166,15 +226,41 @@ describe("DecideApproval", () => {
       runId: "run-1",
       approvedBy: "alice",
     };
-    h.fake.behaviour.decideApproval = async () => ({ workflowId: "wf", approvalId: "ap-1", runId: "run-1", decision: "approved" });
-    expect(await h.client.decideApproval(command)).toStrictEqual({ workflowId: "wf", approvalId: "ap-1", runId: "run-1", decision: "approved" });
+    h.fake.behaviour.decideApproval = async () => ({
+      workflowId: "wf",
+      approvalId: "ap-1",
+      runId: "run-1",
+      decision: "approved",
+    });
+    expect(await h.client.decideApproval(command)).toStrictEqual({
+      workflowId: "wf",
+      approvalId: "ap-1",
+      runId: "run-1",
+      decision: "approved",
+    });
     expect(lastArgs()).toEqual([command]);
   });
 
   it("leaves absent optional fields absent and carries a denial", async () => {
-    const command: ApprovalDecisionCommand = { userId: "u", workflowId: "wf", approvalId: "ap-2", approved: false, approvedBy: "bob" };
-    h.fake.behaviour.decideApproval = async () => ({ workflowId: "wf", approvalId: "ap-2", runId: "", decision: "denied" });
-    expect(await h.client.decideApproval(command)).toStrictEqual({ workflowId: "wf", approvalId: "ap-2", runId: "", decision: "denied" });
+    const command: ApprovalDecisionCommand = {
+      userId: "u",
+      workflowId: "wf",
+      approvalId: "ap-2",
+      approved: false,
+      approvedBy: "bob",
+    };
+    h.fake.behaviour.decideApproval = async () => ({
+      workflowId: "wf",
+      approvalId: "ap-2",
+      runId: "",
+      decision: "denied",
+    });
+    expect(await h.client.decideApproval(command)).toStrictEqual({
+      workflowId: "wf",
+      approvalId: "ap-2",
+      runId: "",
+      decision: "denied",
+    });
     const received = lastArgs()?.[0] as ApprovalDecisionCommand;
     expect(received).toEqual(command);
     expect([received.feedback, received.modifiedAction, received.runId]).toEqual([undefined, undefined, undefined]);
@@ -194,7 +280,10 @@ describe("GetTaskEvents", () => {
 
   it("leaves an absent cursor absent", async () => {
     h.fake.behaviour.getTaskEvents = async () => ({ events: [], totalCount: 0 });
-    expect(await h.client.getTaskEvents({ userId: "u", taskId: "t", limit: 200, offset: 10 })).toStrictEqual({ events: [], totalCount: 0 });
+    expect(await h.client.getTaskEvents({ userId: "u", taskId: "t", limit: 200, offset: 10 })).toStrictEqual({
+      events: [],
+      totalCount: 0,
+    });
     expect((lastArgs()![0] as TaskEventsQuery).afterSeq).toBeUndefined();
   });
 });

@@ -15,7 +15,9 @@ beforeAll(async () => {
   h = await startHarness();
   seen = [];
   h.fake.behaviour.ping = async () => {
-    const span = trace.getSpan(context.active()) as (ReturnType<typeof trace.getSpan> & { parentSpanContext?: { spanId: string } }) | undefined;
+    const span = trace.getSpan(context.active()) as
+      | (ReturnType<typeof trace.getSpan> & { parentSpanContext?: { spanId: string } })
+      | undefined;
     seen.push({
       traceId: currentTraceIds()?.trace_id,
       parentSpanId: span?.parentSpanContext?.spanId,
@@ -36,7 +38,9 @@ async function rawPing(entries: Record<string, string>) {
   for (const [k, v] of Object.entries(entries)) metadata.set(k, v);
   try {
     await new Promise((resolve, reject) =>
-      raw.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, {}, metadata, (e, r) => (e ? reject(e) : resolve(r))),
+      raw.makeUnaryRequest(method.path, method.requestSerialize, method.responseDeserialize, {}, metadata, (e, r) =>
+        e ? reject(e) : resolve(r),
+      ),
     );
   } finally {
     raw.close();

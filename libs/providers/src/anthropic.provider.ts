@@ -34,7 +34,11 @@ interface Usage {
 
 type StreamEvent =
   | { type: "message_start"; message: { usage?: Usage } }
-  | { type: "content_block_start"; index: number; content_block: { type: string; id?: string; name?: string; text?: string } }
+  | {
+      type: "content_block_start";
+      index: number;
+      content_block: { type: string; id?: string; name?: string; text?: string };
+    }
   | { type: "content_block_delta"; index: number; delta: { type: string; text?: string; partial_json?: string } }
   | { type: "content_block_stop"; index: number }
   | { type: "message_delta"; delta: { stop_reason?: string | null }; usage?: Usage }
@@ -91,7 +95,8 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): LlmP
             }
             case "content_block_start": {
               const block = event.content_block;
-              if (block.type === "tool_use") toolBlocks.set(event.index, { id: block.id ?? "", name: block.name ?? "", json: "" });
+              if (block.type === "tool_use")
+                toolBlocks.set(event.index, { id: block.id ?? "", name: block.name ?? "", json: "" });
               else if (block.type === "text" && block.text) {
                 text += block.text;
                 emit(block.text);
@@ -136,7 +141,11 @@ export function createAnthropicProvider(options: AnthropicProviderOptions): LlmP
       );
 
       if (!stopped) {
-        throw new ProviderError(`${provider} ${model}: stream ended before message_stop`, { provider, model, retryable: true });
+        throw new ProviderError(`${provider} ${model}: stream ended before message_stop`, {
+          provider,
+          model,
+          retryable: true,
+        });
       }
       const toolCalls: ToolCall[] = [...toolBlocks.entries()]
         .sort(([a], [b]) => a - b)
@@ -208,7 +217,8 @@ function toWireMessages(messages: readonly ChatMessage[]): WireMessage[] {
         break;
       case "assistant": {
         const blocks: Block[] = m.content === "" ? [] : [{ type: "text", text: m.content }];
-        for (const c of m.tool_calls ?? []) blocks.push({ type: "tool_use", id: c.id, name: c.name, input: c.arguments });
+        for (const c of m.tool_calls ?? [])
+          blocks.push({ type: "tool_use", id: c.id, name: c.name, input: c.arguments });
         push("assistant", blocks);
         break;
       }

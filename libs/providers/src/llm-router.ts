@@ -4,7 +4,14 @@ import { ValidationError, type Logger } from "@tog/core";
 import { LlmError, ProviderError, type LlmAttempt } from "./errors.ts";
 import type { OfflineProviderOptions } from "./offline.provider.ts";
 import { createProvider } from "./provider-factory.ts";
-import { abortReason, isAbortError, type Completion, type CompletionRequest, type LlmProvider, type StreamOptions } from "./provider.ts";
+import {
+  abortReason,
+  isAbortError,
+  type Completion,
+  type CompletionRequest,
+  type LlmProvider,
+  type StreamOptions,
+} from "./provider.ts";
 import type { FetchLike } from "./sse-http.ts";
 
 // Workers call this router in-process instead of the model catalog service over HTTP: the
@@ -20,7 +27,11 @@ export interface RetryPolicy {
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({ maxRetries: 2, baseDelayMs: 250, maxDelayMs: 4_000 });
+export const DEFAULT_RETRY_POLICY: Readonly<RetryPolicy> = Object.freeze({
+  maxRetries: 2,
+  baseDelayMs: 250,
+  maxDelayMs: 4_000,
+});
 
 export interface LlmRouterOptions {
   catalog: Catalog;
@@ -79,7 +90,9 @@ export interface RoutedCompletion extends Completion {
 export interface LlmRouter {
   complete(options: CompleteOptions): Promise<RoutedCompletion>;
   /** The models `complete` would try, in order. Throws ValidationError for unusable overrides. */
-  candidates(options: Pick<CompleteOptions, "tier" | "modelOverride" | "providerOverride"> & { tools?: boolean }): readonly ModelEntry[];
+  candidates(
+    options: Pick<CompleteOptions, "tier" | "modelOverride" | "providerOverride"> & { tools?: boolean },
+  ): readonly ModelEntry[];
   /** Providers with a key (plus offline), by catalog name. */
   readonly configuredProviders: ReadonlySet<string>;
   /** True when no real provider has a key: every tier runs on the offline provider. */
@@ -105,7 +118,15 @@ export function createLlmRouter(options: LlmRouterOptions): LlmRouter {
   for (const entry of catalog.providers()) {
     if (!configuredProviders.has(entry.name)) continue;
     const apiKey = entry.apiKeyEnv === undefined ? undefined : options.apiKeys[entry.apiKeyEnv]?.trim();
-    providers.set(entry.name, createProvider(entry, { apiKey, fetch: options.fetch, idleTimeoutMs: options.idleTimeoutMs, offline: options.offline }));
+    providers.set(
+      entry.name,
+      createProvider(entry, {
+        apiKey,
+        fetch: options.fetch,
+        idleTimeoutMs: options.idleTimeoutMs,
+        offline: options.offline,
+      }),
+    );
   }
   const isOffline = (m: ModelEntry) => catalog.provider(m.provider)?.kind === "offline";
   const offlineOnly = ![...configuredProviders].some((name) => catalog.provider(name)?.kind !== "offline");
@@ -118,13 +139,20 @@ export function createLlmRouter(options: LlmRouterOptions): LlmRouter {
     }),
   );
 
-  function candidates(o: { tier: ModelTier; modelOverride?: string | undefined; providerOverride?: string | undefined; tools?: boolean }): readonly ModelEntry[] {
-    if (!isModelTier(o.tier)) throw new ValidationError(`Invalid model tier: ${String(o.tier)} (allowed: ${MODEL_TIERS.join(", ")})`);
+  function candidates(o: {
+    tier: ModelTier;
+    modelOverride?: string | undefined;
+    providerOverride?: string | undefined;
+    tools?: boolean;
+  }): readonly ModelEntry[] {
+    if (!isModelTier(o.tier))
+      throw new ValidationError(`Invalid model tier: ${String(o.tier)} (allowed: ${MODEL_TIERS.join(", ")})`);
     if (o.modelOverride !== undefined) {
       const m = catalog.model(o.modelOverride);
       if (!m) throw new ValidationError(`Unknown model: ${o.modelOverride}`);
       if (!m.enabled) throw new ValidationError(`Model ${m.id} is disabled`);
-      if (!providers.has(m.provider)) throw new ValidationError(`Model ${m.id} is unavailable: provider ${m.provider} has no API key configured`);
+      if (!providers.has(m.provider))
+        throw new ValidationError(`Model ${m.id} is unavailable: provider ${m.provider} has no API key configured`);
       return [m];
     }
     let chain = chains.get(o.tier) ?? [];
@@ -140,7 +168,12 @@ export function createLlmRouter(options: LlmRouterOptions): LlmRouter {
 
   async function complete(o: CompleteOptions): Promise<RoutedCompletion> {
     const hasTools = (o.request.tools?.length ?? 0) > 0;
-    const chain = candidates({ tier: o.tier, modelOverride: o.modelOverride, providerOverride: o.providerOverride, tools: hasTools });
+    const chain = candidates({
+      tier: o.tier,
+      modelOverride: o.modelOverride,
+      providerOverride: o.providerOverride,
+      tools: hasTools,
+    });
     const { signal, onRetry } = o;
     let delivered = 0;
     const onDelta: StreamOptions["onDelta"] = o.onDelta && ((d) => o.onDelta?.({ ...d, index: delivered++ }));
@@ -163,7 +196,12 @@ export function createLlmRouter(options: LlmRouterOptions): LlmRouter {
         if (signal?.aborted) throw abortReason(signal);
         try {
           const completion = await provider.stream({ ...o.request, model: model.id }, { signal, onDelta });
-          return { ...completion, tier: model.tier, costUsd: costOf(model.id, completion), retryCount: attempts.length };
+          return {
+            ...completion,
+            tier: model.tier,
+            costUsd: costOf(model.id, completion),
+            retryCount: attempts.length,
+          };
         } catch (err) {
           if (signal?.aborted) throw abortReason(signal);
           if (isAbortError(err)) throw err;
@@ -185,24 +223,39 @@ export function createLlmRouter(options: LlmRouterOptions): LlmRouter {
             delayMs,
           };
           logger.warn(
-            { model: model.id, provider: model.provider, status: error.status, attempt: notice.attempt, action: notice.action, next_model: next.id, delay_ms: delayMs, error: error.message },
+            {
+              model: model.id,
+              provider: model.provider,
+              status: error.status,
+              attempt: notice.attempt,
+              action: notice.action,
+              next_model: next.id,
+              delay_ms: delayMs,
+              error: error.message,
+            },
             "LLM call failed",
           );
           onRetry?.(notice);
-          if (delayMs > 0) await sleep(delayMs, undefined, { signal }).catch((e: unknown) => Promise.reject(signal?.aborted ? abortReason(signal) : e));
+          if (delayMs > 0)
+            await sleep(delayMs, undefined, { signal }).catch((e: unknown) =>
+              Promise.reject(signal?.aborted ? abortReason(signal) : e),
+            );
           if (!again) break;
         }
       }
     }
 
     const pinned = o.modelOverride !== undefined ? `model ${o.modelOverride}` : `tier ${o.tier}`;
-    throw new LlmError(`LLM call failed for ${pinned} after ${attempts.length} attempt${attempts.length === 1 ? "" : "s"}: ${lastError?.message ?? "unknown error"}`, {
-      retryCount: Math.max(0, attempts.length - 1),
-      maxRetries: policy.maxRetries,
-      recoverable: lastError?.retryable ?? false,
-      attempts,
-      cause: lastError,
-    });
+    throw new LlmError(
+      `LLM call failed for ${pinned} after ${attempts.length} attempt${attempts.length === 1 ? "" : "s"}: ${lastError?.message ?? "unknown error"}`,
+      {
+        retryCount: Math.max(0, attempts.length - 1),
+        maxRetries: policy.maxRetries,
+        recoverable: lastError?.retryable ?? false,
+        attempts,
+        cause: lastError,
+      },
+    );
   }
 
   function backoff(retry: number, retryAfterMs: number | undefined): number {
@@ -222,5 +275,10 @@ function asProviderError(err: unknown, model: ModelEntry): ProviderError {
   if (err instanceof ProviderError) return err;
   // An adapter bug or an unexpected value: not worth repeating, but another model may work.
   const message = err instanceof Error ? err.message : String(err);
-  return new ProviderError(`${model.provider} ${model.id}: ${message}`, { provider: model.provider, model: model.id, retryable: false, cause: err });
+  return new ProviderError(`${model.provider} ${model.id}: ${message}`, {
+    provider: model.provider,
+    model: model.id,
+    retryable: false,
+    cause: err,
+  });
 }

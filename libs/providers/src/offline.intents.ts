@@ -23,7 +23,8 @@ const HAS_OPERATION = /\d\s*[-+*/^%×÷]\s*[\d(]|\)\s*[-+*/^%×÷]/;
 export function detectToolIntent(query: string, offered: ReadonlySet<string>): ToolIntent | undefined {
   if (offered.has("datetime")) {
     const between = DAYS_BETWEEN.exec(query);
-    if (between?.[1] && between[2]) return { tool: "datetime", operation: "days_between", start: between[1], end: between[2] };
+    if (between?.[1] && between[2])
+      return { tool: "datetime", operation: "days_between", start: between[1], end: between[2] };
     if (NOW_QUESTION.test(query)) {
       const tz = TIMEZONE.exec(query)?.[1];
       return tz ? { tool: "datetime", operation: "now", timezone: tz } : { tool: "datetime", operation: "now" };
@@ -104,7 +105,8 @@ export interface PlannedSubtask {
 
 const SEQUENTIAL = /^(?:,?\s*(?:and\s+)?then|,?\s*after\s+that,?|,?\s*finally,?|,?\s*afterwards,?)$/i;
 const SEQUENTIAL_START = /^(?:and\s+)?(?:then|after\s+that|finally|afterwards)\b/i;
-const SPLIT = /(;|(?<=[.?!])\s+(?=[A-Z0-9])|,?\s+(?:and\s+)?then\s+|,?\s+after\s+that,?\s+|,?\s+finally,?\s+|,?\s+afterwards,?\s+)/i;
+const SPLIT =
+  /(;|(?<=[.?!])\s+(?=[A-Z0-9])|,?\s+(?:and\s+)?then\s+|,?\s+after\s+that,?\s+|,?\s+finally,?\s+|,?\s+afterwards,?\s+)/i;
 const LIST_ITEM = /^\s*(?:(\d+)[.)]|[-*•])\s+(.+)$/;
 const MAX_SUBTASKS = 6;
 
@@ -115,7 +117,10 @@ const MAX_SUBTASKS = 6;
  */
 export function decompose(query: string): PlannedSubtask[] {
   const { parts, sequential } = splitQuery(query);
-  const q = query.replace(/\s+/g, " ").trim().replace(/[\s,;.]+$/, "");
+  const q = query
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[\s,;.]+$/, "");
   const steps =
     parts.length > 1
       ? parts.map((description, i) => ({ description, after: sequential[i] === true }))
@@ -161,7 +166,10 @@ export function splitQuery(query: string): { parts: string[]; sequential: boolea
   if (parts.length === 1) {
     const clauses = (parts[0] ?? "").split(/\s+and\s+/i).map(clean);
     if (clauses.length > 1 && clauses.every((c) => c.split(" ").length >= 3)) {
-      return cap(clauses, clauses.map(() => false));
+      return cap(
+        clauses,
+        clauses.map(() => false),
+      );
     }
   }
   return cap(parts, sequential);
@@ -189,7 +197,8 @@ export interface ComplexityEstimate {
   reasoning: string;
 }
 
-const DEPTH_WORDS = /\b(compare|comparison|analy[sz]e|analysis|research|investigate|design|plan|evaluate|report|strateg\w*|comprehensive|in-depth|step[- ]by[- ]step|pros and cons|trade-?offs?)\b/gi;
+const DEPTH_WORDS =
+  /\b(compare|comparison|analy[sz]e|analysis|research|investigate|design|plan|evaluate|report|strateg\w*|comprehensive|in-depth|step[- ]by[- ]step|pros and cons|trade-?offs?)\b/gi;
 
 /**
  * Deterministic complexity score in [0, 1]: 0.1 base, + up to 0.2 for length (60+ words),
@@ -202,7 +211,11 @@ export function estimateComplexity(query: string): ComplexityEstimate {
   const parts = splitQuery(query).parts.length;
   const depth = new Set([...query.matchAll(DEPTH_WORDS)].map((m) => (m[1] ?? "").toLowerCase()));
   const needsTool = detectToolIntent(query, new Set(["calculator", "datetime", "json"])) !== undefined;
-  let score = 0.1 + Math.min(0.2, (words / 60) * 0.2) + Math.min(0.4, 0.2 * Math.max(0, parts - 1)) + Math.min(0.3, 0.1 * depth.size);
+  let score =
+    0.1 +
+    Math.min(0.2, (words / 60) * 0.2) +
+    Math.min(0.4, 0.2 * Math.max(0, parts - 1)) +
+    Math.min(0.3, 0.1 * depth.size);
   if (needsTool) score = Math.max(score, 0.35);
   score = Math.round(Math.min(1, score) * 100) / 100;
   const mode = score < 0.3 ? "simple" : score < 0.6 ? "standard" : "complex";

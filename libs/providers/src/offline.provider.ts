@@ -69,7 +69,8 @@ export function createOfflineProvider(options: OfflineProviderOptions = {}): Llm
         emit(chunk);
       }
       const inputTokens = estimateInputTokens(request);
-      const outputTokens = reply.toolCalls.length > 0 ? estimateOutputTokens(reply.text, reply.toolCalls) : estimateTokens(reply.text);
+      const outputTokens =
+        reply.toolCalls.length > 0 ? estimateOutputTokens(reply.text, reply.toolCalls) : estimateTokens(reply.text);
       return {
         text: reply.text,
         toolCalls: reply.toolCalls,

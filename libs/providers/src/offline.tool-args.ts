@@ -41,7 +41,8 @@ export function toolArguments(intent: ToolIntent, tool: ToolSpec | undefined): R
   }
   // Refinements a richer schema allows: "days between" in days only; minify as format with indent 0.
   if (intent.tool === "datetime" && intent.operation === "days_between" && "units" in properties) out.units = ["days"];
-  if (intent.tool === "json" && intent.operation === "minify" && out.operation !== "minify" && "indent" in properties) out.indent = 0;
+  if (intent.tool === "json" && intent.operation === "minify" && out.operation !== "minify" && "indent" in properties)
+    out.indent = 0;
   return out;
 }
 

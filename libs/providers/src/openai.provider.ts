@@ -51,7 +51,8 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
   const url = `${base}/chat/completions`;
   const doFetch = options.fetch ?? fetch;
   const idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
-  const maxTokensField = options.maxTokensField ?? (new URL(base).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens");
+  const maxTokensField =
+    options.maxTokensField ?? (new URL(base).hostname === "api.openai.com" ? "max_completion_tokens" : "max_tokens");
   const headers: Record<string, string> = options.apiKey ? { authorization: `Bearer ${options.apiKey}` } : {};
   const provider = options.name;
 
@@ -111,7 +112,11 @@ export function createOpenAiProvider(options: OpenAiProviderOptions): LlmProvide
       );
 
       if (!done && finish === null) {
-        throw new ProviderError(`${provider} ${model}: stream ended before the completion finished`, { provider, model, retryable: true });
+        throw new ProviderError(`${provider} ${model}: stream ended before the completion finished`, {
+          provider,
+          model,
+          retryable: true,
+        });
       }
       const toolCalls: ToolCall[] = [...calls.entries()]
         .sort(([a], [b]) => a - b)

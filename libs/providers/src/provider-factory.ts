@@ -18,7 +18,12 @@ export interface ProviderFactoryOptions {
  * endpoint (`<base_url>/openai/chat/completions`), so one adapter covers three kinds.
  */
 export function createProvider(entry: ProviderEntry, options: ProviderFactoryOptions): LlmProvider {
-  const common = { name: entry.name, apiKey: options.apiKey, fetch: options.fetch, idleTimeoutMs: options.idleTimeoutMs };
+  const common = {
+    name: entry.name,
+    apiKey: options.apiKey,
+    fetch: options.fetch,
+    idleTimeoutMs: options.idleTimeoutMs,
+  };
   switch (entry.kind) {
     case "offline":
       return createOfflineProvider({ ...options.offline, name: entry.name });
@@ -35,6 +40,7 @@ export function createProvider(entry: ProviderEntry, options: ProviderFactoryOpt
 
 function requireBaseUrl(entry: ProviderEntry): string {
   // The catalog loader already refuses a non-offline provider without base_url.
-  if (entry.baseUrl === undefined) throw new ConfigError(`providers.${entry.name}.base_url: required for kind ${entry.kind}`);
+  if (entry.baseUrl === undefined)
+    throw new ConfigError(`providers.${entry.name}.base_url: required for kind ${entry.kind}`);
   return entry.baseUrl;
 }

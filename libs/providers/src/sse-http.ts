@@ -26,12 +26,24 @@ export const STOP = Symbol("stop");
  * Every failure becomes a ProviderError that says whether repeating the call may help; an
  * abort by the caller rejects with the signal's reason instead, so it is never retried.
  */
-export async function postSse(req: SseRequest, onEvent: (event: EventSourceMessage) => typeof STOP | void): Promise<void> {
+export async function postSse(
+  req: SseRequest,
+  onEvent: (event: EventSourceMessage) => typeof STOP | void,
+): Promise<void> {
   const idle = new AbortController();
   const timer = setTimeout(() => idle.abort(), req.idleTimeoutMs);
   const signal = req.signal ? AbortSignal.any([req.signal, idle.signal]) : idle.signal;
-  const fail = (message: string, retryable: boolean, extra: { status?: number; retryAfterMs?: number | undefined; cause?: unknown } = {}) =>
-    new ProviderError(`${req.provider} ${req.model}: ${message}`, { provider: req.provider, model: req.model, retryable, ...extra });
+  const fail = (
+    message: string,
+    retryable: boolean,
+    extra: { status?: number; retryAfterMs?: number | undefined; cause?: unknown } = {},
+  ) =>
+    new ProviderError(`${req.provider} ${req.model}: ${message}`, {
+      provider: req.provider,
+      model: req.model,
+      retryable,
+      ...extra,
+    });
 
   try {
     let response: Response;

@@ -2,7 +2,12 @@ import { ProviderError } from "./errors.ts";
 import type { ChatMessage, CompletionRequest, ToolCall } from "./provider.ts";
 
 /** Parses a tool call's streamed argument text into an object ("" means no arguments). */
-export function parseToolArguments(raw: string, provider: string, model: string, tool: string): Record<string, unknown> {
+export function parseToolArguments(
+  raw: string,
+  provider: string,
+  model: string,
+  tool: string,
+): Record<string, unknown> {
   if (raw.trim() === "") return {};
   let value: unknown;
   try {
@@ -16,7 +21,11 @@ export function parseToolArguments(raw: string, provider: string, model: string,
     });
   }
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new ProviderError(`${provider} ${model}: tool call ${tool} arguments are not a JSON object`, { provider, model, retryable: false });
+    throw new ProviderError(`${provider} ${model}: tool call ${tool} arguments are not a JSON object`, {
+      provider,
+      model,
+      retryable: false,
+    });
   }
   return value as Record<string, unknown>;
 }

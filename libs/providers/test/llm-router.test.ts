@@ -1,8 +1,25 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadCatalog, parseCatalog, type Catalog } from "@tog/catalog";
 import { ValidationError, createLogger, loadConfig } from "@tog/core";
-import { LlmError, createLlmRouter, isAbortError, llmRouterConfigShape, llmRouterSettings, type LlmRouterOptions, type RetryNotice, type StreamDelta } from "@tog/providers";
-import { anthropicTextStream, openAiDelta, openAiTextStream, startWireServer, type RecordedRequest, type Reply, type WireServer } from "./wire.ts";
+import {
+  LlmError,
+  createLlmRouter,
+  isAbortError,
+  llmRouterConfigShape,
+  llmRouterSettings,
+  type LlmRouterOptions,
+  type RetryNotice,
+  type StreamDelta,
+} from "@tog/providers";
+import {
+  anthropicTextStream,
+  openAiDelta,
+  openAiTextStream,
+  startWireServer,
+  type RecordedRequest,
+  type Reply,
+  type WireServer,
+} from "./wire.ts";
 
 const logger = createLogger({ service: "providers-test", level: "silent" });
 const KEYS = { OPENAI_API_KEY: "sk-o", ANTHROPIC_API_KEY: "sk-a" };
@@ -23,8 +40,15 @@ function scripted(req: RecordedRequest): Reply {
   return next;
 }
 
-const json = (status: number, message: string): Reply => ({ kind: "json", status, body: { error: { message, type: "server_error" } } });
-const ok = (pieces: string[], usage: [number, number]): Reply => ({ kind: "sse", frames: openAiTextStream(pieces, usage) });
+const json = (status: number, message: string): Reply => ({
+  kind: "json",
+  status,
+  body: { error: { message, type: "server_error" } },
+});
+const ok = (pieces: string[], usage: [number, number]): Reply => ({
+  kind: "sse",
+  frames: openAiTextStream(pieces, usage),
+});
 const calls = (server: WireServer, model: string) => server.requests.filter((r) => r.body.model === model).length;
 
 beforeAll(async () => {
@@ -65,7 +89,8 @@ beforeEach(() => {
   anthropic.requests.length = 0;
 });
 
-const router = (extra: Partial<LlmRouterOptions> = {}) => createLlmRouter({ catalog, apiKeys: KEYS, logger, retry: FAST, ...extra });
+const router = (extra: Partial<LlmRouterOptions> = {}) =>
+  createLlmRouter({ catalog, apiKeys: KEYS, logger, retry: FAST, ...extra });
 
 describe("LLM router: selection", () => {
   it("runs every tier on the offline provider when no provider key is configured", async () => {
@@ -89,13 +114,41 @@ describe("LLM router: selection", () => {
 
   it("with keys: the tier's enabled models of configured providers in catalog order, offline only on request", () => {
     expect(router().offlineOnly).toBe(false);
-    expect(router().candidates({ tier: "small" }).map((m) => m.id)).toEqual(["o-1", "o-notools", "a-1"]);
-    expect(router().candidates({ tier: "small", tools: true }).map((m) => m.id)).toEqual(["o-1", "a-1"]);
-    expect(router({ apiKeys: { ANTHROPIC_API_KEY: "k" } }).candidates({ tier: "small" }).map((m) => m.id)).toEqual(["a-1"]);
-    expect(router({ offlineFallback: true }).candidates({ tier: "small" }).map((m) => m.id)).toEqual(["o-1", "o-notools", "a-1", "offline-small"]);
-    expect(router().candidates({ tier: "small", providerOverride: "anthropic" }).map((m) => m.id)).toEqual(["a-1"]);
-    expect(router().candidates({ tier: "small", providerOverride: "offline" }).map((m) => m.id)).toEqual(["offline-small"]);
-    expect(router().candidates({ tier: "small", modelOverride: "o-big" }).map((m) => m.id)).toEqual(["o-big"]);
+    expect(
+      router()
+        .candidates({ tier: "small" })
+        .map((m) => m.id),
+    ).toEqual(["o-1", "o-notools", "a-1"]);
+    expect(
+      router()
+        .candidates({ tier: "small", tools: true })
+        .map((m) => m.id),
+    ).toEqual(["o-1", "a-1"]);
+    expect(
+      router({ apiKeys: { ANTHROPIC_API_KEY: "k" } })
+        .candidates({ tier: "small" })
+        .map((m) => m.id),
+    ).toEqual(["a-1"]);
+    expect(
+      router({ offlineFallback: true })
+        .candidates({ tier: "small" })
+        .map((m) => m.id),
+    ).toEqual(["o-1", "o-notools", "a-1", "offline-small"]);
+    expect(
+      router()
+        .candidates({ tier: "small", providerOverride: "anthropic" })
+        .map((m) => m.id),
+    ).toEqual(["a-1"]);
+    expect(
+      router()
+        .candidates({ tier: "small", providerOverride: "offline" })
+        .map((m) => m.id),
+    ).toEqual(["offline-small"]);
+    expect(
+      router()
+        .candidates({ tier: "small", modelOverride: "o-big" })
+        .map((m) => m.id),
+    ).toEqual(["o-big"]);
   });
 
   it("refuses unusable overrides and tiers with ValidationError", () => {
@@ -106,8 +159,14 @@ describe("LLM router: selection", () => {
     };
     refuse(() => r.candidates({ tier: "small", modelOverride: "nope" }), "Unknown model: nope");
     refuse(() => r.candidates({ tier: "small", modelOverride: "o-old" }), "Model o-old is disabled");
-    refuse(() => r.candidates({ tier: "small", modelOverride: "a-1" }), "Model a-1 is unavailable: provider anthropic has no API key configured");
-    refuse(() => r.candidates({ tier: "small", providerOverride: "anthropic" }), "Provider anthropic is unavailable: no API key configured");
+    refuse(
+      () => r.candidates({ tier: "small", modelOverride: "a-1" }),
+      "Model a-1 is unavailable: provider anthropic has no API key configured",
+    );
+    refuse(
+      () => r.candidates({ tier: "small", providerOverride: "anthropic" }),
+      "Provider anthropic is unavailable: no API key configured",
+    );
     refuse(() => r.candidates({ tier: "small", providerOverride: "mistral" }), "Unknown provider: mistral");
     refuse(() => r.candidates({ tier: "huge" as "small" }), "Invalid model tier: huge (allowed: small, medium, large)");
   });
@@ -115,13 +174,22 @@ describe("LLM router: selection", () => {
 
 describe("LLM router: resilience", () => {
   it("retries a 429 on the same model, then succeeds; reports the retry", async () => {
-    script["o-1"] = [{ ...json(429, "Rate limit reached"), headers: { "retry-after": "0" } } as Reply, ok(["Hi", " there"], [1000, 2000])];
+    script["o-1"] = [
+      { ...json(429, "Rate limit reached"), headers: { "retry-after": "0" } } as Reply,
+      ok(["Hi", " there"], [1000, 2000]),
+    ];
     const notices: RetryNotice[] = [];
     const c = await router().complete({ tier: "small", request: ask, onRetry: (n) => notices.push(n) });
     expect(c).toMatchObject({ text: "Hi there", model: "o-1", provider: "openai", retryCount: 1 });
     expect(calls(openai, "o-1")).toBe(2);
     expect(notices).toHaveLength(1);
-    expect(notices[0]).toMatchObject({ attempt: 1, action: "retry", model: "o-1", nextModel: "o-1", nextProvider: "openai" });
+    expect(notices[0]).toMatchObject({
+      attempt: 1,
+      action: "retry",
+      model: "o-1",
+      nextModel: "o-1",
+      nextProvider: "openai",
+    });
     expect(notices[0]?.error.message).toBe("openai o-1: HTTP 429: Rate limit reached");
     expect(notices[0]?.delayMs).toBeGreaterThanOrEqual(0);
     expect(notices[0]?.delayMs).toBeLessThanOrEqual(FAST.maxDelayMs);
@@ -164,11 +232,26 @@ describe("LLM router: resilience", () => {
   it("final failure: LlmError (LLM_ERROR) with retry count, recoverable for provider outages", async () => {
     script["o-1"] = [json(503, "overloaded")];
     script["o-notools"] = [json(502, "bad gateway")];
-    script["a-1"] = [{ kind: "json", status: 529, body: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } }];
-    const err = await router().complete({ tier: "small", request: ask }).catch((e: unknown) => e);
+    script["a-1"] = [
+      {
+        kind: "json",
+        status: 529,
+        body: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } },
+      },
+    ];
+    const err = await router()
+      .complete({ tier: "small", request: ask })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LlmError);
     const e = err as LlmError;
-    expect(e).toMatchObject({ name: "LlmError", errorType: "LLM_ERROR", code: "UPSTREAM_UNAVAILABLE", recoverable: true, retryCount: 8, maxRetries: 2 });
+    expect(e).toMatchObject({
+      name: "LlmError",
+      errorType: "LLM_ERROR",
+      code: "UPSTREAM_UNAVAILABLE",
+      recoverable: true,
+      retryCount: 8,
+      maxRetries: 2,
+    });
     expect(e.message).toBe("LLM call failed for tier small after 9 attempts: anthropic a-1: HTTP 529: Overloaded");
     expect(e.attempts.map((a) => [a.model, a.status])).toEqual([
       ["o-1", 503],
@@ -186,15 +269,21 @@ describe("LLM router: resilience", () => {
   it("final failure from refused requests is not recoverable (code INTERNAL)", async () => {
     script["o-1"] = [json(400, "Invalid parameter")];
     script["o-notools"] = [json(400, "Invalid parameter")];
-    script["a-1"] = [{ kind: "json", status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "bad" } } }];
-    const err = (await router().complete({ tier: "small", request: ask }).catch((e: unknown) => e)) as LlmError;
+    script["a-1"] = [
+      { kind: "json", status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "bad" } } },
+    ];
+    const err = (await router()
+      .complete({ tier: "small", request: ask })
+      .catch((e: unknown) => e)) as LlmError;
     expect(err).toBeInstanceOf(LlmError);
     expect(err).toMatchObject({ code: "INTERNAL", recoverable: false, retryCount: 2 });
   });
 
   it("a pinned model is retried but never replaced", async () => {
     script["o-1"] = [json(500, "boom")];
-    const err = (await router().complete({ tier: "small", modelOverride: "o-1", request: ask }).catch((e: unknown) => e)) as LlmError;
+    const err = (await router()
+      .complete({ tier: "small", modelOverride: "o-1", request: ask })
+      .catch((e: unknown) => e)) as LlmError;
     expect(err).toBeInstanceOf(LlmError);
     expect(err.message).toBe("LLM call failed for model o-1 after 3 attempts: openai o-1: HTTP 500: boom");
     expect(err.retryCount).toBe(2);
@@ -227,11 +316,19 @@ describe("LLM router: resilience", () => {
   });
 
   it("abort mid-stream is not retried: rejects with AbortError and closes the provider connection", async () => {
-    script["o-1"] = [{ kind: "sse", frames: [openAiDelta({ content: "a" }), openAiDelta({ content: "b" })], delayMs: 30, hang: true }];
+    script["o-1"] = [
+      { kind: "sse", frames: [openAiDelta({ content: "a" }), openAiDelta({ content: "b" })], delayMs: 30, hang: true },
+    ];
     const controller = new AbortController();
     const notices: RetryNotice[] = [];
     const err = await router()
-      .complete({ tier: "small", request: ask, signal: controller.signal, onDelta: () => controller.abort(), onRetry: (n) => notices.push(n) })
+      .complete({
+        tier: "small",
+        request: ask,
+        signal: controller.signal,
+        onDelta: () => controller.abort(),
+        onRetry: (n) => notices.push(n),
+      })
       .catch((e: unknown) => e);
     expect(isAbortError(err)).toBe(true);
     expect(notices).toEqual([]);
@@ -244,7 +341,12 @@ describe("LLM router: resilience", () => {
     const controller = new AbortController();
     const r = router({ retry: { maxRetries: 2, baseDelayMs: 10_000, maxDelayMs: 10_000 } });
     const started = Date.now();
-    const pending = r.complete({ tier: "small", request: ask, signal: controller.signal, onRetry: () => setTimeout(() => controller.abort(), 20) });
+    const pending = r.complete({
+      tier: "small",
+      request: ask,
+      signal: controller.signal,
+      onRetry: () => setTimeout(() => controller.abort(), 20),
+    });
     const err = await pending.catch((e: unknown) => e);
     expect(isAbortError(err)).toBe(true);
     expect(Date.now() - started).toBeLessThan(1_000);
@@ -255,7 +357,11 @@ describe("LLM router: resilience", () => {
     script["o-notools"] = [{ ...json(429, "slow down"), headers: { "retry-after": "60" } } as Reply];
     script["a-1"] = [{ kind: "sse", frames: anthropicTextStream(["ok"]) }];
     const notices: RetryNotice[] = [];
-    await router({ retry: { maxRetries: 2, baseDelayMs: 8, maxDelayMs: 40 }, random: () => 1 }).complete({ tier: "small", request: ask, onRetry: (n) => notices.push(n) });
+    await router({ retry: { maxRetries: 2, baseDelayMs: 8, maxDelayMs: 40 }, random: () => 1 }).complete({
+      tier: "small",
+      request: ask,
+      onRetry: (n) => notices.push(n),
+    });
     expect(notices.map((n) => [n.model, n.action, n.delayMs])).toEqual([
       ["o-1", "retry", 8],
       ["o-1", "retry", 16],
@@ -272,7 +378,10 @@ describe("LLM router: cost", () => {
     const shipped = loadCatalog();
     // The shipped catalog points at the real APIs; the fetch seam sends those calls to the local wire servers.
     const redirect: typeof fetch = (input, init) =>
-      fetch(String(input).replace("https://api.openai.com", openai.url).replace("https://api.anthropic.com", anthropic.url), init);
+      fetch(
+        String(input).replace("https://api.openai.com", openai.url).replace("https://api.anthropic.com", anthropic.url),
+        init,
+      );
     script["gpt-5-nano"] = [ok(["nano"], [12_000, 3_000])];
     script["claude-haiku-4-5"] = [{ kind: "sse", frames: anthropicTextStream(["haiku"], [2_000, 500]) }];
     const r = createLlmRouter({ catalog: shipped, apiKeys: KEYS, logger, fetch: redirect });
@@ -302,7 +411,13 @@ describe("LLM router: config", () => {
       offlineFallback: false,
       offline: { chunkDelayMs: 0 },
     });
-    const custom = llmRouterSettings(loadConfig(llmRouterConfigShape, { LLM_MAX_RETRIES: "0", LLM_OFFLINE_FALLBACK: "1", OFFLINE_CHUNK_DELAY_MS: "15" }));
+    const custom = llmRouterSettings(
+      loadConfig(llmRouterConfigShape, {
+        LLM_MAX_RETRIES: "0",
+        LLM_OFFLINE_FALLBACK: "1",
+        OFFLINE_CHUNK_DELAY_MS: "15",
+      }),
+    );
     expect(custom).toMatchObject({ retry: { maxRetries: 0 }, offlineFallback: true, offline: { chunkDelayMs: 15 } });
     expect(() => loadConfig(llmRouterConfigShape, { LLM_MAX_RETRIES: "-1" })).toThrow("LLM_MAX_RETRIES");
   });

@@ -1,9 +1,24 @@
 import { describe, expect, it } from "vitest";
-import { OFFLINE_MARKERS, createOfflineProvider, isAbortError, type CompletionRequest, type StreamDelta, type ToolSpec } from "@tog/providers";
+import {
+  OFFLINE_MARKERS,
+  createOfflineProvider,
+  isAbortError,
+  type CompletionRequest,
+  type StreamDelta,
+  type ToolSpec,
+} from "@tog/providers";
 
-const tool = (name: string, properties: Record<string, unknown> = {}): ToolSpec => ({ name, description: name, parameters: { type: "object", properties } });
+const tool = (name: string, properties: Record<string, unknown> = {}): ToolSpec => ({
+  name,
+  description: name,
+  parameters: { type: "object", properties },
+});
 const TOOLS = [tool("calculator", { expression: { type: "string" } }), tool("datetime"), tool("json")];
-const ask = (content: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({ model: "offline-small", messages: [{ role: "user", content }], ...extra });
+const ask = (content: string, extra: Partial<CompletionRequest> = {}): CompletionRequest => ({
+  model: "offline-small",
+  messages: [{ role: "user", content }],
+  ...extra,
+});
 
 async function run(request: CompletionRequest) {
   const deltas: StreamDelta[] = [];
@@ -32,7 +47,16 @@ describe("offline provider", () => {
   });
 
   it("is deterministic: the same request gives the same chunks, calls and usage", async () => {
-    for (const request of [ask("why is the sky blue?"), ask("what is 12*(3+4)?", { tools: TOOLS }), ask("Plan a trip", { messages: [{ role: "system", content: "#decompose" }, { role: "user", content: "Plan a trip" }] })]) {
+    for (const request of [
+      ask("why is the sky blue?"),
+      ask("what is 12*(3+4)?", { tools: TOOLS }),
+      ask("Plan a trip", {
+        messages: [
+          { role: "system", content: "#decompose" },
+          { role: "user", content: "Plan a trip" },
+        ],
+      }),
+    ]) {
       const a = await run(request);
       const b = await run(structuredClone(request));
       expect(b).toEqual(a);
@@ -41,7 +65,9 @@ describe("offline provider", () => {
 
   it("calls the calculator for an arithmetic question, then answers with the tool's result", async () => {
     const { completion, deltas } = await run(ask("what is 12*(3+4)?", { tools: TOOLS }));
-    expect(completion.toolCalls).toEqual([{ id: "call_offline_1_1", name: "calculator", arguments: { expression: "12*(3+4)" } }]);
+    expect(completion.toolCalls).toEqual([
+      { id: "call_offline_1_1", name: "calculator", arguments: { expression: "12*(3+4)" } },
+    ]);
     expect(completion.finishReason).toBe("tool_calls");
     expect(completion.text).toBe("");
     expect(deltas).toEqual([]);
@@ -62,11 +88,20 @@ describe("offline provider", () => {
 
   it("calls datetime for date/time questions (dates are not subtractions) and json for JSON to format", async () => {
     const between = await run(ask("How many days are there between 2024-01-01 and 2024-03-01?", { tools: TOOLS }));
-    expect(between.completion.toolCalls[0]).toMatchObject({ name: "datetime", arguments: { operation: "days_between", start: "2024-01-01", end: "2024-03-01" } });
+    expect(between.completion.toolCalls[0]).toMatchObject({
+      name: "datetime",
+      arguments: { operation: "days_between", start: "2024-01-01", end: "2024-03-01" },
+    });
     const now = await run(ask("What time is it in Europe/Paris?", { tools: TOOLS }));
-    expect(now.completion.toolCalls[0]).toMatchObject({ name: "datetime", arguments: { operation: "now", timezone: "Europe/Paris" } });
+    expect(now.completion.toolCalls[0]).toMatchObject({
+      name: "datetime",
+      arguments: { operation: "now", timezone: "Europe/Paris" },
+    });
     const json = await run(ask('Please pretty-print this JSON: {"a":1,"b":[true,null]} thanks', { tools: TOOLS }));
-    expect(json.completion.toolCalls[0]).toMatchObject({ name: "json", arguments: { operation: "format", text: '{"a":1,"b":[true,null]}' } });
+    expect(json.completion.toolCalls[0]).toMatchObject({
+      name: "json",
+      arguments: { operation: "format", text: '{"a":1,"b":[true,null]}' },
+    });
   });
 
   it("only calls tools that are offered, and fits argument names to the tool's schema", async () => {
@@ -75,26 +110,59 @@ describe("offline provider", () => {
     expect(noCalc.completion.text).toContain('you asked "what is 2+2?"');
     const renamed = await run(
       ask("days between 2024-01-01 and 2024-01-31", {
-        tools: [tool("datetime", { action: { type: "string", enum: ["current_time", "date_diff"] }, from: { type: "string" }, to: { type: "string" } })],
+        tools: [
+          tool("datetime", {
+            action: { type: "string", enum: ["current_time", "date_diff"] },
+            from: { type: "string" },
+            to: { type: "string" },
+          }),
+        ],
       }),
     );
-    expect(renamed.completion.toolCalls[0]?.arguments).toEqual({ action: "date_diff", from: "2024-01-01", to: "2024-01-31" });
+    expect(renamed.completion.toolCalls[0]?.arguments).toEqual({
+      action: "date_diff",
+      from: "2024-01-01",
+      to: "2024-01-31",
+    });
     // Shaped like the built-in tools' strict schemas (@tog/tools): diff from/to in units; format with indent.
     const builtinLike = [
-      tool("datetime", { operation: { enum: ["now", "add", "diff", "format", "parse"] }, timezone: {}, from: {}, to: {}, units: {} }),
+      tool("datetime", {
+        operation: { enum: ["now", "add", "diff", "format", "parse"] },
+        timezone: {},
+        from: {},
+        to: {},
+        units: {},
+      }),
       tool("json", { operation: { enum: ["parse", "format", "query", "diff"] }, text: {}, indent: {} }),
     ];
     const diff = await run(ask("days between 2024-01-01 and 2024-01-31", { tools: builtinLike }));
-    expect(diff.completion.toolCalls[0]?.arguments).toEqual({ operation: "diff", from: "2024-01-01", to: "2024-01-31", units: ["days"] });
+    expect(diff.completion.toolCalls[0]?.arguments).toEqual({
+      operation: "diff",
+      from: "2024-01-01",
+      to: "2024-01-31",
+      units: ["days"],
+    });
     const minify = await run(ask('minify [1, 2, {"a": 3}]', { tools: builtinLike }));
-    expect(minify.completion.toolCalls[0]?.arguments).toEqual({ operation: "format", text: '[1, 2, {"a": 3}]', indent: 0 });
-    const dropped = await run(ask("what is the current time?", { tools: [tool("datetime", { operation: { enum: ["now"] } })] }));
+    expect(minify.completion.toolCalls[0]?.arguments).toEqual({
+      operation: "format",
+      text: '[1, 2, {"a": 3}]',
+      indent: 0,
+    });
+    const dropped = await run(
+      ask("what is the current time?", { tools: [tool("datetime", { operation: { enum: ["now"] } })] }),
+    );
     expect(dropped.completion.toolCalls[0]?.arguments).toEqual({ operation: "now" });
   });
 
   it(`${OFFLINE_MARKERS.decompose} returns a subtask plan as JSON, parallel or sequential by the wording`, async () => {
     const plan = async (query: string) => {
-      const { completion, deltas } = await run({ model: "offline-medium", messages: [{ role: "system", content: "You plan work. #decompose" }, { role: "user", content: query }] });
+      const { completion, deltas } = await run({
+        model: "offline-medium",
+        messages: [
+          { role: "system", content: "You plan work. #decompose" },
+          { role: "user", content: query },
+        ],
+      });
       expect(deltas.map((d) => d.text).join("")).toBe(completion.text);
       return JSON.parse(completion.text) as unknown;
     };
@@ -122,10 +190,20 @@ describe("offline provider", () => {
 
   it(`${OFFLINE_MARKERS.complexity} returns a score in [0,1] and a mode`, async () => {
     const score = async (query: string) => {
-      const { completion } = await run({ model: "offline-small", messages: [{ role: "system", content: "#complexity" }, { role: "user", content: query }] });
+      const { completion } = await run({
+        model: "offline-small",
+        messages: [
+          { role: "system", content: "#complexity" },
+          { role: "user", content: query },
+        ],
+      });
       return JSON.parse(completion.text) as { complexity_score: number; mode: string; reasoning: string };
     };
-    expect(await score("hello")).toEqual({ complexity_score: 0.1, mode: "simple", reasoning: "Offline estimate from 1 word; 1 part." });
+    expect(await score("hello")).toEqual({
+      complexity_score: 0.1,
+      mode: "simple",
+      reasoning: "Offline estimate from 1 word; 1 part.",
+    });
     expect(await score("what is 12*(3+4)?")).toMatchObject({ complexity_score: 0.35, mode: "standard" });
     const complex = await score("Research the EV market, compare Tesla and BYD, then write a report");
     expect(complex.mode).toBe("complex");
@@ -134,7 +212,13 @@ describe("offline provider", () => {
   });
 
   it(`${OFFLINE_MARKERS.synthesize} combines the results it is given`, async () => {
-    const { completion } = await run({ model: "offline-large", messages: [{ role: "system", content: "#synthesize" }, { role: "user", content: "task-1: A\ntask-2: B" }] });
+    const { completion } = await run({
+      model: "offline-large",
+      messages: [
+        { role: "system", content: "#synthesize" },
+        { role: "user", content: "task-1: A\ntask-2: B" },
+      ],
+    });
     expect(completion.text).toBe("Offline synthesis: task-1: A task-2: B");
   });
 

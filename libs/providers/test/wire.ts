@@ -92,7 +92,14 @@ export async function startWireServer(reply: (req: RecordedRequest, nth: number)
 
 // ---- OpenAI Chat Completions stream (stream_options.include_usage: true) ----
 
-const OPENAI_HEAD = { id: "chatcmpl-AbC123", object: "chat.completion.chunk", created: 1730000000, model: "gpt-4o-mini-2024-07-18", service_tier: "default", system_fingerprint: "fp_0ba0d124f1" };
+const OPENAI_HEAD = {
+  id: "chatcmpl-AbC123",
+  object: "chat.completion.chunk",
+  created: 1730000000,
+  model: "gpt-4o-mini-2024-07-18",
+  service_tier: "default",
+  system_fingerprint: "fp_0ba0d124f1",
+};
 
 export function openAiDelta(delta: Record<string, unknown>, finishReason: string | null = null): string {
   return `data: ${JSON.stringify({ ...OPENAI_HEAD, choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }], usage: null })}\n\n`;
@@ -107,7 +114,12 @@ export function openAiUsage(prompt: number, completion: number): string {
       completion_tokens: completion,
       total_tokens: prompt + completion,
       prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     },
   })}\n\n`;
 }
@@ -141,12 +153,18 @@ export function anthropicStart(inputTokens: number): string {
       model: "claude-haiku-4-5-20251001",
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: inputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1, service_tier: "standard" },
+      usage: {
+        input_tokens: inputTokens,
+        cache_creation_input_tokens: 0,
+        cache_read_input_tokens: 0,
+        output_tokens: 1,
+        service_tier: "standard",
+      },
     },
   });
 }
 
-export const ANTHROPIC_PING = "event: ping\ndata: {\"type\": \"ping\"}\n\n";
+export const ANTHROPIC_PING = 'event: ping\ndata: {"type": "ping"}\n\n';
 
 export function anthropicTextStream(pieces: string[], usage: [number, number] = [25, 12]): string[] {
   return [
@@ -155,7 +173,10 @@ export function anthropicTextStream(pieces: string[], usage: [number, number] = 
     ANTHROPIC_PING,
     ...pieces.map((text) => anthropicEvent("content_block_delta", { index: 0, delta: { type: "text_delta", text } })),
     anthropicEvent("content_block_stop", { index: 0 }),
-    anthropicEvent("message_delta", { delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: usage[1] } }),
+    anthropicEvent("message_delta", {
+      delta: { stop_reason: "end_turn", stop_sequence: null },
+      usage: { output_tokens: usage[1] },
+    }),
     anthropicEvent("message_stop", {}),
   ];
 }

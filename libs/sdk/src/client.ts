@@ -150,7 +150,10 @@ export class Tasks {
    * POST /tasks/stream, then the task's events: one call that submits and follows.
    * `for await (const e of (await client.tasks.submitAndStream({query})).events)`.
    */
-  async submitAndStream(body: Omit<TaskSubmission, "mode"> & { mode?: TaskSubmission["mode"] }, options: SubmitOptions & Omit<StreamOptions, "signal"> = {}): Promise<SubmittedStream> {
+  async submitAndStream(
+    body: Omit<TaskSubmission, "mode"> & { mode?: TaskSubmission["mode"] },
+    options: SubmitOptions & Omit<StreamOptions, "signal"> = {},
+  ): Promise<SubmittedStream> {
     const key = options.idempotencyKey ?? randomId();
     const res = await this.#t.call<StreamSubmitted>(
       { method: "POST", path: "/api/v1/tasks/stream", body, safe: true },
@@ -162,7 +165,9 @@ export class Tasks {
 
   /** GET /tasks/{id}. */
   async get(taskId: string, options: RequestOptions = {}): Promise<TaskDetail> {
-    return (await this.#t.call<TaskDetail>({ method: "GET", path: `/api/v1/tasks/${encode(taskId)}`, safe: true }, options)).body;
+    return (
+      await this.#t.call<TaskDetail>({ method: "GET", path: `/api/v1/tasks/${encode(taskId)}`, safe: true }, options)
+    ).body;
   }
 
   /** GET /tasks, one page as the server returns it. */
@@ -173,7 +178,8 @@ export class Tasks {
   /** Every task matching the filters, newest first, fetched page by page as you iterate. */
   list(options: ListTasksOptions = {}): AsyncIterable<TaskSummary> {
     return paged(
-      (offset, limit) => this.listPage({ offset, limit, status: options.status, session_id: options.sessionId }, options),
+      (offset, limit) =>
+        this.listPage({ offset, limit, status: options.status, session_id: options.sessionId }, options),
       (p) => p.tasks,
       (p) => p.total_count,
       { pageSize: options.pageSize ?? 50, offset: options.offset, limit: options.limit },
@@ -196,7 +202,13 @@ export class Tasks {
   /** POST /tasks/{id}/cancel. A task that is already terminal is not an error: `accepted` is false. */
   async cancel(taskId: string, reason?: string, options: RequestOptions = {}): Promise<CancelResult> {
     const res = await this.#t.call<CancelAccepted | CancelConflict>(
-      { method: "POST", path: `/api/v1/tasks/${encode(taskId)}/cancel`, body: reason === undefined ? {} : { reason }, safe: true, accept: [409] },
+      {
+        method: "POST",
+        path: `/api/v1/tasks/${encode(taskId)}/cancel`,
+        body: reason === undefined ? {} : { reason },
+        safe: true,
+        accept: [409],
+      },
       options,
     );
     const b = res.body as { message: string; status?: string };
@@ -204,12 +216,24 @@ export class Tasks {
   }
 
   /** GET /tasks/{id}/events, one page. */
-  async eventsPage(taskId: string, query: Query<"getTaskEvents"> = {}, options: RequestOptions = {}): Promise<TaskEventsPage> {
-    return (await this.#t.call<TaskEventsPage>({ method: "GET", path: `/api/v1/tasks/${encode(taskId)}/events`, query, safe: true }, options)).body;
+  async eventsPage(
+    taskId: string,
+    query: Query<"getTaskEvents"> = {},
+    options: RequestOptions = {},
+  ): Promise<TaskEventsPage> {
+    return (
+      await this.#t.call<TaskEventsPage>(
+        { method: "GET", path: `/api/v1/tasks/${encode(taskId)}/events`, query, safe: true },
+        options,
+      )
+    ).body;
   }
 
   /** The task's stored events in seq order, page by page (`after_seq` cursor). */
-  async *events(taskId: string, options: RequestOptions & { afterSeq?: number; pageSize?: number } = {}): AsyncGenerator<StoredEvent, void, undefined> {
+  async *events(
+    taskId: string,
+    options: RequestOptions & { afterSeq?: number; pageSize?: number } = {},
+  ): AsyncGenerator<StoredEvent, void, undefined> {
     let after = options.afterSeq ?? 0;
     for (;;) {
       const page = await this.eventsPage(taskId, { after_seq: after, limit: options.pageSize ?? 200 }, options);
@@ -220,8 +244,17 @@ export class Tasks {
   }
 
   /** GET /tasks/{id}/timeline. */
-  async timeline(taskId: string, query: Query<"getTaskTimeline"> = {}, options: RequestOptions = {}): Promise<Timeline> {
-    return (await this.#t.call<Timeline>({ method: "GET", path: `/api/v1/tasks/${encode(taskId)}/timeline`, query, safe: true }, options)).body;
+  async timeline(
+    taskId: string,
+    query: Query<"getTaskTimeline"> = {},
+    options: RequestOptions = {},
+  ): Promise<Timeline> {
+    return (
+      await this.#t.call<Timeline>(
+        { method: "GET", path: `/api/v1/tasks/${encode(taskId)}/timeline`, query, safe: true },
+        options,
+      )
+    ).body;
   }
 }
 
@@ -244,14 +277,29 @@ export class Approvals {
       ...(input.runId !== undefined ? { run_id: input.runId } : {}),
       ...(input.approvedBy !== undefined ? { approved_by: input.approvedBy } : {}),
     } as ApprovalDecisionRequest;
-    return (await this.#t.call<ApprovalDecisionResult>({ method: "POST", path: "/api/v1/approvals/decision", body, safe: false }, options)).body;
+    return (
+      await this.#t.call<ApprovalDecisionResult>(
+        { method: "POST", path: "/api/v1/approvals/decision", body, safe: false },
+        options,
+      )
+    ).body;
   }
 
-  approve(workflowId: string, approvalId: string, feedback?: string, options?: RequestOptions): Promise<ApprovalDecisionResult> {
+  approve(
+    workflowId: string,
+    approvalId: string,
+    feedback?: string,
+    options?: RequestOptions,
+  ): Promise<ApprovalDecisionResult> {
     return this.decide({ workflowId, approvalId, approved: true, feedback }, options);
   }
 
-  deny(workflowId: string, approvalId: string, feedback?: string, options?: RequestOptions): Promise<ApprovalDecisionResult> {
+  deny(
+    workflowId: string,
+    approvalId: string,
+    feedback?: string,
+    options?: RequestOptions,
+  ): Promise<ApprovalDecisionResult> {
     return this.decide({ workflowId, approvalId, approved: false, feedback }, options);
   }
 }
@@ -265,11 +313,14 @@ export class Sessions {
   }
 
   async listPage(query: Query<"listSessions"> = {}, options: RequestOptions = {}): Promise<SessionList> {
-    return (await this.#t.call<SessionList>({ method: "GET", path: "/api/v1/sessions", query, safe: true }, options)).body;
+    return (await this.#t.call<SessionList>({ method: "GET", path: "/api/v1/sessions", query, safe: true }, options))
+      .body;
   }
 
   /** Every session, most recent activity first, page by page. */
-  list(options: RequestOptions & { pageSize?: number; offset?: number; limit?: number } = {}): AsyncIterable<SessionSummary> {
+  list(
+    options: RequestOptions & { pageSize?: number; offset?: number; limit?: number } = {},
+  ): AsyncIterable<SessionSummary> {
     return paged(
       (offset, limit) => this.listPage({ offset, limit }, options),
       (p) => p.sessions,
@@ -279,35 +330,69 @@ export class Sessions {
   }
 
   async get(sessionId: string, options: RequestOptions = {}): Promise<SessionDetail> {
-    return (await this.#t.call<SessionDetail>({ method: "GET", path: `/api/v1/sessions/${encode(sessionId)}`, safe: true }, options)).body;
+    return (
+      await this.#t.call<SessionDetail>(
+        { method: "GET", path: `/api/v1/sessions/${encode(sessionId)}`, safe: true },
+        options,
+      )
+    ).body;
   }
 
   async history(sessionId: string, options: RequestOptions = {}): Promise<SessionHistory> {
-    return (await this.#t.call<SessionHistory>({ method: "GET", path: `/api/v1/sessions/${encode(sessionId)}/history`, safe: true }, options)).body;
+    return (
+      await this.#t.call<SessionHistory>(
+        { method: "GET", path: `/api/v1/sessions/${encode(sessionId)}/history`, safe: true },
+        options,
+      )
+    ).body;
   }
 
   /** GET /sessions/{id}/events: one page of turns. */
-  async turnsPage(sessionId: string, query: Query<"getSessionEvents"> = {}, options: RequestOptions = {}): Promise<SessionTurns> {
-    return (await this.#t.call<SessionTurns>({ method: "GET", path: `/api/v1/sessions/${encode(sessionId)}/events`, query, safe: true }, options)).body;
+  async turnsPage(
+    sessionId: string,
+    query: Query<"getSessionEvents"> = {},
+    options: RequestOptions = {},
+  ): Promise<SessionTurns> {
+    return (
+      await this.#t.call<SessionTurns>(
+        { method: "GET", path: `/api/v1/sessions/${encode(sessionId)}/events`, query, safe: true },
+        options,
+      )
+    ).body;
   }
 
   /** Every turn of the session, oldest first, page by page. */
-  async *turns(sessionId: string, options: RequestOptions & { pageSize?: number; includePayload?: boolean } = {}): AsyncGenerator<SessionTurn, void, undefined> {
+  async *turns(
+    sessionId: string,
+    options: RequestOptions & { pageSize?: number; includePayload?: boolean } = {},
+  ): AsyncGenerator<SessionTurn, void, undefined> {
     const size = options.pageSize ?? 100;
     for (let offset = 0; ; offset += size) {
-      const page = await this.turnsPage(sessionId, { offset, limit: size, ...(options.includePayload ? { include_payload: true } : {}) }, options);
+      const page = await this.turnsPage(
+        sessionId,
+        { offset, limit: size, ...(options.includePayload ? { include_payload: true } : {}) },
+        options,
+      );
       for (const t of page.turns) yield t;
       if (page.turns.length < size) return;
     }
   }
 
   async rename(sessionId: string, title: string, options: RequestOptions = {}): Promise<SessionRenamed> {
-    return (await this.#t.call<SessionRenamed>({ method: "PATCH", path: `/api/v1/sessions/${encode(sessionId)}`, body: { title }, safe: true }, options)).body;
+    return (
+      await this.#t.call<SessionRenamed>(
+        { method: "PATCH", path: `/api/v1/sessions/${encode(sessionId)}`, body: { title }, safe: true },
+        options,
+      )
+    ).body;
   }
 
   /** Soft delete; deleting again is fine (204 both times). */
   async delete(sessionId: string, options: RequestOptions = {}): Promise<void> {
-    await this.#t.call<undefined>({ method: "DELETE", path: `/api/v1/sessions/${encode(sessionId)}`, safe: true }, options);
+    await this.#t.call<undefined>(
+      { method: "DELETE", path: `/api/v1/sessions/${encode(sessionId)}`, safe: true },
+      options,
+    );
   }
 }
 
@@ -335,9 +420,15 @@ export class TogClient {
    * A workflow's live events (replayed from `lastEventId`, or from the start), resumed across
    * disconnects without gaps or duplicates, ending after the terminal event.
    */
-  stream<T extends EventType = EventType>(workflowId: string, options: StreamOptions & { types?: readonly T[] | undefined } = {}): AsyncIterable<EventOf<T>> {
+  stream<T extends EventType = EventType>(
+    workflowId: string,
+    options: StreamOptions & { types?: readonly T[] | undefined } = {},
+  ): AsyncIterable<EventOf<T>> {
     // With `types`, only events of those types are yielded, so the element type narrows to them.
-    const events = options.transport === "ws" ? wsEvents(this.transport, workflowId, options) : sseEvents(this.transport, workflowId, options);
+    const events =
+      options.transport === "ws"
+        ? wsEvents(this.transport, workflowId, options)
+        : sseEvents(this.transport, workflowId, options);
     return events as AsyncIterable<EventOf<T>>;
   }
 
@@ -353,7 +444,12 @@ export class TogClient {
 
   /** GET /openapi.json: the server's OpenAPI document (the one this SDK was generated from ships as `@tog/sdk/openapi.json`). */
   async openApi(options: RequestOptions = {}): Promise<Record<string, unknown>> {
-    return (await this.transport.call<Record<string, unknown>>({ method: "GET", path: "/api/v1/openapi.json", safe: true }, options)).body;
+    return (
+      await this.transport.call<Record<string, unknown>>(
+        { method: "GET", path: "/api/v1/openapi.json", safe: true },
+        options,
+      )
+    ).body;
   }
 
   /**
@@ -361,8 +457,8 @@ export class TogClient {
    * backend that hands streams to a browser). Not retried: each call mints a token.
    */
   async accessToken(body: AccessTokenRequest = {}, options: RequestOptions = {}): Promise<AccessToken> {
-    return (await this.transport.call<AccessToken>({ method: "POST", path: "/api/v1/auth/token", body, safe: false }, options)).body;
+    return (
+      await this.transport.call<AccessToken>({ method: "POST", path: "/api/v1/auth/token", body, safe: false }, options)
+    ).body;
   }
 }
-
-

@@ -18,7 +18,14 @@ export class ApiError extends TogError {
   readonly method: string;
   readonly url: string;
 
-  constructor(init: { status: number; message: string; body: unknown; retryAfter?: number | undefined; method: string; url: string }) {
+  constructor(init: {
+    status: number;
+    message: string;
+    body: unknown;
+    retryAfter?: number | undefined;
+    method: string;
+    url: string;
+  }) {
     super(init.message);
     this.status = init.status;
     this.body = init.body;

@@ -48,7 +48,10 @@ export interface StreamOptions {
 }
 
 /** The part of the WebSocket constructor we use; Node's (undici) also takes `{ headers }`. */
-export type WebSocketConstructor = new (url: string, protocolsOrInit?: string | string[] | { headers?: Record<string, string> }) => WebSocket;
+export type WebSocketConstructor = new (
+  url: string,
+  protocolsOrInit?: string | string[] | { headers?: Record<string, string> },
+) => WebSocket;
 
 const TERMINAL_TYPES: EventType[] = ["WORKFLOW_COMPLETED", "ERROR_OCCURRED"];
 /** Errors a retry cannot fix: the stream fails with them at once. */
@@ -120,7 +123,11 @@ class Reconnects {
 }
 
 /** Server-Sent Events with automatic resume. */
-export async function* sseEvents(transport: Transport, workflowId: string, options: StreamOptions = {}): AsyncGenerator<TogEvent, void, undefined> {
+export async function* sseEvents(
+  transport: Transport,
+  workflowId: string,
+  options: StreamOptions = {},
+): AsyncGenerator<TogEvent, void, undefined> {
   const cursor = new Cursor(options);
   const reconnects = new Reconnects(options);
   const signal = options.signal;
@@ -134,7 +141,10 @@ export async function* sseEvents(transport: Transport, workflowId: string, optio
       let res: Response;
       try {
         res = await transport.fetch(url, {
-          headers: { Accept: "text/event-stream", ...(cursor.lastId !== undefined ? { "Last-Event-ID": cursor.lastId } : {}) },
+          headers: {
+            Accept: "text/event-stream",
+            ...(cursor.lastId !== undefined ? { "Last-Event-ID": cursor.lastId } : {}),
+          },
           signal: ctrl.signal,
           cache: "no-store",
         });
@@ -208,7 +218,11 @@ export async function* sseEvents(transport: Transport, workflowId: string, optio
   }
 }
 
-type WsItem = { kind: "message"; data: string } | { kind: "open" } | { kind: "close"; code: number; reason: string } | { kind: "abort" };
+type WsItem =
+  | { kind: "message"; data: string }
+  | { kind: "open" }
+  | { kind: "close"; code: number; reason: string }
+  | { kind: "abort" };
 
 /** A tiny push/pull queue between WebSocket callbacks and the generator. */
 class Inbox {
@@ -247,7 +261,11 @@ function isNode(): boolean {
  * `last_event_id`. Browsers cannot set handshake headers, so there the credential is not sent
  * (fine with GATEWAY_SKIP_AUTH=1 or a same-origin proxy that adds it); Node sends X-API-Key.
  */
-export async function* wsEvents(transport: Transport, workflowId: string, options: StreamOptions = {}): AsyncGenerator<TogEvent, void, undefined> {
+export async function* wsEvents(
+  transport: Transport,
+  workflowId: string,
+  options: StreamOptions = {},
+): AsyncGenerator<TogEvent, void, undefined> {
   const Ws = options.WebSocket ?? (globalThis.WebSocket as unknown as WebSocketConstructor | undefined);
   if (!Ws) throw new TypeError("No WebSocket available: pass `WebSocket` in the stream options");
   const cursor = new Cursor(options);
@@ -264,7 +282,14 @@ export async function* wsEvents(transport: Transport, workflowId: string, option
     signal?.addEventListener("abort", onAbort, { once: true });
     ws.onopen = () => {
       inbox.push({ kind: "open" });
-      ws.send(JSON.stringify({ type: "subscribe", workflow_id: workflowId, ...(types ? { types } : {}), last_event_id: cursor.lastSeq }));
+      ws.send(
+        JSON.stringify({
+          type: "subscribe",
+          workflow_id: workflowId,
+          ...(types ? { types } : {}),
+          last_event_id: cursor.lastSeq,
+        }),
+      );
     };
     ws.onmessage = (e: MessageEvent) => inbox.push({ kind: "message", data: typeof e.data === "string" ? e.data : "" });
     ws.onerror = () => undefined;
@@ -275,11 +300,14 @@ export async function* wsEvents(transport: Transport, workflowId: string, option
     // message we ping ourselves; a whole idle time without any message closes the connection.
     const idleMs = options.idleTimeoutMs ?? 45_000;
     let lastMessage = Date.now();
-    const watchdog = setInterval(() => {
-      const quiet = Date.now() - lastMessage;
-      if (quiet >= idleMs) inbox.push({ kind: "close", code: IDLE_CLOSE, reason: `no data for ${idleMs} ms` });
-      else if (quiet >= idleMs / 2 && ws.readyState === 1) ws.send('{"type":"ping"}');
-    }, Math.max(50, Math.floor(idleMs / 4)));
+    const watchdog = setInterval(
+      () => {
+        const quiet = Date.now() - lastMessage;
+        if (quiet >= idleMs) inbox.push({ kind: "close", code: IDLE_CLOSE, reason: `no data for ${idleMs} ms` });
+        else if (quiet >= idleMs / 2 && ws.readyState === 1) ws.send('{"type":"ping"}');
+      },
+      Math.max(50, Math.floor(idleMs / 4)),
+    );
     try {
       for (;;) {
         const item = await inbox.next();
@@ -295,7 +323,13 @@ export async function* wsEvents(transport: Transport, workflowId: string, option
           // messages, contract 4.10): 4400/4404 fail the stream, the rest is retried.
           const status = refusalStatus(item.code);
           if (status !== undefined && FATAL.has(status)) {
-            throw apiErrorFor({ status, message: item.reason || `Refused (${item.code})`, body: { error: item.reason, close_code: item.code }, method: "GET", url });
+            throw apiErrorFor({
+              status,
+              message: item.reason || `Refused (${item.code})`,
+              body: { error: item.reason, close_code: item.code },
+              method: "GET",
+              url,
+            });
           }
           reason = `connection closed (${item.code}${item.reason ? ` ${item.reason}` : ""})`;
           break;
@@ -330,7 +364,10 @@ export async function* wsEvents(transport: Transport, workflowId: string, option
     // whether the task exists for us, so a 401/404 fails the stream instead of retrying forever.
     if (!opened) {
       try {
-        await transport.call({ method: "GET", path: `/api/v1/tasks/${encodeURIComponent(workflowId)}`, safe: true }, { signal });
+        await transport.call(
+          { method: "GET", path: `/api/v1/tasks/${encodeURIComponent(workflowId)}`, safe: true },
+          { signal },
+        );
       } catch (err) {
         if (isAbortError(err) || (err instanceof ApiError && FATAL.has(err.status))) throw err;
       }

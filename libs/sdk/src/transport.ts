@@ -137,6 +137,7 @@ export async function toApiError(res: Response, method: string, url: string): Pr
   } catch {
     // not JSON: keep the text
   }
-  const retryAfter = parseRetryAfter(res.headers.get("Retry-After")) ?? (body as { retry_after?: number } | null)?.retry_after;
+  const retryAfter =
+    parseRetryAfter(res.headers.get("Retry-After")) ?? (body as { retry_after?: number } | null)?.retry_after;
   return apiErrorFor({ status: res.status, message, body, retryAfter, method, url });
 }

@@ -15,7 +15,11 @@ describe("generated files", () => {
   }, 60_000);
 
   it("describes one schema per event type, joined by a discriminated StreamEvent", () => {
-    const doc = JSON.parse(readFileSync(DOCUMENT_FILE, "utf8")) as { components: { schemas: Record<string, { oneOf?: unknown[]; discriminator?: { mapping: Record<string, string> } }> } };
+    const doc = JSON.parse(readFileSync(DOCUMENT_FILE, "utf8")) as {
+      components: {
+        schemas: Record<string, { oneOf?: unknown[]; discriminator?: { mapping: Record<string, string> } }>;
+      };
+    };
     const stream = doc.components.schemas.StreamEvent!;
     expect(Object.keys(stream.discriminator!.mapping).sort()).toEqual([...EVENT_TYPES].sort());
     for (const t of EVENT_TYPES) expect(doc.components.schemas[`Event_${t}`], t).toBeDefined();

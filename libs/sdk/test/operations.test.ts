@@ -13,13 +13,42 @@ const doc = JSON.parse(readFileSync(path.join(import.meta.dirname, "../openapi/g
 const ROOT_ALIASES = new Set(["GET /health", "GET /readiness"]);
 
 const METHODS = new Set(["get", "post", "put", "patch", "delete"]);
-const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).filter((m) => METHODS.has(m)).map((m) => `${m.toUpperCase()} ${p}`));
+const documented = Object.entries(doc.paths).flatMap(([p, ops]) =>
+  Object.keys(ops)
+    .filter((m) => METHODS.has(m))
+    .map((m) => `${m.toUpperCase()} ${p}`),
+);
 const templates = Object.keys(doc.paths).map((p) => ({ p, re: new RegExp(`^${p.replace(/\{[^}]+\}/g, "[^/]+")}$`) }));
 const templateOf = (pathname: string) => templates.find((t) => t.re.test(pathname))?.p ?? `unknown ${pathname}`;
 
-const terminal = { workflow_id: "t", type: "WORKFLOW_COMPLETED", agent_id: "a", message: "", timestamp: "2026-01-01T00:00:00Z", seq: 1, stream_id: "1-1", data: {} };
+const terminal = {
+  workflow_id: "t",
+  type: "WORKFLOW_COMPLETED",
+  agent_id: "a",
+  message: "",
+  timestamp: "2026-01-01T00:00:00Z",
+  seq: 1,
+  stream_id: "1-1",
+  data: {},
+};
 /** One body that every JSON answer can be read as: empty pages, a terminal task. */
-const body = { task_id: "t", workflow_id: "t", stream_url: "/api/v1/stream/sse?workflow_id=t", status: "TASK_STATUS_COMPLETED", message: "ok", tasks: [], sessions: [], events: [], turns: [], total_count: 0, count: 0, next_after_seq: null, total: 0, access_token: "x", token_type: "Bearer" };
+const body = {
+  task_id: "t",
+  workflow_id: "t",
+  stream_url: "/api/v1/stream/sse?workflow_id=t",
+  status: "TASK_STATUS_COMPLETED",
+  message: "ok",
+  tasks: [],
+  sessions: [],
+  events: [],
+  turns: [],
+  total_count: 0,
+  count: 0,
+  next_after_seq: null,
+  total: 0,
+  access_token: "x",
+  token_type: "Bearer",
+};
 
 it("has a call for every operation of the OpenAPI document", async () => {
   const hit = new Set<string>();
@@ -27,7 +56,10 @@ it("has a call for every operation of the OpenAPI document", async () => {
     const url = new URL(String(input));
     const method = init?.method ?? "GET";
     hit.add(`${method} ${templateOf(url.pathname)}`);
-    if (url.pathname === "/api/v1/stream/sse") return new Response(`id: 1-1\nevent: WORKFLOW_COMPLETED\ndata: ${JSON.stringify(terminal)}\n\n`, { headers: { "Content-Type": "text/event-stream" } });
+    if (url.pathname === "/api/v1/stream/sse")
+      return new Response(`id: 1-1\nevent: WORKFLOW_COMPLETED\ndata: ${JSON.stringify(terminal)}\n\n`, {
+        headers: { "Content-Type": "text/event-stream" },
+      });
     if (method === "DELETE") return new Response(null, { status: 204 });
     if (url.pathname.endsWith("/cancel")) return Response.json(body, { status: 202 });
     return Response.json(body);

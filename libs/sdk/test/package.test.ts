@@ -16,7 +16,10 @@ beforeAll(() => {
   tmp = mkdtempSync(path.join(os.tmpdir(), "tog-sdk-pack-"));
   mkdirSync(path.join(tmp, "node_modules", "@tog"), { recursive: true });
   cpSync(PACKAGE_DIR, path.join(tmp, "node_modules", "@tog", "sdk"), { recursive: true });
-  symlinkSync(path.join(REPO, "node_modules", "eventsource-parser"), path.join(tmp, "node_modules", "eventsource-parser"));
+  symlinkSync(
+    path.join(REPO, "node_modules", "eventsource-parser"),
+    path.join(tmp, "node_modules", "eventsource-parser"),
+  );
 }, 120_000);
 afterAll(() => {
   if (tmp) rmSync(tmp, { recursive: true, force: true });
@@ -24,11 +27,17 @@ afterAll(() => {
 
 describe("the built package", () => {
   it("has exports for the code, its types and the OpenAPI document", () => {
-    const manifest = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")) as { exports: Record<string, unknown>; private?: boolean; dependencies: Record<string, string> };
+    const manifest = JSON.parse(readFileSync(path.join(PACKAGE_DIR, "package.json"), "utf8")) as {
+      exports: Record<string, unknown>;
+      private?: boolean;
+      dependencies: Record<string, string>;
+    };
     expect(manifest.private).toBeUndefined();
     expect(manifest.exports["."]).toEqual({ types: "./dist/index.d.ts", default: "./dist/index.js" });
     expect(Object.keys(manifest.dependencies)).toEqual(["eventsource-parser"]);
-    expect(readdirSync(path.join(PACKAGE_DIR, "dist"))).toEqual(expect.arrayContaining(["index.js", "index.d.ts", "stream.js"]));
+    expect(readdirSync(path.join(PACKAGE_DIR, "dist"))).toEqual(
+      expect.arrayContaining(["index.js", "index.d.ts", "stream.js"]),
+    );
   });
 
   it("imports as plain JavaScript in Node (no type stripping)", () => {
@@ -38,14 +47,27 @@ describe("the built package", () => {
       'const c = new TogClient({ baseUrl: "http://127.0.0.1:1/api/v1" });',
       "console.log(JSON.stringify({ client: typeof c.tasks.submit, error: new NotFoundError({ status: 404, message: 'x', body: null, method: 'GET', url: 'u' }).status, terminal: isTerminalEvent({ type: 'WORKFLOW_COMPLETED' }), openapi: doc.openapi, root: c.transport.root }));",
     ].join("\n");
-    const out = execFileSync(process.execPath, ["--no-experimental-strip-types", "--input-type=module", "-e", script], { cwd: tmp, encoding: "utf8" });
-    expect(JSON.parse(out)).toEqual({ client: "function", error: 404, terminal: true, openapi: "3.0.3", root: "http://127.0.0.1:1" });
+    const out = execFileSync(process.execPath, ["--no-experimental-strip-types", "--input-type=module", "-e", script], {
+      cwd: tmp,
+      encoding: "utf8",
+    });
+    expect(JSON.parse(out)).toEqual({
+      client: "function",
+      error: 404,
+      terminal: true,
+      openapi: "3.0.3",
+      root: "http://127.0.0.1:1",
+    });
   });
 
   it("imports no Node built-in anywhere in its code", () => {
-    for (const file of readdirSync(path.join(PACKAGE_DIR, "dist"), { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".js"))) {
+    for (const file of readdirSync(path.join(PACKAGE_DIR, "dist"), { recursive: true, encoding: "utf8" }).filter((f) =>
+      f.endsWith(".js"),
+    )) {
       // comments (usage examples in JSDoc) do not count
-      const code = readFileSync(path.join(PACKAGE_DIR, "dist", file), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
+      const code = readFileSync(path.join(PACKAGE_DIR, "dist", file), "utf8")
+        .replace(/\/\*[\s\S]*?\*\//g, "")
+        .replace(/^\s*\/\/.*$/gm, "");
       expect(code, file).not.toMatch(/from\s+["'](node:|fs|path|http|https|stream|crypto|os|child_process)["']/);
       expect(code, file).not.toMatch(/\bprocess\.(env|argv|exit)\b/);
     }

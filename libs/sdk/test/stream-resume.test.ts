@@ -10,7 +10,9 @@ import { NotFoundError, TogClient, type ReconnectInfo } from "../src/index.ts";
 type Step = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 let server: http.Server | undefined;
 
-async function scripted(steps: Step[]): Promise<{ url: string; requests: http.IncomingHttpHeaders[]; times: number[] }> {
+async function scripted(
+  steps: Step[],
+): Promise<{ url: string; requests: http.IncomingHttpHeaders[]; times: number[] }> {
   const requests: http.IncomingHttpHeaders[] = [];
   const times: number[] = [];
   server = http.createServer((req, res) => {
@@ -55,13 +57,18 @@ describe("SSE resume rules", () => {
     expect(s.requests[0]!["last-event-id"]).toBeUndefined();
     expect(s.requests[1]!["last-event-id"]).toBe("1700000000000-2");
     expect(s.requests[1]!["x-api-key"]).toBe("sk_test");
-    expect(reconnects).toEqual([{ attempt: 1, lastEventId: "1700000000000-2", delayMs: 300, reason: "the server ended the stream" }]);
+    expect(reconnects).toEqual([
+      { attempt: 1, lastEventId: "1700000000000-2", delayMs: 300, reason: "the server ended the stream" },
+    ]);
     expect(s.times[1]! - s.times[0]!).toBeGreaterThanOrEqual(290);
   });
 
   it("waits Retry-After on 503, then backs off with jitter on repeated failures", async () => {
     const s = await scripted([
-      (_q, res) => res.writeHead(503, { "Content-Type": "application/json", "Retry-After": "1" }).end('{"error":"System overloaded"}'),
+      (_q, res) =>
+        res
+          .writeHead(503, { "Content-Type": "application/json", "Retry-After": "1" })
+          .end('{"error":"System overloaded"}'),
       (_q, res) => res.writeHead(502, { "Content-Type": "application/json" }).end('{"error":"Upstream unavailable"}'),
       (_q, res) => {
         sse(res);
@@ -70,7 +77,11 @@ describe("SSE resume rules", () => {
     ]);
     const reconnects: ReconnectInfo[] = [];
     const seqs: number[] = [];
-    for await (const e of new TogClient({ baseUrl: s.url }).stream("w", { onReconnect: (i) => reconnects.push(i), backoff: { initialMs: 100 } })) seqs.push(e.seq);
+    for await (const e of new TogClient({ baseUrl: s.url }).stream("w", {
+      onReconnect: (i) => reconnects.push(i),
+      backoff: { initialMs: 100 },
+    }))
+      seqs.push(e.seq);
     expect(seqs).toEqual([1]);
     expect(reconnects.map((r) => r.reason)).toEqual(["HTTP 503: System overloaded", "HTTP 502: Upstream unavailable"]);
     expect(reconnects[0]!.delayMs).toBe(1000);
@@ -80,7 +91,9 @@ describe("SSE resume rules", () => {
   });
 
   it("fails at once on 404 with the server's message; ends quietly on 204", async () => {
-    const s = await scripted([(_q, res) => res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"Task not found"}')]);
+    const s = await scripted([
+      (_q, res) => res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"Task not found"}'),
+    ]);
     const it404 = new TogClient({ baseUrl: s.url }).stream("w")[Symbol.asyncIterator]();
     await expect(it404.next()).rejects.toSatisfy((e) => e instanceof NotFoundError && e.message === "Task not found");
     await new Promise((r) => server!.close(r));
@@ -94,9 +107,13 @@ describe("SSE resume rules", () => {
   it("with a types filter asks the server for the terminal types too and shows only the requested ones", async () => {
     const s = await scripted([
       (req, res) => {
-        expect(new URL(req.url!, "http://x").searchParams.get("types")).toBe("LLM_PARTIAL,WORKFLOW_COMPLETED,ERROR_OCCURRED");
+        expect(new URL(req.url!, "http://x").searchParams.get("types")).toBe(
+          "LLM_PARTIAL,WORKFLOW_COMPLETED,ERROR_OCCURRED",
+        );
         sse(res);
-        res.end(`${ev(1, "LLM_PARTIAL", { chunk: "a" })}${ev(2, "ERROR_OCCURRED", { terminal: true, status: "FAILED" })}`);
+        res.end(
+          `${ev(1, "LLM_PARTIAL", { chunk: "a" })}${ev(2, "ERROR_OCCURRED", { terminal: true, status: "FAILED" })}`,
+        );
       },
     ]);
     const types: string[] = [];

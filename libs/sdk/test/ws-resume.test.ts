@@ -13,7 +13,9 @@ import { BadRequestError, NotFoundError, TogClient, type ReconnectInfo } from ".
 type Script = (ws: WebSocket, subscribe: Record<string, unknown>) => void;
 let server: WebSocketServer | undefined;
 
-async function scripted(scripts: Script[]): Promise<{ url: string; subscribes: Record<string, unknown>[]; handshakes: http.IncomingHttpHeaders[] }> {
+async function scripted(
+  scripts: Script[],
+): Promise<{ url: string; subscribes: Record<string, unknown>[]; handshakes: http.IncomingHttpHeaders[] }> {
   const subscribes: Record<string, unknown>[] = [];
   const handshakes: http.IncomingHttpHeaders[] = [];
   server = new WebSocketServer({ port: 0, host: "127.0.0.1" });
@@ -37,7 +39,16 @@ afterEach(async () => {
 });
 
 const event = (seq: number, type = "PROGRESS", data: Record<string, unknown> = {}) =>
-  JSON.stringify({ workflow_id: "w", type, agent_id: "a", message: "", timestamp: "2026-01-01T00:00:00Z", seq, stream_id: `1700000000000-${seq}`, data });
+  JSON.stringify({
+    workflow_id: "w",
+    type,
+    agent_id: "a",
+    message: "",
+    timestamp: "2026-01-01T00:00:00Z",
+    seq,
+    stream_id: `1700000000000-${seq}`,
+    data,
+  });
 const fast = { transport: "ws" as const, backoff: { initialMs: 50, maxMs: 200 } };
 
 describe("WebSocket resume rules", () => {
@@ -58,14 +69,20 @@ describe("WebSocket resume rules", () => {
     ]);
     const reconnects: ReconnectInfo[] = [];
     const seqs: number[] = [];
-    for await (const e of new TogClient({ baseUrl: s.url, apiKey: "sk_test" }).stream("w", { ...fast, onReconnect: (i) => reconnects.push(i) })) seqs.push(e.seq);
+    for await (const e of new TogClient({ baseUrl: s.url, apiKey: "sk_test" }).stream("w", {
+      ...fast,
+      onReconnect: (i) => reconnects.push(i),
+    }))
+      seqs.push(e.seq);
     expect(seqs).toEqual([1, 2, 3, 4]);
     expect(s.subscribes).toEqual([
       { type: "subscribe", workflow_id: "w", last_event_id: 0 },
       { type: "subscribe", workflow_id: "w", last_event_id: 2 },
     ]);
     expect(s.handshakes[0]!["x-api-key"]).toBe("sk_test");
-    expect(reconnects.map((r) => r.reason)).toEqual(["connection closed (1012 Service restart: resubscribe with last_event_id)"]);
+    expect(reconnects.map((r) => r.reason)).toEqual([
+      "connection closed (1012 Service restart: resubscribe with last_event_id)",
+    ]);
   });
 
   it("fails with a typed error carrying the close reason on 4404 and 4400, without reconnecting", async () => {
@@ -75,7 +92,9 @@ describe("WebSocket resume rules", () => {
     ] as const) {
       const s = await scripted([(ws) => ws.close(code, reason)]);
       const reconnects: ReconnectInfo[] = [];
-      const it = new TogClient({ baseUrl: s.url }).stream("w", { ...fast, onReconnect: (i) => reconnects.push(i) })[Symbol.asyncIterator]();
+      const it = new TogClient({ baseUrl: s.url })
+        .stream("w", { ...fast, onReconnect: (i) => reconnects.push(i) })
+        [Symbol.asyncIterator]();
       const err = await it.next().catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Cls);
       expect(err).toMatchObject({ status, message: reason, body: { error: reason, close_code: code } });
@@ -121,7 +140,11 @@ describe("WebSocket resume rules", () => {
     ]);
     const reconnects: ReconnectInfo[] = [];
     const seqs: number[] = [];
-    for await (const e of new TogClient({ baseUrl: s.url }).stream("w", { ...fast, onReconnect: (i) => reconnects.push(i) })) seqs.push(e.seq);
+    for await (const e of new TogClient({ baseUrl: s.url }).stream("w", {
+      ...fast,
+      onReconnect: (i) => reconnects.push(i),
+    }))
+      seqs.push(e.seq);
     expect(seqs).toEqual([1, 2]);
     expect(reconnects.map((r) => r.reason)).toEqual([
       "connection closed (4429 Rate limit exceeded: at most 100 messages per second)",

@@ -4,7 +4,12 @@ import { testInfraConfig, uniqueId } from "./infra.ts";
 
 /** A bus on the shared test NATS with a subject/stream prefix of its own. */
 export async function openTestBus(label: string, prefix = uniqueId(label).toLowerCase()): Promise<Bus> {
-  return connectBus({ url: testInfraConfig.TEST_NATS_URL, name: `test-${label}`, prefix, logger: createLogger({ service: "test", level: "silent" }) });
+  return connectBus({
+    url: testInfraConfig.TEST_NATS_URL,
+    name: `test-${label}`,
+    prefix,
+    logger: createLogger({ service: "test", level: "silent" }),
+  });
 }
 
 /** Creates the system's streams and consumers under the bus's prefix. */

@@ -19,7 +19,12 @@ export interface CallResult<T = any> {
   text: string;
 }
 
-export async function call<T = any>(base: string, method: string, path: string, options: CallOptions = {}): Promise<CallResult<T>> {
+export async function call<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<CallResult<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers["X-API-Key"] = options.key;
   let body: string | undefined = options.raw;

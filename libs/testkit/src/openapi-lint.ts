@@ -35,7 +35,11 @@ function runLint(file: string, cwd: string): Promise<LintProblem[]> {
     execFile(
       process.execPath,
       [redoclyBin(), "lint", file, "--format=json"],
-      { cwd, env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" }, timeout: 60_000 },
+      {
+        cwd,
+        env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", NO_COLOR: "1" },
+        timeout: 60_000,
+      },
       (_err, stdout) => {
         try {
           resolve((JSON.parse(stdout) as { problems: LintProblem[] }).problems);
@@ -51,4 +55,8 @@ function runLint(file: string, cwd: string): Promise<LintProblem[]> {
  * Warnings accepted in both documents, each for a reason: probes answer 200/503 and have no 4xx;
  * the WebSocket route's success is 101 (not 2xx); the catalog document has no authenticated route.
  */
-export const ACCEPTED_LINT_WARNINGS: ReadonlySet<string> = new Set(["operation-4xx-response", "operation-2xx-response", "no-unused-components"]);
+export const ACCEPTED_LINT_WARNINGS: ReadonlySet<string> = new Set([
+  "operation-4xx-response",
+  "operation-2xx-response",
+  "no-unused-components",
+]);

@@ -31,7 +31,9 @@ export const toolsConfigShape = {
   TOOL_APPROVAL_THRESHOLD: z
     .enum(["low", "medium", "high", "none"])
     .default(DEFAULT_APPROVAL_THRESHOLD)
-    .describe("Tools at or above this risk level (low | medium | high) need a human approval first; none disables the policy."),
+    .describe(
+      "Tools at or above this risk level (low | medium | high) need a human approval first; none disables the policy.",
+    ),
   TOOL_HTTP_FETCH_ALLOWED_HOSTS: envList([]).describe(
     "Comma-separated hosts (host or host:port) the http_fetch tool may reach. Empty: every fetch is refused.",
   ),

@@ -70,7 +70,8 @@ export function createToolRegistry(tools: readonly AnyTool[]): ToolRegistry {
       };
 
       const tool = byName.get(name);
-      if (!tool) return finish({ error: new ValidationError(`Unknown tool "${name}". Available tools: ${available()}`) });
+      if (!tool)
+        return finish({ error: new ValidationError(`Unknown tool "${name}". Available tools: ${available()}`) });
 
       let args = rawArgs;
       if (typeof rawArgs === "string") {
@@ -110,7 +111,9 @@ function runWithDeadline(tool: AnyTool, args: unknown, options: InvokeOptions): 
     timeoutMs,
   );
   const onCancel = () =>
-    controller.abort(new ToolError("CANCELLED", `Tool "${tool.name}" was cancelled`, { cause: options.signal?.reason }));
+    controller.abort(
+      new ToolError("CANCELLED", `Tool "${tool.name}" was cancelled`, { cause: options.signal?.reason }),
+    );
   options.signal?.addEventListener("abort", onCancel, { once: true });
 
   return new Promise<ToolResult>((resolve, reject) => {

@@ -89,7 +89,7 @@ describe("calculator", () => {
   });
 
   it.each([
-    ['import({pi: 3}, {override: true})', 'Function "import" is not allowed'],
+    ["import({pi: 3}, {override: true})", 'Function "import" is not allowed'],
     ['evaluate("1 + 1")', 'Function "evaluate" is not allowed'],
     ['parse("1 + 1")', 'Function "parse" is not allowed'],
     ['compile("1")', 'Function "compile" is not allowed'],
@@ -114,7 +114,7 @@ describe("calculator", () => {
 
   it("refuses very long, deeply nested and very large expressions", async () => {
     const long = await fails("calculator", { expression: "1+".repeat(600) + "1" });
-    expect(long.error.message).toContain("Invalid arguments for tool \"calculator\": expression:");
+    expect(long.error.message).toContain('Invalid arguments for tool "calculator": expression:');
     const nested = await fails("calculator", { expression: "(".repeat(60) + "1" + ")".repeat(60) });
     expect(nested.error.message).toContain("nested too deeply");
     const complex = await fails("calculator", { expression: "1+".repeat(400) + "1" });

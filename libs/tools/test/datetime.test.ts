@@ -19,7 +19,9 @@ describe("datetime", () => {
       timezone: "Europe/Berlin",
       utc_offset: "+01:00",
     });
-    expect(await dt({ operation: "now", timezone: "Asia/Kolkata" })).toMatchObject({ iso: "2024-03-30T16:30:00+05:30" });
+    expect(await dt({ operation: "now", timezone: "Asia/Kolkata" })).toMatchObject({
+      iso: "2024-03-30T16:30:00+05:30",
+    });
   });
 
   it("adding a day across the spring-forward keeps the wall clock; adding 24 hours does not", async () => {
@@ -65,7 +67,13 @@ describe("datetime", () => {
       difference: { hours: 23 },
       milliseconds: 23 * 3_600_000,
     });
-    const days = await dt({ operation: "diff", from: "2024-03-31T00:00", to: "2024-04-01T00:00", timezone: "Europe/Berlin", units: ["days"] });
+    const days = await dt({
+      operation: "diff",
+      from: "2024-03-31T00:00",
+      to: "2024-04-01T00:00",
+      timezone: "Europe/Berlin",
+      units: ["days"],
+    });
     expect(days.difference).toEqual({ days: 1 });
   });
 
@@ -77,29 +85,47 @@ describe("datetime", () => {
   });
 
   it("formats in a locale and zone, or with a pattern", async () => {
-    const full = await dt({ operation: "format", date: "2024-03-30T12:00:00Z", timezone: "Europe/Berlin", locale: "de-DE", style: "full" });
+    const full = await dt({
+      operation: "format",
+      date: "2024-03-30T12:00:00Z",
+      timezone: "Europe/Berlin",
+      locale: "de-DE",
+      style: "full",
+    });
     expect(full.formatted).toContain("Samstag, 30. März 2024");
     expect(full.formatted).toContain("13:00:00");
     expect(full.iso).toBe("2024-03-30T13:00:00+01:00");
-    const pattern = await dt({ operation: "format", date: "2024-03-30T12:00:00Z", timezone: "Asia/Tokyo", pattern: "yyyy-MM-dd HH:mm" });
+    const pattern = await dt({
+      operation: "format",
+      date: "2024-03-30T12:00:00Z",
+      timezone: "Asia/Tokyo",
+      pattern: "yyyy-MM-dd HH:mm",
+    });
     expect(pattern.formatted).toBe("2024-03-30 21:00");
     const short = await dt({ operation: "format", date: "now", locale: "en-GB", style: "short" });
     expect(short.formatted).toBe("30/03/2024, 11:00");
   });
 
   it("parses ISO, RFC 2822, HTTP, SQL and patterned text", async () => {
-    expect(await dt({ operation: "parse", text: "Sat, 30 Mar 2024 12:00:00 GMT" })).toMatchObject({ iso: "2024-03-30T12:00:00Z" });
+    expect(await dt({ operation: "parse", text: "Sat, 30 Mar 2024 12:00:00 GMT" })).toMatchObject({
+      iso: "2024-03-30T12:00:00Z",
+    });
     expect(await dt({ operation: "parse", text: "2024-03-30 12:00:00", timezone: "America/New_York" })).toMatchObject({
       iso: "2024-03-30T12:00:00-04:00",
     });
     expect(
-      await dt({ operation: "parse", text: "30.03.2024 14:15", pattern: "dd.MM.yyyy HH:mm", timezone: "Europe/Berlin" }),
+      await dt({
+        operation: "parse",
+        text: "30.03.2024 14:15",
+        pattern: "dd.MM.yyyy HH:mm",
+        timezone: "Europe/Berlin",
+      }),
     ).toMatchObject({ iso: "2024-03-30T14:15:00+01:00", epoch_ms: Date.parse("2024-03-30T13:15:00Z") });
   });
 
   it("explains bad input", async () => {
     const cases: [Record<string, unknown>, string][] = [
-      [{ operation: "now", timezone: "Mars/Olympus" }, 'timezone: Unknown time zone'],
+      [{ operation: "now", timezone: "Mars/Olympus" }, "timezone: Unknown time zone"],
       [{ operation: "add", date: "garbage", duration: "P1D" }, 'date: "garbage" is not an ISO 8601 date-time'],
       [{ operation: "add", date: "now", duration: "1 day" }, 'duration: "1 day" is not an ISO 8601 duration'],
       [{ operation: "add", date: "now" }, 'duration: Required for operation "add"'],

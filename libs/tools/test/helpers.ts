@@ -1,4 +1,10 @@
-import { builtinTools, createToolRegistry, type BuiltinToolsOptions, type InvokeOptions, type JsonValue } from "../src/index.ts";
+import {
+  builtinTools,
+  createToolRegistry,
+  type BuiltinToolsOptions,
+  type InvokeOptions,
+  type JsonValue,
+} from "../src/index.ts";
 
 export function registryFor(options: BuiltinToolsOptions = {}) {
   return createToolRegistry(builtinTools(options));

@@ -22,7 +22,7 @@ describe("json", () => {
   it.each([
     ['{"a": 1,}', "Property name expected", 1, 9, 8],
     ['{"a" 1}', "Colon expected", 1, 6, 5],
-    ['[1, 2', "Close bracket expected", 1, 6, 5],
+    ["[1, 2", "Close bracket expected", 1, 6, 5],
     ['{\n  "a": x\n}', "Invalid symbol", 2, 8, 9],
     ["{'a': 1}", "Invalid symbol", 1, 2, 1],
     ['{"a": 1} x', "Invalid symbol", 1, 10, 9],
@@ -44,7 +44,9 @@ describe("json", () => {
 
   it("format pretty-prints, minifies and sorts keys", async () => {
     const text = '{"b": 1, "a": {"d": [1, 2], "c": true}}';
-    expect((await ok("json", { operation: "format", text, indent: 0 })).formatted).toBe('{"b":1,"a":{"d":[1,2],"c":true}}');
+    expect((await ok("json", { operation: "format", text, indent: 0 })).formatted).toBe(
+      '{"b":1,"a":{"d":[1,2],"c":true}}',
+    );
     expect((await ok("json", { operation: "format", text, indent: 0, sort_keys: true })).formatted).toBe(
       '{"a":{"c":true,"d":[1,2]},"b":1}',
     );
@@ -68,7 +70,9 @@ describe("json", () => {
     ["missing.field", null],
   ])("query %s", async (expression, expected) => {
     expect(await ok("json", { operation: "query", value: people, expression })).toEqual({ result: expected });
-    expect(await ok("json", { operation: "query", text: JSON.stringify(people), expression })).toEqual({ result: expected });
+    expect(await ok("json", { operation: "query", text: JSON.stringify(people), expression })).toEqual({
+      result: expected,
+    });
   });
 
   it("query reports a bad expression and ambiguous input", async () => {
@@ -97,7 +101,10 @@ describe("json", () => {
         { op: "add", path: "/added", value: "new" },
       ],
     });
-    expect(await ok("json", { operation: "diff", left: { a: [1] }, right: { a: [1] } })).toEqual({ equal: true, changes: [] });
+    expect(await ok("json", { operation: "diff", left: { a: [1] }, right: { a: [1] } })).toEqual({
+      equal: true,
+      changes: [],
+    });
     expect((await ok("json", { operation: "diff", left: 1, right: "1" })).changes).toEqual([
       { op: "replace", path: "", value: "1", old_value: 1 },
     ]);

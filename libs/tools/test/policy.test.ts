@@ -1,6 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "@tog/core";
-import { DEFAULT_APPROVAL_THRESHOLD, builtinTools, isRiskAtLeast, requiresApproval, toolsConfigShape } from "../src/index.ts";
+import {
+  DEFAULT_APPROVAL_THRESHOLD,
+  builtinTools,
+  isRiskAtLeast,
+  requiresApproval,
+  toolsConfigShape,
+} from "../src/index.ts";
 
 const tools = Object.fromEntries(builtinTools().map((t) => [t.name, t]));
 
@@ -37,10 +43,21 @@ describe("approval policy", () => {
   });
 
   it("reads the threshold and the fetch allow-list from the environment", () => {
-    expect(loadConfig(toolsConfigShape, {})).toEqual({ TOOL_APPROVAL_THRESHOLD: "high", TOOL_HTTP_FETCH_ALLOWED_HOSTS: [] });
+    expect(loadConfig(toolsConfigShape, {})).toEqual({
+      TOOL_APPROVAL_THRESHOLD: "high",
+      TOOL_HTTP_FETCH_ALLOWED_HOSTS: [],
+    });
     expect(
-      loadConfig(toolsConfigShape, { TOOL_APPROVAL_THRESHOLD: "medium", TOOL_HTTP_FETCH_ALLOWED_HOSTS: "127.0.0.1:9000, api.example.com" }),
-    ).toEqual({ TOOL_APPROVAL_THRESHOLD: "medium", TOOL_HTTP_FETCH_ALLOWED_HOSTS: ["127.0.0.1:9000", "api.example.com"] });
-    expect(() => loadConfig(toolsConfigShape, { TOOL_APPROVAL_THRESHOLD: "extreme" })).toThrow(/TOOL_APPROVAL_THRESHOLD/);
+      loadConfig(toolsConfigShape, {
+        TOOL_APPROVAL_THRESHOLD: "medium",
+        TOOL_HTTP_FETCH_ALLOWED_HOSTS: "127.0.0.1:9000, api.example.com",
+      }),
+    ).toEqual({
+      TOOL_APPROVAL_THRESHOLD: "medium",
+      TOOL_HTTP_FETCH_ALLOWED_HOSTS: ["127.0.0.1:9000", "api.example.com"],
+    });
+    expect(() => loadConfig(toolsConfigShape, { TOOL_APPROVAL_THRESHOLD: "extreme" })).toThrow(
+      /TOOL_APPROVAL_THRESHOLD/,
+    );
   });
 });

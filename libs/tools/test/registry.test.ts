@@ -55,7 +55,16 @@ const registry = createToolRegistry([...builtinTools(), slowTool, patientTool, f
 describe("tool registry", () => {
   it("lists and finds tools", () => {
     expect(registry.list().map((t) => t.name)).toEqual([
-      "calculator", "datetime", "json", "text", "workspace_write", "http_fetch", "slow", "patient", "failing", "clock",
+      "calculator",
+      "datetime",
+      "json",
+      "text",
+      "workspace_write",
+      "http_fetch",
+      "slow",
+      "patient",
+      "failing",
+      "clock",
     ]);
     expect(registry.get("calculator")?.riskLevel).toBe("low");
     expect(registry.get("nope")).toBeUndefined();
@@ -69,7 +78,9 @@ describe("tool registry", () => {
     expect(some.map((d) => d.name)).toEqual(["text", "calculator"]);
     expect(some[1]).toBe(all[0]);
     expect(() => registry.definitionsForLlm(["calculator", "rm_rf"])).toThrow(
-      new ValidationError('Unknown tool "rm_rf". Available tools: calculator, datetime, json, text, workspace_write, http_fetch, slow, patient, failing, clock'),
+      new ValidationError(
+        'Unknown tool "rm_rf". Available tools: calculator, datetime, json, text, workspace_write, http_fetch, slow, patient, failing, clock',
+      ),
     );
   });
 
@@ -80,7 +91,7 @@ describe("tool registry", () => {
     expect(outcome.error).toBeInstanceOf(ValidationError);
     expect(outcome.error.message).toBe(
       'Invalid arguments for tool "calculator": expression: Invalid input: expected string, received number; ' +
-        "precision: Too big: expected number to be <=64; Unrecognized key: \"extra\"",
+        'precision: Too big: expected number to be <=64; Unrecognized key: "extra"',
     );
     expect(outcome.durationMs).toBeGreaterThanOrEqual(0);
   });
@@ -98,7 +109,9 @@ describe("tool registry", () => {
   it("reports an unknown tool as invalid input naming the available ones", async () => {
     const outcome = await registry.invoke("shell", { cmd: "ls" });
     expect(outcome).toMatchObject({ ok: false, tool: "shell", errorType: "INVALID_INPUT" });
-    expect(!outcome.ok && outcome.error.message).toContain('Unknown tool "shell". Available tools: calculator, datetime');
+    expect(!outcome.ok && outcome.error.message).toContain(
+      'Unknown tool "shell". Available tools: calculator, datetime',
+    );
   });
 
   it("passes the injected clock to the tool", async () => {
@@ -154,7 +167,13 @@ describe("tool registry", () => {
   });
 
   it("refuses malformed definitions and duplicate names", () => {
-    const base = { description: "x", parameters: z.object({}), riskLevel: "low" as const, timeoutSeconds: 1, execute: async () => ({ data: null, text: "" }) };
+    const base = {
+      description: "x",
+      parameters: z.object({}),
+      riskLevel: "low" as const,
+      timeoutSeconds: 1,
+      execute: async () => ({ data: null, text: "" }),
+    };
     expect(() => defineTool({ ...base, name: "has space" })).toThrow(/must match/);
     expect(() => defineTool({ ...base, name: "ok", timeoutSeconds: 0 })).toThrow(/timeoutSeconds/);
     expect(() => defineTool({ ...base, name: "ok", riskLevel: "extreme" as never })).toThrow(/risk level/);

@@ -21,37 +21,40 @@ describe("JSON Schema of each tool", () => {
     expect(Object.keys(definitions).sort()).toEqual(Object.keys(samples).sort());
   });
 
-  it.each(Object.keys(samples))("%s: a strict draft 2020-12 object schema with the expected required fields", async (name) => {
-    const definition = definitions[name]!;
-    expect(definition.description.length).toBeGreaterThan(20);
-    const schema = definition.parameters;
-    expect(schema.$schema).toBeUndefined();
-    expect(schema.type).toBe("object");
-    expect(schema.additionalProperties).toBe(false);
-    expect(() => ajv.compile(schema)).not.toThrow();
+  it.each(Object.keys(samples))(
+    "%s: a strict draft 2020-12 object schema with the expected required fields",
+    async (name) => {
+      const definition = definitions[name]!;
+      expect(definition.description.length).toBeGreaterThan(20);
+      const schema = definition.parameters;
+      expect(schema.$schema).toBeUndefined();
+      expect(schema.type).toBe("object");
+      expect(schema.additionalProperties).toBe(false);
+      expect(() => ajv.compile(schema)).not.toThrow();
 
-    const required: Record<string, string[]> = {
-      calculator: ["expression"],
-      datetime: ["operation"],
-      json: ["operation"],
-      text: ["operation", "text"],
-      workspace_write: ["key"],
-      http_fetch: ["url"],
-    };
-    expect(schema.required).toEqual(required[name]);
-    // Every property carries a description for the model.
-    for (const [property, spec] of Object.entries(schema.properties as Record<string, { description?: string }>)) {
-      expect(spec.description, `${name}.${property}`).toBeTruthy();
-    }
+      const required: Record<string, string[]> = {
+        calculator: ["expression"],
+        datetime: ["operation"],
+        json: ["operation"],
+        text: ["operation", "text"],
+        workspace_write: ["key"],
+        http_fetch: ["url"],
+      };
+      expect(schema.required).toEqual(required[name]);
+      // Every property carries a description for the model.
+      for (const [property, spec] of Object.entries(schema.properties as Record<string, { description?: string }>)) {
+        expect(spec.description, `${name}.${property}`).toBeTruthy();
+      }
 
-    const validate = ajv.compile(schema);
-    expect(validate(samples[name]), JSON.stringify(validate.errors)).toBe(true);
-    expect(validate({ ...samples[name], unexpected: 1 })).toBe(false);
-    const outcome = await registry.invoke(name, samples[name]);
-    // http_fetch is deny-all by default: the arguments are valid, the host is refused.
-    if (name === "http_fetch") expect(outcome).toMatchObject({ ok: false, errorType: "TOOL_EXECUTION_FAILED" });
-    else expect(outcome.ok).toBe(true);
-  });
+      const validate = ajv.compile(schema);
+      expect(validate(samples[name]), JSON.stringify(validate.errors)).toBe(true);
+      expect(validate({ ...samples[name], unexpected: 1 })).toBe(false);
+      const outcome = await registry.invoke(name, samples[name]);
+      // http_fetch is deny-all by default: the arguments are valid, the host is refused.
+      if (name === "http_fetch") expect(outcome).toMatchObject({ ok: false, errorType: "TOOL_EXECUTION_FAILED" });
+      else expect(outcome.ok).toBe(true);
+    },
+  );
 
   it("publishes enums and defaults the model can rely on", () => {
     const datetime = definitions.datetime!.parameters.properties as Record<string, Record<string, unknown>>;

@@ -10,7 +10,11 @@ describe("workspace_write", () => {
       value: { words: 120, tags: ["a"] },
       action: "set",
     });
-    expect(await ok("workspace_write", { key: "draft", action: "delete" })).toEqual({ key: "draft", value: null, action: "delete" });
+    expect(await ok("workspace_write", { key: "draft", action: "delete" })).toEqual({
+      key: "draft",
+      value: null,
+      action: "delete",
+    });
   });
 
   it("refuses bad keys, missing or oversized values", async () => {
@@ -41,7 +45,9 @@ describe("http_fetch", () => {
       } else if (req.url === "/slow") {
         setTimeout(() => res.end("late"), 5_000).unref();
       } else {
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ path: req.url, accept: req.headers.accept }));
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ path: req.url, accept: req.headers.accept }));
       }
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -63,7 +69,10 @@ describe("http_fetch", () => {
   it("fetches from an allow-listed host and does not follow redirects off it", async () => {
     const registry = registryFor({ httpFetch: { allowedHosts: [`127.0.0.1:${port}`], maxBytes: 1_000 } });
     expect(registry.get("http_fetch")?.description).toContain(`Allowed hosts: 127.0.0.1:${port}`);
-    const outcome = await registry.invoke("http_fetch", { url: `http://127.0.0.1:${port}/data?q=1`, headers: { accept: "application/json" } });
+    const outcome = await registry.invoke("http_fetch", {
+      url: `http://127.0.0.1:${port}/data?q=1`,
+      headers: { accept: "application/json" },
+    });
     expect(outcome.ok && outcome.result.data).toEqual({
       url: `http://127.0.0.1:${port}/data?q=1`,
       status: 200,
@@ -73,7 +82,11 @@ describe("http_fetch", () => {
       truncated: false,
     });
     const redirect = await registry.invoke("http_fetch", { url: `http://127.0.0.1:${port}/redirect` });
-    expect(redirect.ok && redirect.result.data).toMatchObject({ status: 302, location: "http://example.com/", body: "" });
+    expect(redirect.ok && redirect.result.data).toMatchObject({
+      status: 302,
+      location: "http://example.com/",
+      body: "",
+    });
     const big = await registry.invoke("http_fetch", { url: `http://127.0.0.1:${port}/big` });
     expect(big.ok && big.result.data).toMatchObject({ status: 200, truncated: true, body: "x".repeat(1_000) });
     const otherPort = await registry.invoke("http_fetch", { url: `http://127.0.0.1:${port + 1}/` });
@@ -87,7 +100,11 @@ describe("http_fetch", () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 50);
     const started = performance.now();
-    const outcome = await registry.invoke("http_fetch", { url: `http://127.0.0.1:${port}/slow` }, { signal: controller.signal });
+    const outcome = await registry.invoke(
+      "http_fetch",
+      { url: `http://127.0.0.1:${port}/slow` },
+      { signal: controller.signal },
+    );
     expect(performance.now() - started).toBeLessThan(3_000);
     expect(outcome).toMatchObject({ ok: false, errorType: "CANCELLED" });
   });

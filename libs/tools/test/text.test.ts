@@ -19,7 +19,9 @@ describe("text", () => {
     expect((await ok("text", { operation: "count", text: "a\nb\r\nc" })).lines).toBe(3);
     expect((await ok("text", { operation: "count", text: "a\nb\n" })).lines).toBe(2);
     expect((await ok("text", { operation: "count", text: "\n\n" })).lines).toBe(2);
-    expect((await ok("text", { operation: "count", text: "It's a well-known fact, isn't it? 42 times." })).words).toBe(9);
+    expect((await ok("text", { operation: "count", text: "It's a well-known fact, isn't it? 42 times." })).words).toBe(
+      9,
+    );
     expect((await ok("text", { operation: "count", text: "日本語のテキスト" })).characters).toBe(8);
   });
 
@@ -38,7 +40,9 @@ describe("text", () => {
   });
 
   it("case follows the locale when one is given", async () => {
-    expect((await ok("text", { operation: "case", text: "istanbul", to: "upper", locale: "tr" })).text).toBe("İSTANBUL");
+    expect((await ok("text", { operation: "case", text: "istanbul", to: "upper", locale: "tr" })).text).toBe(
+      "İSTANBUL",
+    );
     expect((await ok("text", { operation: "case", text: "istanbul", to: "upper" })).text).toBe("ISTANBUL");
     expect((await fails("text", { operation: "case", text: "x", to: "upper", locale: "??" })).error.message).toContain(
       'locale: "??" is not a BCP 47 language tag',
@@ -85,30 +89,58 @@ describe("text", () => {
   });
 
   it("refuses bad patterns, flags and oversized input", async () => {
-    expect((await fails("text", { operation: "extract", text: "x", pattern: "(" })).error.message).toContain("pattern: Invalid regular expression");
-    expect((await fails("text", { operation: "extract", text: "x", pattern: "a", flags: "gg" })).error.message).toContain("flags: Only the flags");
-    expect((await fails("text", { operation: "extract", text: "x", pattern: "a", flags: "y" })).error.message).toContain("flags: Only the flags");
-    expect((await fails("text", { operation: "extract", text: "x", pattern: "a", flags: "uv" })).error.message).toContain("cannot be combined");
-    expect((await fails("text", { operation: "extract", text: "x", pattern: "a".repeat(1_001) })).error.message).toContain("pattern:");
+    expect((await fails("text", { operation: "extract", text: "x", pattern: "(" })).error.message).toContain(
+      "pattern: Invalid regular expression",
+    );
+    expect(
+      (await fails("text", { operation: "extract", text: "x", pattern: "a", flags: "gg" })).error.message,
+    ).toContain("flags: Only the flags");
+    expect(
+      (await fails("text", { operation: "extract", text: "x", pattern: "a", flags: "y" })).error.message,
+    ).toContain("flags: Only the flags");
+    expect(
+      (await fails("text", { operation: "extract", text: "x", pattern: "a", flags: "uv" })).error.message,
+    ).toContain("cannot be combined");
+    expect(
+      (await fails("text", { operation: "extract", text: "x", pattern: "a".repeat(1_001) })).error.message,
+    ).toContain("pattern:");
     expect((await fails("text", { operation: "count", text: "x".repeat(1_000_001) })).error.message).toContain("text:");
-    expect((await fails("text", { operation: "extract", text: "x" })).error.message).toContain('pattern: Required for operation "extract"');
+    expect((await fails("text", { operation: "extract", text: "x" })).error.message).toContain(
+      'pattern: Required for operation "extract"',
+    );
   });
 
   it("replaces with regex back-references or literally", async () => {
     expect(
-      await ok("text", { operation: "replace", text: "2024-03-30 and 2025-01-02", pattern: "(\\d+)-(\\d+)-(\\d+)", replacement: "$3.$2.$1" }),
+      await ok("text", {
+        operation: "replace",
+        text: "2024-03-30 and 2025-01-02",
+        pattern: "(\\d+)-(\\d+)-(\\d+)",
+        replacement: "$3.$2.$1",
+      }),
     ).toEqual({ text: "30.03.2024 and 02.01.2025", replacements: 2 });
     expect(
       await ok("text", { operation: "replace", text: "a-b-c", pattern: "-", replacement: "+", all: false }),
     ).toEqual({ text: "a+b-c", replacements: 1 });
     expect(
-      await ok("text", { operation: "replace", text: "cost (USD) = $5 (USD)", pattern: "(USD)", replacement: "$1 €", literal: true }),
+      await ok("text", {
+        operation: "replace",
+        text: "cost (USD) = $5 (USD)",
+        pattern: "(USD)",
+        replacement: "$1 €",
+        literal: true,
+      }),
     ).toEqual({ text: "cost $1 € = $5 $1 €", replacements: 2 });
     expect(
       await ok("text", { operation: "replace", text: "a.b.c-d", pattern: ".", replacement: "/", literal: true }),
     ).toEqual({ text: "a/b/c-d", replacements: 2 });
     expect(
-      await ok("text", { operation: "replace", text: `${FAMILY}x${FAMILY}`, pattern: "\\p{Extended_Pictographic}", replacement: "E" }),
+      await ok("text", {
+        operation: "replace",
+        text: `${FAMILY}x${FAMILY}`,
+        pattern: "\\p{Extended_Pictographic}",
+        replacement: "E",
+      }),
     ).toMatchObject({ replacements: 6 });
   });
 
@@ -121,9 +153,16 @@ describe("text", () => {
       length: 5,
     });
     expect((await ok("text", { operation: "truncate", text, max_length: 3, ellipsis: "" })).text).toBe(`ab${FAMILY}`);
-    expect((await ok("text", { operation: "truncate", text, max_length: 6, ellipsis: "..." })).text).toBe(`ab${FAMILY}...`);
+    expect((await ok("text", { operation: "truncate", text, max_length: 6, ellipsis: "..." })).text).toBe(
+      `ab${FAMILY}...`,
+    );
     expect((await ok("text", { operation: "truncate", text, max_length: 2, ellipsis: "..." })).text).toBe("ab");
-    expect(await ok("text", { operation: "truncate", text, max_length: 7 })).toEqual({ text, truncated: false, original_length: 7, length: 7 });
+    expect(await ok("text", { operation: "truncate", text, max_length: 7 })).toEqual({
+      text,
+      truncated: false,
+      original_length: 7,
+      length: 7,
+    });
     expect((await ok("text", { operation: "truncate", text, max_length: 0 })).text).toBe("");
     // Every prefix is valid Unicode: no lone surrogate anywhere.
     for (let n = 0; n <= 7; n++) {

@@ -75,14 +75,18 @@ describe("docker-compose.yml", () => {
   describe.skipIf(tool.skip)("docker-compose config", () => {
     beforeAll(() => tool.require());
     it("is a valid compose file (docker-compose config -q)", () => {
-      const r = run(dockerCompose!, ["-f", COMPOSE_FILE, "config", "-q"], { env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp" } });
+      const r = run(dockerCompose!, ["-f", COMPOSE_FILE, "config", "-q"], {
+        env: { PATH: "/usr/local/bin:/usr/bin:/bin", HOME: "/tmp" },
+      });
       expect(r.stderr).toBe("");
       expect(r.status).toBe(0);
     });
   });
 
   it("runs PostgreSQL, Redis, NATS, the one-shot migrate, every service and the edge", () => {
-    expect(Object.keys(compose.services).sort()).toEqual([...INFRA, "migrate", "edge", "jaeger", ...SERVICES.map((s) => s.name)].sort());
+    expect(Object.keys(compose.services).sort()).toEqual(
+      [...INFRA, "migrate", "edge", "jaeger", ...SERVICES.map((s) => s.name)].sort(),
+    );
     for (const name of INFRA) expect(compose.services[name]!.healthcheck, `${name}: health check`).toBeDefined();
   });
 
@@ -95,7 +99,9 @@ describe("docker-compose.yml", () => {
     const mount = (nats.volumes ?? []).map((v) => v.split(":")).find(([, target]) => target === storeDir);
     expect(mount, "the JetStream store is on a volume").toBeDefined();
     expect(Object.keys(compose.volumes ?? {})).toContain(mount![0]);
-    const pg = (compose.services.postgres!.volumes ?? []).map((v) => v.split(":")).find(([, t]) => t === "/var/lib/postgresql/data");
+    const pg = (compose.services.postgres!.volumes ?? [])
+      .map((v) => v.split(":"))
+      .find(([, t]) => t === "/var/lib/postgresql/data");
     expect(Object.keys(compose.volumes ?? {})).toContain(pg?.[0]);
   });
 
@@ -105,7 +111,10 @@ describe("docker-compose.yml", () => {
     expect(migrate.restart).toBe("no");
     expect(dependsOn(migrate)).toEqual({ postgres: "service_healthy", nats: "service_healthy" });
     for (const s of SERVICES) {
-      if ("DATABASE_URL" in SHAPES[s.name]!) expect(dependsOn(compose.services[s.name]!).migrate, `${s.name} waits for migrate`).toBe("service_completed_successfully");
+      if ("DATABASE_URL" in SHAPES[s.name]!)
+        expect(dependsOn(compose.services[s.name]!).migrate, `${s.name} waits for migrate`).toBe(
+          "service_completed_successfully",
+        );
     }
   });
 
@@ -120,7 +129,8 @@ describe("docker-compose.yml", () => {
       for (const p of svc.ports ?? []) expect(p, `${s.name}: published on loopback only`).toMatch(/^127\.0\.0\.1:/);
     }
     for (const [name, svc] of Object.entries(compose.services)) {
-      if (name !== "edge") for (const p of svc.ports ?? []) expect(p, `${name}: only the edge is public`).toMatch(/^127\.0\.0\.1:/);
+      if (name !== "edge")
+        for (const p of svc.ports ?? []) expect(p, `${name}: only the edge is public`).toMatch(/^127\.0\.0\.1:/);
     }
   });
 
@@ -143,12 +153,18 @@ describe("docker-compose.yml", () => {
       expect(env.AUTH_TOKEN_SECRET_PREVIOUS ?? "", `${name}: AUTH_TOKEN_SECRET_PREVIOUS`).toBe("");
     }
     for (const name of ["gateway", "stream", "session"]) {
-      const config = loadConfig(SHAPES[name]!, envOf(compose.services[name]!, operator)) as Parameters<typeof assertAuthConfig>[0];
+      const config = loadConfig(SHAPES[name]!, envOf(compose.services[name]!, operator)) as Parameters<
+        typeof assertAuthConfig
+      >[0];
       expect(config.GATEWAY_SKIP_AUTH, name).toBe(false);
       expect(() => assertAuthConfig(config), name).toThrow(/AUTH_TOKEN_SECRET must be set/);
       // The operator's own secret (and a previous one, for rotation) reaches the service.
       const secret = "s".repeat(40);
-      const own = envOf(compose.services[name]!, { ...operator, AUTH_TOKEN_SECRET: secret, AUTH_TOKEN_SECRET_PREVIOUS: "p".repeat(40) });
+      const own = envOf(compose.services[name]!, {
+        ...operator,
+        AUTH_TOKEN_SECRET: secret,
+        AUTH_TOKEN_SECRET_PREVIOUS: "p".repeat(40),
+      });
       expect([own.AUTH_TOKEN_SECRET, own.AUTH_TOKEN_SECRET_PREVIOUS], name).toEqual([secret, "p".repeat(40)]);
     }
   });

@@ -26,7 +26,9 @@ const runs = (name: string) =>
 const servicePackages = () =>
   SERVICES.map((s) => s.entry.split("/").slice(0, 2).join("/"))
     .filter((dir, i, all) => all.indexOf(dir) === i)
-    .map((dir) => (JSON.parse(readFileSync(path.join(REPO_ROOT, dir, "package.json"), "utf8")) as { name: string }).name);
+    .map(
+      (dir) => (JSON.parse(readFileSync(path.join(REPO_ROOT, dir, "package.json"), "utf8")) as { name: string }).name,
+    );
 
 describe("Dockerfile", () => {
   it("builds on a Node 24 image in several stages", () => {
@@ -44,7 +46,9 @@ describe("Dockerfile", () => {
     expect(prodInstall).toMatch(/--omit=dev/);
     for (const pkg of servicePackages()) expect(prodInstall, pkg).toContain(`--workspace=${pkg}`);
     // The runtime image takes the production tree and the generated code, nothing from `build`.
-    const runtimeCopies = stage("runtime").instructions.filter((i) => i.getKeyword() === "COPY").map((i) => i.getArgumentsContent());
+    const runtimeCopies = stage("runtime")
+      .instructions.filter((i) => i.getKeyword() === "COPY")
+      .map((i) => i.getArgumentsContent());
     expect(runtimeCopies).toEqual(["/app /app"]);
     const prodCopies = stage("prod").instructions.map((i) => i.toString());
     expect(prodCopies.some((c) => c.includes("--from=build") && c.includes("libs/db/src/generated"))).toBe(true);
@@ -73,7 +77,8 @@ describe("Dockerfile", () => {
         expect(Number(config.env.HEALTH_PORT), `${service.name}: checked on the ops port`).toBe(OPS_PORT);
         expect(config.env.HEALTH_PATH).toBe("/health");
       }
-      for (const key of Object.keys(config.env)) expect(key, "no secrets baked into an image").not.toMatch(/SECRET|PASSWORD|TOKEN|API_KEY|_URL$/);
+      for (const key of Object.keys(config.env))
+        expect(key, "no secrets baked into an image").not.toMatch(/SECRET|PASSWORD|TOKEN|API_KEY|_URL$/);
     }
   });
 
@@ -86,8 +91,11 @@ describe("Dockerfile", () => {
     const config = imageConfig(stages, "migrate");
     expect(config.user).toMatch(/^[1-9]/);
     expect(config.healthcheck).toEqual(["NONE"]);
-    expect(config.cmd?.join(" ")).toMatch(/node libs\/db\/src\/cli\/migrate\.ts && exec node libs\/bus\/src\/cli\/setup\.ts/);
-    for (const entry of ["libs/db/src/cli/migrate.ts", "libs/bus/src/cli/setup.ts"]) expect(existsSync(path.join(REPO_ROOT, entry)), entry).toBe(true);
+    expect(config.cmd?.join(" ")).toMatch(
+      /node libs\/db\/src\/cli\/migrate\.ts && exec node libs\/bus\/src\/cli\/setup\.ts/,
+    );
+    for (const entry of ["libs/db/src/cli/migrate.ts", "libs/bus/src/cli/setup.ts"])
+      expect(existsSync(path.join(REPO_ROOT, entry)), entry).toBe(true);
   });
 
   it("keeps the build context lean (.dockerignore) without dropping what the images need", () => {
@@ -95,8 +103,10 @@ describe("Dockerfile", () => {
       .split("\n")
       .map((l) => l.trim())
       .filter((l) => l !== "" && !l.startsWith("#"));
-    for (const p of ["**/node_modules", ".git", ".env", "libs/db/src/generated", "libs/proto/src/generated", "**/test"]) expect(lines, p).toContain(p);
-    for (const needed of ["libs", "services", "proto", "package.json", "package-lock.json", "libs/catalog"]) expect(lines, needed).not.toContain(needed);
+    for (const p of ["**/node_modules", ".git", ".env", "libs/db/src/generated", "libs/proto/src/generated", "**/test"])
+      expect(lines, p).toContain(p);
+    for (const needed of ["libs", "services", "proto", "package.json", "package-lock.json", "libs/catalog"])
+      expect(lines, needed).not.toContain(needed);
     // npm ci needs every workspace's manifest, including those of workspaces not shipped.
     expect(lines).toEqual(expect.arrayContaining(["!tests-e2e/package.json", "!bench/package.json"]));
   });
@@ -120,7 +130,10 @@ describe("Dockerfile", () => {
       const config = imageConfig(stages, target);
       const [cmd, ...rest] = config.healthcheck!;
       return new Promise<number | null>((resolve, reject) => {
-        const child = spawn(cmd === "node" ? process.execPath : cmd!, rest, { env: { ...config.env, ...env }, stdio: "ignore" });
+        const child = spawn(cmd === "node" ? process.execPath : cmd!, rest, {
+          env: { ...config.env, ...env },
+          stdio: "ignore",
+        });
         child.on("error", reject);
         child.on("exit", (code) => resolve(code));
       });

@@ -48,7 +48,8 @@ export function parseDockerfile(text = readFileSync(DOCKERFILE, "utf8")) {
 
 const execForm = (content: string | null): string[] => {
   const parsed: unknown = JSON.parse(content ?? "");
-  if (!Array.isArray(parsed) || !parsed.every((s) => typeof s === "string")) throw new Error(`not an exec form: ${content}`);
+  if (!Array.isArray(parsed) || !parsed.every((s) => typeof s === "string"))
+    throw new Error(`not an exec form: ${content}`);
   return parsed as string[];
 };
 
@@ -57,7 +58,14 @@ export function imageConfig(stages: Stage[], target: string): ImageConfig {
   const chain: Stage[] = [];
   for (let s = stages.find((x) => x.name === target); s; s = stages.find((x) => x.name === s!.from)) chain.unshift(s);
   if (chain.length === 0) throw new Error(`no stage ${target}`);
-  const config: ImageConfig = { user: undefined, healthcheck: undefined, env: {}, cmd: undefined, expose: [], stopSignal: undefined };
+  const config: ImageConfig = {
+    user: undefined,
+    healthcheck: undefined,
+    env: {},
+    cmd: undefined,
+    expose: [],
+    stopSignal: undefined,
+  };
   for (const stage of chain) {
     for (const i of stage.instructions) {
       const content = i.getArgumentsContent() ?? "";
@@ -75,7 +83,12 @@ export function imageConfig(stages: Stage[], target: string): ImageConfig {
           config.healthcheck = content.trim() === "NONE" ? ["NONE"] : execForm(content.trim().replace(/^CMD\s+/, ""));
           break;
         case "EXPOSE":
-          config.expose.push(...content.split(/\s+/).filter(Boolean).map((p) => Number.parseInt(p, 10)));
+          config.expose.push(
+            ...content
+              .split(/\s+/)
+              .filter(Boolean)
+              .map((p) => Number.parseInt(p, 10)),
+          );
           break;
         case "STOPSIGNAL":
           config.stopSignal = content.trim();

@@ -138,16 +138,20 @@ const kubectl = findKubectl();
 const tool = gate("kubectl with kustomize >= v4", kubectl);
 
 const deployments = (objects: K8sObject[]) => objects.filter(Deployment.is);
-const named = <T extends K8sObject>(objects: T[], name: string): T | undefined => objects.find((o) => o.metadata?.name === name);
+const named = <T extends K8sObject>(objects: T[], name: string): T | undefined =>
+  objects.find((o) => o.metadata?.name === name);
 const podSpecOf = (d: IDeployment): PodSpec => d.spec!.template.spec!;
 const containerOf = (d: IDeployment): Container => {
   const containers = podSpecOf(d).containers;
   expect(containers, `${d.metadata?.name}: one container`).toHaveLength(1);
   return containers[0]!;
 };
-const portNumber = (c: Container, name: string): number | undefined => c.ports?.find((p) => p.name === name)?.containerPort;
+const portNumber = (c: Container, name: string): number | undefined =>
+  c.ports?.find((p) => p.name === name)?.containerPort;
 const labelsMatch = (selector: Record<string, string> | undefined, labels: Record<string, string> | undefined) =>
-  selector !== undefined && Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels?.[k] === v);
+  selector !== undefined &&
+  Object.keys(selector).length > 0 &&
+  Object.entries(selector).every(([k, v]) => labels?.[k] === v);
 
 /** The environment a container starts with: its ConfigMaps in order, then its own variables (secrets as stand-ins). */
 function containerEnv(objects: K8sObject[], c: Container): Env {
@@ -184,7 +188,11 @@ function checkRendering(label: string, render: () => K8sObject[]) {
     });
 
     it("has a Deployment, a Service and a ConfigMap of its own for every service, and nothing else", () => {
-      expect(deployments(objects).map((d) => d.metadata?.name).sort()).toEqual(Object.keys(EXPECTED).sort());
+      expect(
+        deployments(objects)
+          .map((d) => d.metadata?.name)
+          .sort(),
+      ).toEqual(Object.keys(EXPECTED).sort());
       // The services `npm start` runs are the services deployed.
       expect(SERVICES.map((s) => s.name).sort()).toEqual(Object.keys(EXPECTED).sort());
       for (const d of deployments(objects)) {
@@ -194,19 +202,33 @@ function checkRendering(label: string, render: () => K8sObject[]) {
         const services = objects.filter(Service.is).filter((s) => labelsMatch(s.spec?.selector, labels));
         expect(services.length, `${name}: a Service selects its pods`).toBeGreaterThan(0);
         const refs = (containerOf(d).envFrom ?? []).map((s) => s.configMapRef?.name ?? "");
-        expect(refs.some((r) => r.startsWith(`${name}-config`)), `${name}: has its own ConfigMap`).toBe(true);
-        expect(refs.some((r) => r.startsWith("tog-config")), `${name}: reads the shared ConfigMap`).toBe(true);
+        expect(
+          refs.some((r) => r.startsWith(`${name}-config`)),
+          `${name}: has its own ConfigMap`,
+        ).toBe(true);
+        expect(
+          refs.some((r) => r.startsWith("tog-config")),
+          `${name}: reads the shared ConfigMap`,
+        ).toBe(true);
       }
     });
 
     it("gives every Service's selector pods and every target port a named container port", () => {
       for (const s of objects.filter(Service.is)) {
-        const pods = deployments(objects).filter((d) => labelsMatch(s.spec?.selector, d.spec!.template.metadata?.labels));
+        const pods = deployments(objects).filter((d) =>
+          labelsMatch(s.spec?.selector, d.spec!.template.metadata?.labels),
+        );
         expect(pods, `Service ${s.metadata?.name} selects exactly one Deployment`).toHaveLength(1);
-        expect(s.spec?.type ?? "ClusterIP", `Service ${s.metadata?.name}: nothing is exposed but through the Ingress`).toBe("ClusterIP");
+        expect(
+          s.spec?.type ?? "ClusterIP",
+          `Service ${s.metadata?.name}: nothing is exposed but through the Ingress`,
+        ).toBe("ClusterIP");
         for (const p of s.spec?.ports ?? []) {
           expect(typeof p.targetPort, `Service ${s.metadata?.name}: target ports by name`).toBe("string");
-          expect(portNumber(containerOf(pods[0]!), p.targetPort as string), `Service ${s.metadata?.name} port ${p.name}`).toBeDefined();
+          expect(
+            portNumber(containerOf(pods[0]!), p.targetPort as string),
+            `Service ${s.metadata?.name} port ${p.name}`,
+          ).toBeDefined();
         }
       }
     });
@@ -245,7 +267,10 @@ function checkRendering(label: string, render: () => K8sObject[]) {
     });
 
     it("runs every pod as the restricted Pod Security Standard requires", () => {
-      const specs = [...deployments(objects).map(podSpecOf), ...objects.filter(Job.is).map((j) => j.spec!.template.spec!)];
+      const specs = [
+        ...deployments(objects).map(podSpecOf),
+        ...objects.filter(Job.is).map((j) => j.spec!.template.spec!),
+      ];
       for (const spec of specs) {
         expect(spec.securityContext?.runAsNonRoot).toBe(true);
         expect(spec.securityContext?.runAsUser).toBe(1000);
@@ -263,7 +288,8 @@ function checkRendering(label: string, render: () => K8sObject[]) {
       const known = new Set<string>([...PLANNED_VARIABLES, ...PROVIDER_KEYS]);
       for (const e of Object.values(EXPECTED)) for (const k of Object.keys(e.shape)) known.add(k);
       for (const cm of objects.filter(ConfigMap.is)) {
-        for (const key of Object.keys(cm.data ?? {})) expect(known.has(key), `${cm.metadata?.name}: ${key} is read by a service`).toBe(true);
+        for (const key of Object.keys(cm.data ?? {}))
+          expect(known.has(key), `${cm.metadata?.name}: ${key} is read by a service`).toBe(true);
       }
       for (const d of deployments(objects)) {
         const name = d.metadata!.name!;
@@ -272,10 +298,12 @@ function checkRendering(label: string, render: () => K8sObject[]) {
         const own = (c.envFrom ?? []).map((s) => s.configMapRef?.name).find((n) => n?.startsWith(`${name}-config`));
         const ownData = named(objects.filter(ConfigMap.is), own!)?.data ?? {};
         const serviceKnows = new Set([...Object.keys(shape), ...PLANNED_VARIABLES, ...PROVIDER_KEYS]);
-        for (const key of Object.keys(ownData)) expect(serviceKnows.has(key), `${own}: ${name} reads ${key}`).toBe(true);
+        for (const key of Object.keys(ownData))
+          expect(serviceKnows.has(key), `${own}: ${name} reads ${key}`).toBe(true);
         const env = containerEnv(objects, c);
         const config = loadConfig(shape, env) as Record<string, unknown>;
-        if (servicePort !== undefined) expect(config.PORT, `${name}: PORT is the ${servicePort} container port`).toBe(portNumber(c, servicePort));
+        if (servicePort !== undefined)
+          expect(config.PORT, `${name}: PORT is the ${servicePort} container port`).toBe(portNumber(c, servicePort));
         expect(Number(env.METRICS_PORT), `${name}: METRICS_PORT`).toBe(OPS_PORT);
       }
     });
@@ -289,17 +317,23 @@ function checkRendering(label: string, render: () => K8sObject[]) {
           expect(/\/\/[^/]*@/.test(value), `${cm.metadata?.name}: ${key} carries no credentials`).toBe(false);
         }
       }
-      const pods = [...deployments(objects).map((d) => [d.metadata!.name!, podSpecOf(d)] as const), ...objects.filter(Job.is).map((j) => [j.metadata!.name!, j.spec!.template.spec!] as const)];
+      const pods = [
+        ...deployments(objects).map((d) => [d.metadata!.name!, podSpecOf(d)] as const),
+        ...objects.filter(Job.is).map((j) => [j.metadata!.name!, j.spec!.template.spec!] as const),
+      ];
       for (const [name, spec] of pods) {
         for (const c of spec.containers) {
           for (const v of c.env ?? []) {
-            if (secretLike.test(v.name)) expect(v.valueFrom?.secretKeyRef?.name, `${name}: ${v.name} comes from the Secret`).toBe(SECRET_NAME);
+            if (secretLike.test(v.name))
+              expect(v.valueFrom?.secretKeyRef?.name, `${name}: ${v.name} comes from the Secret`).toBe(SECRET_NAME);
           }
           for (const s of c.envFrom ?? []) expect(s.secretRef, `${name}: no whole-Secret envFrom`).toBeUndefined();
         }
         const expected = EXPECTED[name];
         if (expected) {
-          const keys = spec.containers.flatMap((c) => (c.env ?? []).flatMap((v) => (v.valueFrom?.secretKeyRef ? [v.valueFrom.secretKeyRef.key] : [])));
+          const keys = spec.containers.flatMap((c) =>
+            (c.env ?? []).flatMap((v) => (v.valueFrom?.secretKeyRef ? [v.valueFrom.secretKeyRef.key] : [])),
+          );
           expect(keys.sort(), `${name}: secret keys`).toEqual([...expected.secrets].sort());
         }
       }
@@ -312,12 +346,21 @@ function checkRendering(label: string, render: () => K8sObject[]) {
         const d = named(deployments(objects), name)!;
         const c = containerOf(d);
         const ref = (key: string) => (c.env ?? []).find((v) => v.name === key)?.valueFrom?.secretKeyRef;
-        expect(ref("AUTH_TOKEN_SECRET"), `${name}: AUTH_TOKEN_SECRET`).toMatchObject({ name: SECRET_NAME, key: "AUTH_TOKEN_SECRET" });
+        expect(ref("AUTH_TOKEN_SECRET"), `${name}: AUTH_TOKEN_SECRET`).toMatchObject({
+          name: SECRET_NAME,
+          key: "AUTH_TOKEN_SECRET",
+        });
         expect(ref("AUTH_TOKEN_SECRET")?.optional, `${name}: the current secret is required`).not.toBe(true);
         // Optional: a Secret without it (no rotation under way) still starts the pods.
-        expect(ref("AUTH_TOKEN_SECRET_PREVIOUS"), `${name}: AUTH_TOKEN_SECRET_PREVIOUS`).toEqual({ name: SECRET_NAME, key: "AUTH_TOKEN_SECRET_PREVIOUS", optional: true });
+        expect(ref("AUTH_TOKEN_SECRET_PREVIOUS"), `${name}: AUTH_TOKEN_SECRET_PREVIOUS`).toEqual({
+          name: SECRET_NAME,
+          key: "AUTH_TOKEN_SECRET_PREVIOUS",
+          optional: true,
+        });
         const config = loadConfig(expected.shape, containerEnv(objects, c)) as Record<string, unknown>;
-        expect(config.AUTH_TOKEN_SECRET_PREVIOUS, `${name}: the service reads it`).toBe(SECRET_STAND_INS.AUTH_TOKEN_SECRET_PREVIOUS);
+        expect(config.AUTH_TOKEN_SECRET_PREVIOUS, `${name}: the service reads it`).toBe(
+          SECRET_STAND_INS.AUTH_TOKEN_SECRET_PREVIOUS,
+        );
       }
     });
 
@@ -333,7 +376,8 @@ function checkRendering(label: string, render: () => K8sObject[]) {
         if (sleep) expect(sleep[0]).toBe("sleep");
         const graceMs = (podSpecOf(d).terminationGracePeriodSeconds ?? 30) * 1000;
         expect(preStopMs + shutdownMs, `${name}: preStop + shutdown < grace period`).toBeLessThan(graceMs);
-        if (EXPECTED[name]!.servicePort !== undefined) expect(preStopMs, `${name}: drains its endpoints before stopping`).toBeGreaterThan(0);
+        if (EXPECTED[name]!.servicePort !== undefined)
+          expect(preStopMs, `${name}: drains its endpoints before stopping`).toBeGreaterThan(0);
       }
     });
 
@@ -352,7 +396,9 @@ function checkRendering(label: string, render: () => K8sObject[]) {
       const hpas = objects.filter(HorizontalPodAutoscaler.is);
       for (const d of deployments(objects)) {
         const name = d.metadata!.name!;
-        const hpa = hpas.find((h) => h.spec?.scaleTargetRef.kind === "Deployment" && h.spec.scaleTargetRef.name === name);
+        const hpa = hpas.find(
+          (h) => h.spec?.scaleTargetRef.kind === "Deployment" && h.spec.scaleTargetRef.name === name,
+        );
         if (EXPECTED[name]!.autoscaled) {
           expect(hpa, `${name}: HorizontalPodAutoscaler`).toBeDefined();
           expect(hpa!.spec!.minReplicas ?? 1).toBeGreaterThanOrEqual(1);
@@ -370,7 +416,9 @@ function checkRendering(label: string, render: () => K8sObject[]) {
     it("guards every Deployment with a PodDisruptionBudget that never blocks a drain", () => {
       const pdbs = objects.filter(PodDisruptionBudget.is);
       for (const d of deployments(objects)) {
-        const matching = pdbs.filter((p) => labelsMatch(p.spec?.selector?.matchLabels, d.spec!.template.metadata?.labels));
+        const matching = pdbs.filter((p) =>
+          labelsMatch(p.spec?.selector?.matchLabels, d.spec!.template.metadata?.labels),
+        );
         expect(matching, `${d.metadata?.name}: one PodDisruptionBudget`).toHaveLength(1);
         expect(matching[0]!.spec!.maxUnavailable, `${d.metadata?.name}: maxUnavailable`).toBe(1);
       }
@@ -379,26 +427,36 @@ function checkRendering(label: string, render: () => K8sObject[]) {
     it("routes the public paths through the Ingress like the dev router, with streaming-friendly settings", () => {
       const routes = ingressRoutes(objects);
       const dev = SERVICES.flatMap((s) => (s.routes ?? []).map((r) => ({ path: r.prefix, service: s.name })));
-      expect(routes.map((r) => ({ path: r.path, service: r.service })).sort((a, b) => a.path.localeCompare(b.path))).toEqual(
-        dev.sort((a, b) => a.path.localeCompare(b.path)),
-      );
+      expect(
+        routes.map((r) => ({ path: r.path, service: r.service })).sort((a, b) => a.path.localeCompare(b.path)),
+      ).toEqual(dev.sort((a, b) => a.path.localeCompare(b.path)));
       for (const r of routes) expect(r.pathType, r.path).toBe("Prefix");
-      for (const { path: requestPath, service } of ROUTING_TABLE) expect(ingressServiceFor(routes, requestPath), requestPath).toBe(service);
+      for (const { path: requestPath, service } of ROUTING_TABLE)
+        expect(ingressServiceFor(routes, requestPath), requestPath).toBe(service);
       for (const r of routes) {
         const svc = named(objects.filter(Service.is), r.service);
-        expect(svc?.spec?.ports?.some((p) => p.name === r.port), `${r.path}: Service ${r.service} has port ${r.port}`).toBe(true);
+        expect(
+          svc?.spec?.ports?.some((p) => p.name === r.port),
+          `${r.path}: Service ${r.service} has port ${r.port}`,
+        ).toBe(true);
       }
 
       const ingresses = objects.filter(Ingress.is);
       const streamIngress = ingresses.find((i) => ingressRoutes([i]).some((r) => r.service === "stream"))!;
-      expect(ingressRoutes([streamIngress]).map((r) => r.service), "stream settings apply to streams only").toEqual(["stream"]);
+      expect(
+        ingressRoutes([streamIngress]).map((r) => r.service),
+        "stream settings apply to streams only",
+      ).toEqual(["stream"]);
       const a = streamIngress.metadata?.annotations ?? {};
       expect(a["nginx.ingress.kubernetes.io/proxy-buffering"]).toBe("off");
       expect(Number(a["nginx.ingress.kubernetes.io/proxy-read-timeout"])).toBeGreaterThanOrEqual(3600);
       expect(Number(a["nginx.ingress.kubernetes.io/proxy-send-timeout"])).toBeGreaterThanOrEqual(3600);
       expect(a["nginx.org/proxy-buffering"]).toBe("False");
       for (const i of ingresses.filter((x) => x !== streamIngress)) {
-        expect(Number(i.metadata?.annotations?.["nginx.ingress.kubernetes.io/proxy-read-timeout"]), i.metadata?.name).toBeGreaterThanOrEqual(30);
+        expect(
+          Number(i.metadata?.annotations?.["nginx.ingress.kubernetes.io/proxy-read-timeout"]),
+          i.metadata?.name,
+        ).toBeGreaterThanOrEqual(30);
       }
       for (const i of ingresses) expect(i.spec?.ingressClassName, i.metadata?.name).toBeDefined();
     });
@@ -408,12 +466,17 @@ function checkRendering(label: string, render: () => K8sObject[]) {
       for (const [name, e] of Object.entries(EXPECTED).filter(([, e]) => e.internal)) {
         const labels = named(deployments(objects), name)!.spec!.template.metadata?.labels;
         const services = objects.filter(Service.is).filter((s) => labelsMatch(s.spec?.selector, labels));
-        for (const s of services) expect(routed.has(s.metadata!.name!), `${s.metadata?.name} has no Ingress route`).toBe(false);
-        const policies = objects.filter(NetworkPolicy.is).filter((p) => labelsMatch(p.spec?.podSelector?.matchLabels, labels));
+        for (const s of services)
+          expect(routed.has(s.metadata!.name!), `${s.metadata?.name} has no Ingress route`).toBe(false);
+        const policies = objects
+          .filter(NetworkPolicy.is)
+          .filter((p) => labelsMatch(p.spec?.podSelector?.matchLabels, labels));
         expect(policies, `${name}: a NetworkPolicy admits only its callers`).toHaveLength(1);
         expect(e.autoscaled).toBe(false);
       }
-      const grpcFrom = named(objects.filter(NetworkPolicy.is), "orchestrator")!.spec!.ingress!.find((r) => r.ports?.some((p) => p.port === "grpc"));
+      const grpcFrom = named(objects.filter(NetworkPolicy.is), "orchestrator")!.spec!.ingress!.find((r) =>
+        r.ports?.some((p) => p.port === "grpc"),
+      );
       expect(grpcFrom?.from?.map((f) => f.podSelector?.matchLabels)).toEqual([{ "app.kubernetes.io/name": "gateway" }]);
     });
 
@@ -444,7 +507,10 @@ function checkRendering(label: string, render: () => K8sObject[]) {
 
     it("uses an image built by a Dockerfile target for every container, with an explicit tag", () => {
       const targets = dockerfileTargets();
-      const containers = [...deployments(objects).map((d) => containerOf(d)), ...objects.filter(Job.is).map((j) => j.spec!.template.spec!.containers[0]!)];
+      const containers = [
+        ...deployments(objects).map((d) => containerOf(d)),
+        ...objects.filter(Job.is).map((j) => j.spec!.template.spec!.containers[0]!),
+      ];
       for (const c of containers) {
         const m = /^(?:.*\/)?([a-z0-9-]+)(?::([\w.-]+))?$/.exec(c.image ?? "");
         expect(m, c.image).not.toBeNull();
@@ -459,7 +525,8 @@ function checkRendering(label: string, render: () => K8sObject[]) {
         expect(namespaces).toHaveLength(1);
         const ns = namespaces[0]!.metadata!.name!;
         expect(namespaces[0]!.metadata?.labels?.["pod-security.kubernetes.io/enforce"]).toBe("restricted");
-        for (const o of objects.filter((x) => !Namespace.is(x))) expect(o.metadata?.namespace, `${o.kind}/${o.metadata?.name}`).toBe(ns);
+        for (const o of objects.filter((x) => !Namespace.is(x)))
+          expect(o.metadata?.namespace, `${o.kind}/${o.metadata?.name}`).toBe(ns);
       });
     }
   });
@@ -472,7 +539,9 @@ describe.skipIf(tool.skip)("Kubernetes manifests (kubectl kustomize + kubernetes
 
   checkRendering("k8s/base", () => renderKustomization(kubectl!, path.join(K8S_DIR, "base")));
   for (const overlay of overlayNames()) {
-    checkRendering(`k8s/overlays/${overlay}`, () => renderKustomization(kubectl!, path.join(K8S_DIR, "overlays", overlay)));
+    checkRendering(`k8s/overlays/${overlay}`, () =>
+      renderKustomization(kubectl!, path.join(K8S_DIR, "overlays", overlay)),
+    );
   }
 
   it("documents the Secret's required keys in the README's Deploy section", () => {

@@ -15,7 +15,12 @@ import { REPO_ROOT, run } from "./tools.ts";
 export interface K8sObject {
   apiVersion: string;
   kind: string;
-  metadata?: { name?: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  metadata?: {
+    name?: string;
+    namespace?: string;
+    labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+  };
 }
 
 /** Every kind the manifests may contain; anything else is an error, not an unchecked object. */
@@ -102,8 +107,7 @@ export function ingressServiceFor(routes: IngressRoute[], requestPath: string): 
   const req = elements(requestPath);
   let best: { length: number; service: string } | undefined;
   for (const r of routes) {
-    const matches =
-      r.pathType === "Exact" ? r.path === requestPath : elements(r.path).every((e, i) => req[i] === e);
+    const matches = r.pathType === "Exact" ? r.path === requestPath : elements(r.path).every((e, i) => req[i] === e);
     const length = r.path.length;
     if (matches && (best === undefined || length > best.length)) best = { length, service: r.service };
   }

@@ -35,10 +35,19 @@ async function startUpstream(name: string): Promise<Upstream> {
       return;
     }
     res.setHeader("Content-Type", "application/json");
-    res.end(JSON.stringify({ service: name, url: req.url, host: req.headers.host, forwardedFor: req.headers["x-forwarded-for"] }));
+    res.end(
+      JSON.stringify({
+        service: name,
+        url: req.url,
+        host: req.headers.host,
+        forwardedFor: req.headers["x-forwarded-for"],
+      }),
+    );
   });
   server.on("upgrade", (req, socket) => {
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Service: ${name}\r\n\r\n`);
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nX-Service: ${name}\r\n\r\n`,
+    );
     socket.on("data", (d) => socket.write(d));
   });
   const sockets = new Set<Socket>();
@@ -50,7 +59,11 @@ async function startUpstream(name: string): Promise<Upstream> {
   return { name, server, port: (server.address() as AddressInfo).port, sockets };
 }
 
-function get(port: number, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }> {
+function get(
+  port: number,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: IncomingMessage["headers"]; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request({ host: "127.0.0.1", port, path, headers: { Host: "api.example.test", ...headers } }, (res) => {
       let body = "";
@@ -74,10 +87,18 @@ describe("compose edge configuration", () => {
       return conf.slice(start, conf.indexOf("}", start));
     };
     const stream = block("~ ^/api/v1/stream(/|$)");
-    for (const d of ["proxy_buffering off;", "proxy_request_buffering off;", "proxy_read_timeout 3600s;", "proxy_send_timeout 3600s;", "proxy_set_header Upgrade $http_upgrade;", "proxy_set_header Connection $connection_upgrade;"]) {
+    for (const d of [
+      "proxy_buffering off;",
+      "proxy_request_buffering off;",
+      "proxy_read_timeout 3600s;",
+      "proxy_send_timeout 3600s;",
+      "proxy_set_header Upgrade $http_upgrade;",
+      "proxy_set_header Connection $connection_upgrade;",
+    ]) {
       expect(stream, d).toContain(d);
     }
-    for (const other of ["~ ^/api/v1/sessions(/|$)", "/api/v1/", "~ ^/console(/|$)"]) expect(block(other)).not.toContain("proxy_buffering off");
+    for (const other of ["~ ^/api/v1/sessions(/|$)", "/api/v1/", "~ ^/console(/|$)"])
+      expect(block(other)).not.toContain("proxy_buffering off");
   });
 });
 
@@ -89,7 +110,10 @@ describe.skipIf(tool.skip)("compose edge (deploy/nginx/nginx.conf)", () => {
     const bin = tool.require();
     const names = nginxUpstreams(readFileSync(NGINX_CONF, "utf8")).map((u) => u.host);
     upstreams = await Promise.all(names.map(startUpstream));
-    edge = await startNginx(bin, { listenPort: await freePort(), upstreams: Object.fromEntries(upstreams.map((u) => [u.name, u.port])) });
+    edge = await startNginx(bin, {
+      listenPort: await freePort(),
+      upstreams: Object.fromEntries(upstreams.map((u) => [u.name, u.port])),
+    });
   });
 
   afterAll(async () => {
@@ -101,7 +125,17 @@ describe.skipIf(tool.skip)("compose edge (deploy/nginx/nginx.conf)", () => {
   });
 
   it("passes nginx -t", () => {
-    const r = run(nginx!, ["-t", "-c", NGINX_CONF, "-p", "/tmp", "-e", "stderr", "-g", "pid /tmp/tog-nginx-t.pid; error_log stderr;"]);
+    const r = run(nginx!, [
+      "-t",
+      "-c",
+      NGINX_CONF,
+      "-p",
+      "/tmp",
+      "-e",
+      "stderr",
+      "-g",
+      "pid /tmp/tog-nginx-t.pid; error_log stderr;",
+    ]);
     expect(r.stderr).toContain("test is successful");
     expect(r.status).toBe(0);
   });
@@ -136,50 +170,71 @@ describe.skipIf(tool.skip)("compose edge (deploy/nginx/nginx.conf)", () => {
   it("streams server-sent events without buffering them", async () => {
     const started = Date.now();
     const firstChunkAfter = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port: edge.port, path: "/api/v1/stream/sse?workflow_id=w1&slow=1" }, (res) => {
-        expect(res.headers["content-type"]).toBe("text/event-stream");
-        res.once("data", () => {
-          resolve(Date.now() - started);
-          res.destroy();
-        });
-      });
+      const req = request(
+        { host: "127.0.0.1", port: edge.port, path: "/api/v1/stream/sse?workflow_id=w1&slow=1" },
+        (res) => {
+          expect(res.headers["content-type"]).toBe("text/event-stream");
+          res.once("data", () => {
+            resolve(Date.now() - started);
+            res.destroy();
+          });
+        },
+      );
       req.on("error", reject);
       req.end();
     });
-    expect(firstChunkAfter, "the first event arrives before the upstream's response ends").toBeLessThan(SSE_GAP_MS - 500);
+    expect(firstChunkAfter, "the first event arrives before the upstream's response ends").toBeLessThan(
+      SSE_GAP_MS - 500,
+    );
   });
 
   it("upgrades WebSocket connections to the stream service", async () => {
-    const { service, echoed } = await new Promise<{ service: string | undefined; echoed: string }>((resolve, reject) => {
-      const req = request({
-        host: "127.0.0.1",
-        port: edge.port,
-        path: "/api/v1/stream/ws",
-        headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==" },
-      });
-      req.on("upgrade", (res, socket) => {
-        socket.once("data", (d: Buffer) => {
-          resolve({ service: res.headers["x-service"] as string | undefined, echoed: d.toString() });
-          socket.destroy();
+    const { service, echoed } = await new Promise<{ service: string | undefined; echoed: string }>(
+      (resolve, reject) => {
+        const req = request({
+          host: "127.0.0.1",
+          port: edge.port,
+          path: "/api/v1/stream/ws",
+          headers: {
+            Connection: "Upgrade",
+            Upgrade: "websocket",
+            "Sec-WebSocket-Version": "13",
+            "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+          },
         });
-        socket.write("ping");
-      });
-      req.on("response", (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
-      req.on("error", reject);
-      req.end();
-    });
+        req.on("upgrade", (res, socket) => {
+          socket.once("data", (d: Buffer) => {
+            resolve({ service: res.headers["x-service"] as string | undefined, echoed: d.toString() });
+            socket.destroy();
+          });
+          socket.write("ping");
+        });
+        req.on("response", (res) => reject(new Error(`no upgrade: ${res.statusCode}`)));
+        req.on("error", reject);
+        req.end();
+      },
+    );
     expect(service).toBe("stream");
     expect(echoed).toBe("ping");
   });
 
   it("refuses a body far beyond the services' limit in the API's error shape", async () => {
     const res = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = request({ host: "127.0.0.1", port: edge.port, path: "/api/v1/tasks", method: "POST", headers: { "Content-Type": "application/json", "Content-Length": 3 * 1024 * 1024 } }, (r) => {
-        let body = "";
-        r.setEncoding("utf8");
-        r.on("data", (c: string) => (body += c));
-        r.on("end", () => resolve({ status: r.statusCode ?? 0, body }));
-      });
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port: edge.port,
+          path: "/api/v1/tasks",
+          method: "POST",
+          headers: { "Content-Type": "application/json", "Content-Length": 3 * 1024 * 1024 },
+        },
+        (r) => {
+          let body = "";
+          r.setEncoding("utf8");
+          r.on("data", (c: string) => (body += c));
+          r.on("end", () => resolve({ status: r.statusCode ?? 0, body }));
+        },
+      );
       req.on("error", reject);
       req.end("x".repeat(3 * 1024 * 1024));
     });
@@ -189,7 +244,10 @@ describe.skipIf(tool.skip)("compose edge (deploy/nginx/nginx.conf)", () => {
 
   it("answers like the dev router when an upstream is down: 502 in the API's error shape", async () => {
     const dead = await freePort();
-    const down = await startNginx(nginx!, { listenPort: await freePort(), upstreams: { gateway: dead, stream: dead, session: dead, console: dead } });
+    const down = await startNginx(nginx!, {
+      listenPort: await freePort(),
+      upstreams: { gateway: dead, stream: dead, session: dead, console: dead },
+    });
     try {
       const res = await get(down.port, "/api/v1/tasks");
       expect(res.status).toBe(502);

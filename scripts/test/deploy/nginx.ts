@@ -25,11 +25,18 @@ export function nginxUpstreams(conf: string): Array<{ host: string; port: number
  * The same configuration with local addresses, and temporary paths nginx may write to
  * (so it runs without root and leaves nothing behind).
  */
-function localizeConf(conf: string, options: { listenPort: number; upstreams: Record<string, number>; dir: string }): string {
+function localizeConf(
+  conf: string,
+  options: { listenPort: number; upstreams: Record<string, number>; dir: string },
+): string {
   const { listenPort, upstreams, dir } = options;
   let out = conf.replace(/listen 8080;/, `listen 127.0.0.1:${listenPort};`);
-  out = out.replace(UPSTREAM, (whole, host: string) => (upstreams[host] === undefined ? whole : `http://127.0.0.1:${upstreams[host]}`));
-  const temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map((t) => `  ${t}_temp_path ${path.join(dir, t)};`).join("\n");
+  out = out.replace(UPSTREAM, (whole, host: string) =>
+    upstreams[host] === undefined ? whole : `http://127.0.0.1:${upstreams[host]}`,
+  );
+  const temp = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]
+    .map((t) => `  ${t}_temp_path ${path.join(dir, t)};`)
+    .join("\n");
   return out.replace(/^http \{$/m, `http {\n${temp}\n  access_log off;`);
 }
 
@@ -39,14 +46,26 @@ export interface RunningNginx {
 }
 
 /** Runs deploy/nginx/nginx.conf, localized, in the foreground until `stop`. */
-export async function startNginx(nginx: string, options: { listenPort: number; upstreams: Record<string, number> }): Promise<RunningNginx> {
+export async function startNginx(
+  nginx: string,
+  options: { listenPort: number; upstreams: Record<string, number> },
+): Promise<RunningNginx> {
   const dir = mkdtempSync(path.join(tmpdir(), "tog-nginx-"));
   const file = path.join(dir, "nginx.conf");
   writeFileSync(file, localizeConf(readFileSync(NGINX_CONF, "utf8"), { ...options, dir }));
   const stderr: string[] = [];
   const child: ChildProcess = spawn(
     nginx,
-    ["-p", dir, "-c", file, "-e", "stderr", "-g", `daemon off; pid ${path.join(dir, "nginx.pid")}; error_log stderr warn;`],
+    [
+      "-p",
+      dir,
+      "-c",
+      file,
+      "-e",
+      "stderr",
+      "-g",
+      `daemon off; pid ${path.join(dir, "nginx.pid")}; error_log stderr warn;`,
+    ],
     { stdio: ["ignore", "ignore", "pipe"] },
   );
   child.stderr!.on("data", (d: Buffer) => stderr.push(d.toString()));

@@ -15,7 +15,10 @@ interface Panel {
   title: string;
   targets: { expr: string }[];
 }
-const dashboard = JSON.parse(readFileSync(path.join(DIR, "grafana-dashboard.json"), "utf8")) as { uid: string; panels: Panel[] };
+const dashboard = JSON.parse(readFileSync(path.join(DIR, "grafana-dashboard.json"), "utf8")) as {
+  uid: string;
+  panels: Panel[];
+};
 const alerts = readFileSync(path.join(DIR, "alerts.yml"), "utf8");
 const readmeSeries = new Set(
   [...readFileSync(path.join(REPO_ROOT, "README.md"), "utf8").matchAll(/`(tog_[a-z_]+)/g)].map((m) => m[1] as string),
@@ -33,7 +36,12 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
 function checkExpressions(exprs: string[]) {
   const file = path.join(tmp, `exprs-${Math.random().toString(36).slice(2)}.yml`);
-  writeFileSync(file, stringify({ groups: [{ name: "dashboard", rules: exprs.map((expr, i) => ({ record: `dashboard:expr_${i}`, expr })) }] }));
+  writeFileSync(
+    file,
+    stringify({
+      groups: [{ name: "dashboard", rules: exprs.map((expr, i) => ({ record: `dashboard:expr_${i}`, expr })) }],
+    }),
+  );
   return run(promtool.require(), ["check", "rules", file]);
 }
 
@@ -73,7 +81,13 @@ describe("dashboard and alerts use the documented series", () => {
   });
 
   it("covers the alerts the operations guide asks for", () => {
-    for (const name of ["TogRunsQueueGrowing", "TogRunsRedelivered", "TogEventPersisterLag", "TogHttp5xxRate", "TogStreamSlowConsumerCloses"]) {
+    for (const name of [
+      "TogRunsQueueGrowing",
+      "TogRunsRedelivered",
+      "TogEventPersisterLag",
+      "TogHttp5xxRate",
+      "TogStreamSlowConsumerCloses",
+    ]) {
       expect(alerts).toContain(`alert: ${name}`);
     }
     expect(dashboard.uid).toBe("tog-overview");

@@ -13,7 +13,10 @@ const TYPES: Record<string, { module: string; type: string }> = {
   "v1/Secret": { module: "kubernetes-models/v1", type: "ISecret" },
   "v1/Service": { module: "kubernetes-models/v1", type: "IService" },
   "apps/v1/Deployment": { module: "kubernetes-models/apps/v1", type: "IDeployment" },
-  "autoscaling/v2/HorizontalPodAutoscaler": { module: "kubernetes-models/autoscaling/v2", type: "IHorizontalPodAutoscaler" },
+  "autoscaling/v2/HorizontalPodAutoscaler": {
+    module: "kubernetes-models/autoscaling/v2",
+    type: "IHorizontalPodAutoscaler",
+  },
   "batch/v1/Job": { module: "kubernetes-models/batch/v1", type: "IJob" },
   "networking.k8s.io/v1/Ingress": { module: "kubernetes-models/networking.k8s.io/v1", type: "IIngress" },
   "networking.k8s.io/v1/NetworkPolicy": { module: "kubernetes-models/networking.k8s.io/v1", type: "INetworkPolicy" },
@@ -30,9 +33,15 @@ export function unknownFields(objects: K8sObject[]): string[] {
     if (t === undefined) throw new Error(`no type known for ${obj.apiVersion}/${obj.kind}`);
     if (!imports.has(t.module)) imports.set(t.module, new Set());
     imports.get(t.module)!.add(t.type);
-    lines.push(`// ${obj.kind}/${obj.metadata?.name ?? "?"}`, `export const o${i}: ${t.type} = ${JSON.stringify(obj, null, 2)};`);
+    lines.push(
+      `// ${obj.kind}/${obj.metadata?.name ?? "?"}`,
+      `export const o${i}: ${t.type} = ${JSON.stringify(obj, null, 2)};`,
+    );
   });
-  const source = [...[...imports].map(([m, names]) => `import type { ${[...names].join(", ")} } from "${m}";`), ...lines].join("\n");
+  const source = [
+    ...[...imports].map(([m, names]) => `import type { ${[...names].join(", ")} } from "${m}";`),
+    ...lines,
+  ].join("\n");
 
   const options: ts.CompilerOptions = {
     strict: true,
@@ -47,7 +56,10 @@ export function unknownFields(objects: K8sObject[]): string[] {
   const readFile = host.readFile.bind(host);
   const getSourceFile = host.getSourceFile.bind(host);
   host.readFile = (f) => (path.resolve(f) === file ? source : readFile(f));
-  host.fileExists = ((exists) => (f: string) => path.resolve(f) === file || exists(f))(host.fileExists.bind(host));
+  host.fileExists = (
+    (exists) => (f: string) =>
+      path.resolve(f) === file || exists(f)
+  )(host.fileExists.bind(host));
   host.getSourceFile = (f, lang, onError, create) =>
     path.resolve(f) === file ? ts.createSourceFile(f, source, lang, true) : getSourceFile(f, lang, onError, create);
   const program = ts.createProgram([file], options, host);

@@ -23,14 +23,16 @@ export function findKubectl(): string | undefined {
   return undefined;
 }
 
-export const findDockerCompose = (): string | undefined => (answers("docker-compose", ["version"]) === undefined ? undefined : "docker-compose");
+export const findDockerCompose = (): string | undefined =>
+  answers("docker-compose", ["version"]) === undefined ? undefined : "docker-compose";
 
 export function findNginx(): string | undefined {
   for (const candidate of ["nginx", "/usr/sbin/nginx"]) if (answers(candidate, ["-v"]) !== undefined) return candidate;
   return undefined;
 }
 
-export const findPromtool = (): string | undefined => (answers("promtool", ["--version"]) === undefined ? undefined : "promtool");
+export const findPromtool = (): string | undefined =>
+  answers("promtool", ["--version"]) === undefined ? undefined : "promtool";
 
 export interface ToolGate {
   /** True on a developer's machine without the tool: the suite is skipped. */
@@ -58,7 +60,13 @@ export interface RunResult {
 }
 
 export function run(cmd: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): RunResult {
-  const r = spawnSync(cmd, args, { cwd: options.cwd ?? REPO_ROOT, env: options.env, encoding: "utf8", timeout: 60_000, maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(cmd, args, {
+    cwd: options.cwd ?? REPO_ROOT,
+    env: options.env,
+    encoding: "utf8",
+    timeout: 60_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   if (r.error) throw r.error;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -38,12 +38,24 @@ export function createConsoleRouter(options: ConsoleRoutesOptions): Router {
     `${CONSOLE_PREFIX}/assets`,
     // Set explicitly: the edge's `Cache-Control: no-store` (docs/security.md) would otherwise win,
     // since serve-static never replaces a Cache-Control that is already set.
-    express.static(path.join(webDir, "assets"), { index: false, fallthrough: true, redirect: false, setHeaders: (res) => res.setHeader("Cache-Control", IMMUTABLE) }),
+    express.static(path.join(webDir, "assets"), {
+      index: false,
+      fallthrough: true,
+      redirect: false,
+      setHeaders: (res) => res.setHeader("Cache-Control", IMMUTABLE),
+    }),
     (_req, res) => {
       res.status(404).json({ error: "Not found" });
     },
   );
-  router.use(CONSOLE_PREFIX, express.static(webDir, { index: false, redirect: false, setHeaders: (res) => res.setHeader("Cache-Control", "no-cache") }));
+  router.use(
+    CONSOLE_PREFIX,
+    express.static(webDir, {
+      index: false,
+      redirect: false,
+      setHeaders: (res) => res.setHeader("Cache-Control", "no-cache"),
+    }),
+  );
   router.get(`${CONSOLE_PREFIX}/{*rest}`, (_req, res) => {
     res.setHeader("Cache-Control", "no-cache");
     res.sendFile(indexFile);

@@ -16,10 +16,19 @@ const metrics = createMetrics({ service: SERVICE });
 try {
   const webDir = requireWebBuild();
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
-  const app = createConsoleApp({ logger, metrics, webDir, apiBaseUrl: config.CONSOLE_API_BASE_URL, version: CONSOLE_VERSION });
+  const app = createConsoleApp({
+    logger,
+    metrics,
+    webDir,
+    apiBaseUrl: config.CONSOLE_API_BASE_URL,
+    version: CONSOLE_VERSION,
+  });
   const server = await startHttpServer(app, { port: config.PORT, host: config.HOST });
   lifecycle.on("intake", "http", () => server.close());
-  logger.info({ port: server.port, host: config.HOST, apiBaseUrl: config.CONSOLE_API_BASE_URL }, "web console listening");
+  logger.info(
+    { port: server.port, host: config.HOST, apiBaseUrl: config.CONSOLE_API_BASE_URL },
+    "web console listening",
+  );
 } catch (err) {
   logger.fatal({ err }, "web console failed to start");
   await lifecycle.shutdown().catch(() => undefined);

@@ -26,8 +26,10 @@ beforeAll(async () => {
       const json = (status: number, value: unknown, headers: Record<string, string> = {}) =>
         res.writeHead(status, { "Content-Type": "application/json", ...headers }).end(JSON.stringify(value));
       if (req.headers["x-api-key"] !== KEY) return json(401, { error: "Unauthorized" });
-      if (req.url === "/api/v1/tasks" && req.method === "POST") return json(200, { task_id: "t1", status: "STATUS_CODE_OK" }, { "X-Session-ID": "s1" });
-      if (req.url === "/api/v1/tasks/t1/cancel") return json(409, { success: false, message: "Task is already COMPLETED", status: "COMPLETED" });
+      if (req.url === "/api/v1/tasks" && req.method === "POST")
+        return json(200, { task_id: "t1", status: "STATUS_CODE_OK" }, { "X-Session-ID": "s1" });
+      if (req.url === "/api/v1/tasks/t1/cancel")
+        return json(409, { success: false, message: "Task is already COMPLETED", status: "COMPLETED" });
       if (req.url?.startsWith("/api/v1/sessions/gone")) return json(404, { error: "Session not found" });
       if (req.method === "DELETE") return res.writeHead(204).end();
       return json(200, { tasks: [], total_count: 0 });
@@ -65,10 +67,18 @@ describe("ApiClient", () => {
   });
 
   it("throws ApiError with the status and the server's message; a cancel's 409 is an answer, not an error", async () => {
-    await expect(new ApiClient({ baseUrl: base, apiKey: "sk_wrong" }).verify()).rejects.toSatisfy((e: unknown) => e instanceof ApiError && e.status === 401 && e.message === "Unauthorized");
+    await expect(new ApiClient({ baseUrl: base, apiKey: "sk_wrong" }).verify()).rejects.toSatisfy(
+      (e: unknown) => e instanceof ApiError && e.status === 401 && e.message === "Unauthorized",
+    );
     const client = new ApiClient({ baseUrl: base, apiKey: KEY });
-    await expect(client.getSession("gone")).rejects.toSatisfy((e: unknown) => e instanceof ApiError && e.status === 404 && e.message === "Session not found");
-    expect(await client.cancelTask("t1")).toEqual({ success: false, message: "Task is already COMPLETED", status: "COMPLETED" });
+    await expect(client.getSession("gone")).rejects.toSatisfy(
+      (e: unknown) => e instanceof ApiError && e.status === 404 && e.message === "Session not found",
+    );
+    expect(await client.cancelTask("t1")).toEqual({
+      success: false,
+      message: "Task is already COMPLETED",
+      status: "COMPLETED",
+    });
   });
 
   it("makes UUID v4 idempotency keys where crypto.randomUUID is missing (plain HTTP on another host)", () => {

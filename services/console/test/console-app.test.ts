@@ -8,14 +8,20 @@ import { createLogger } from "@tog/core";
 import { startHttpServer, type StartedServer } from "@tog/edge";
 import { createConsoleApp, loadConsoleConfig } from "../src/index.ts";
 
-const INDEX = '<!doctype html><title>console</title><script type="module" src="/console/assets/app-1a2b.js"></script><div id="app"></div>';
+const INDEX =
+  '<!doctype html><title>console</title><script type="module" src="/console/assets/app-1a2b.js"></script><div id="app"></div>';
 
 let dir: string;
 let server: StartedServer;
 let base: string;
 
 async function startWith(apiBaseUrl: string): Promise<{ server: StartedServer; base: string }> {
-  const app = createConsoleApp({ logger: createLogger({ service: "console-test", level: "silent" }), webDir: dir, apiBaseUrl, version: "9.9.9" });
+  const app = createConsoleApp({
+    logger: createLogger({ service: "console-test", level: "silent" }),
+    webDir: dir,
+    apiBaseUrl,
+    version: "9.9.9",
+  });
   const s = await startHttpServer(app, { port: 0, host: "127.0.0.1" });
   return { server: s, base: `http://127.0.0.1:${s.port}` };
 }
@@ -105,7 +111,11 @@ describe("console app", () => {
       expect(res.status, p).toBe(404);
       expect(await res.json()).toEqual({ error: "Not found" });
     }
-    const post = await get("/console/", { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    const post = await get("/console/", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: "{}",
+    });
     expect(post.status).toBe(404);
     expect(await post.json()).toEqual({ error: "Not found" });
     const traversal = await get("/console/..%2f..%2fetc%2fpasswd");
@@ -113,11 +123,15 @@ describe("console app", () => {
   });
 
   it("allows an API on another origin in the policy's connect-src when configured so", async () => {
-    const other = await startWith(loadConsoleConfig({ CONSOLE_API_BASE_URL: "https://api.example.com/api/v1/" }).CONSOLE_API_BASE_URL);
+    const other = await startWith(
+      loadConsoleConfig({ CONSOLE_API_BASE_URL: "https://api.example.com/api/v1/" }).CONSOLE_API_BASE_URL,
+    );
     try {
       const res = await fetch(`${other.base}/console/`);
       expect(res.headers.get("content-security-policy")).toContain("connect-src 'self' https://api.example.com");
-      expect(await (await fetch(`${other.base}/console/config.json`)).json()).toEqual({ api_base_url: "https://api.example.com/api/v1" });
+      expect(await (await fetch(`${other.base}/console/config.json`)).json()).toEqual({
+        api_base_url: "https://api.example.com/api/v1",
+      });
     } finally {
       await other.server.close();
     }

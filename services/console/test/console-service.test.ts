@@ -13,7 +13,15 @@ let service: RunningService;
 beforeAll(async () => {
   const port = await freePort();
   // Ready well before the hook's own timeout, so a failed start stops its process itself.
-  service = await startService({ name: "console", entry: ENTRY, cwd: REPO_ROOT, port, readyPath: "/health", readyTimeoutMs: 20_000, env: { HOST: "127.0.0.1", PORT: String(port), METRICS_PORT: "0", LOG_LEVEL: "info" } });
+  service = await startService({
+    name: "console",
+    entry: ENTRY,
+    cwd: REPO_ROOT,
+    port,
+    readyPath: "/health",
+    readyTimeoutMs: 20_000,
+    env: { HOST: "127.0.0.1", PORT: String(port), METRICS_PORT: "0", LOG_LEVEL: "info" },
+  });
 }, 30_000);
 afterAll(async () => {
   await service?.stop(5_000);
@@ -47,7 +55,15 @@ describe("console service", () => {
   it("refuses to start with an API base URL that is neither a path nor an http(s) URL", async () => {
     const port = await freePort();
     await expect(
-      startService({ name: "console-bad", entry: ENTRY, cwd: REPO_ROOT, port, readyPath: "/health", readyTimeoutMs: 10_000, env: { HOST: "127.0.0.1", PORT: String(port), METRICS_PORT: "0", CONSOLE_API_BASE_URL: "javascript:alert(1)" } }),
+      startService({
+        name: "console-bad",
+        entry: ENTRY,
+        cwd: REPO_ROOT,
+        port,
+        readyPath: "/health",
+        readyTimeoutMs: 10_000,
+        env: { HOST: "127.0.0.1", PORT: String(port), METRICS_PORT: "0", CONSOLE_API_BASE_URL: "javascript:alert(1)" },
+      }),
     ).rejects.toThrow(/CONSOLE_API_BASE_URL/);
   });
 });

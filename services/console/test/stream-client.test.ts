@@ -38,7 +38,9 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function stand(handler: (req: http.IncomingMessage, res: http.ServerResponse, attempt: number, after: number) => void): Promise<Stand> {
+async function stand(
+  handler: (req: http.IncomingMessage, res: http.ServerResponse, attempt: number, after: number) => void,
+): Promise<Stand> {
   const resumes: string[] = [];
   const apiKeys: (string | undefined)[] = [];
   const server = http.createServer((req, res) => {
@@ -71,7 +73,15 @@ const sse = (res: http.ServerResponse, retryMs = 20) => {
 async function follow(url: string, extra: Partial<Parameters<typeof followTaskEvents>[0]> = {}) {
   const events: TaskEvent[] = [];
   const states: StreamState[] = [];
-  await followTaskEvents({ baseUrl: url, workflowId: WF, headers: { "X-API-Key": "sk_test" }, onEvent: (e) => events.push(e), onState: (s) => states.push(s), maxBackoffMs: 50, ...extra });
+  await followTaskEvents({
+    baseUrl: url,
+    workflowId: WF,
+    headers: { "X-API-Key": "sk_test" },
+    onEvent: (e) => events.push(e),
+    onState: (s) => states.push(s),
+    maxBackoffMs: 50,
+    ...extra,
+  });
   return { events, states };
 }
 
@@ -132,8 +142,12 @@ describe("followTaskEvents", () => {
   });
 
   it("gives up on a refusal (401, 404) with the server's message instead of retrying", async () => {
-    const s = await stand((_req, res) => res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"Task not found"}'));
-    await expect(follow(s.url)).rejects.toSatisfy((e: unknown) => e instanceof StreamRefusedError && e.status === 404 && e.message === "Task not found");
+    const s = await stand((_req, res) =>
+      res.writeHead(404, { "Content-Type": "application/json" }).end('{"error":"Task not found"}'),
+    );
+    await expect(follow(s.url)).rejects.toSatisfy(
+      (e: unknown) => e instanceof StreamRefusedError && e.status === 404 && e.message === "Task not found",
+    );
     expect(s.resumes).toHaveLength(1);
   });
 
@@ -159,7 +173,13 @@ describe("followTaskEvents", () => {
     });
     const controller = new AbortController();
     const events: TaskEvent[] = [];
-    const done = followTaskEvents({ baseUrl: s.url, workflowId: WF, headers: {}, signal: controller.signal, onEvent: (e) => events.push(e) });
+    const done = followTaskEvents({
+      baseUrl: s.url,
+      workflowId: WF,
+      headers: {},
+      signal: controller.signal,
+      onEvent: (e) => events.push(e),
+    });
     await expect.poll(() => events.length).toBe(1);
     controller.abort();
     await expect(done).resolves.toBeUndefined();

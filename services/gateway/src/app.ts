@@ -1,7 +1,14 @@
 import express, { type Express, type RequestHandler, type Router } from "express";
 import type { Logger } from "@tog/core";
 import type { Metrics, ReadinessCheck } from "@tog/ops";
-import { createHttpApp, type AccessTokens, type ApiDocs, type Auth, type CorsSettings, type RateLimits } from "@tog/edge";
+import {
+  createHttpApp,
+  type AccessTokens,
+  type ApiDocs,
+  type Auth,
+  type CorsSettings,
+  type RateLimits,
+} from "@tog/edge";
 import { publicApiDocs } from "@tog/api";
 import { registerDocsRoutes } from "./docs.routes.ts";
 import { registerHealthRoutes } from "./health.routes.ts";
@@ -53,7 +60,8 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
     readinessTimeoutMs: options.readinessTimeoutMs,
   });
   registerDocsRoutes(router);
-  for (const mount of options.modules ?? []) mount({
+  for (const mount of options.modules ?? [])
+    mount({
       router,
       auth: options.auth,
       limits: options.limits,

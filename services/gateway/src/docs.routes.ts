@@ -7,7 +7,13 @@ import type { Response, Router } from "express";
 // script, so it works under a strict Content-Security-Policy (script-src 'self').
 
 const DOCS_PATH = "/api/v1/docs";
-const ASSETS = ["swagger-ui.css", "swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "favicon-32x32.png", "favicon-16x16.png"];
+const ASSETS = [
+  "swagger-ui.css",
+  "swagger-ui-bundle.js",
+  "swagger-ui-standalone-preset.js",
+  "favicon-32x32.png",
+  "favicon-16x16.png",
+];
 
 const PAGE = `<!doctype html>
 <html lang="en">

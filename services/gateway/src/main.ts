@@ -31,7 +31,10 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor(
+    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
+    () => db.$queryRaw`SELECT 1`,
+  );
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
 
   const users = new UserRepository({ db });
@@ -39,7 +42,11 @@ try {
     await users.ensureDefaultUser();
     logger.warn("authentication is off (GATEWAY_SKIP_AUTH=1): requests without a credential act as the default user");
   }
-  const tokens = new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS });
+  const tokens = new AccessTokens({
+    secret: config.AUTH_TOKEN_SECRET,
+    previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS,
+    ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS,
+  });
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
     tokens,
@@ -77,10 +84,18 @@ try {
       taskRoutes({
         orchestrator,
         // The task row keeps the identity (unique per user): submits go on while Redis is down.
-        submitIdempotency: createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger, whenStoreDown: "continue" }),
+        submitIdempotency: createIdempotency({
+          redis,
+          ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
+          logger,
+          whenStoreDown: "continue",
+        }),
       }),
     ],
-    cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
+    cors: {
+      mode: config.NODE_ENV === "production" ? "production" : "development",
+      allowedOrigins: config.CORS_ALLOWED_ORIGINS,
+    },
     maxBodyBytes: config.MAX_BODY_BYTES,
     readinessChecks: [postgresCheck(db), redisCheck(redis), pingCheck("orchestrator", orchestrator)],
     readinessTimeoutMs: config.READINESS_TIMEOUT_MS,

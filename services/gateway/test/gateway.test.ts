@@ -108,12 +108,17 @@ describe("GET /api/v1/docs", () => {
     expect(page.headers.get("content-security-policy")).toMatch(/script-src 'self';/);
     const html = await page.text();
     const sources = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
-    expect(sources.every((u) => u.startsWith("/api/v1/docs/")), sources.join(", ")).toBe(true);
+    expect(
+      sources.every((u) => u.startsWith("/api/v1/docs/")),
+      sources.join(", "),
+    ).toBe(true);
     expect(html).not.toMatch(/<script>(?!<\/script>)/);
     for (const asset of sources) {
       const res = await fetch(`${base}${asset}`);
       expect(res.status, asset).toBe(200);
-      expect(res.headers.get("cache-control"), asset).toBe(asset.endsWith("init.js") ? "no-cache" : "public, max-age=86400");
+      expect(res.headers.get("cache-control"), asset).toBe(
+        asset.endsWith("init.js") ? "no-cache" : "public, max-age=86400",
+      );
       expect((await res.arrayBuffer()).byteLength, asset).toBeGreaterThan(100);
     }
     const init = await (await fetch(`${base}/api/v1/docs/init.js`)).text();
@@ -139,7 +144,11 @@ describe("GET /api/v1/readiness", () => {
     expect(body).toEqual({
       status: "not ready",
       error: "Not ready: redis",
-      checks: { postgres: "ok", redis: expect.stringMatching(/^(unavailable|timed out after 800 ms)$/), orchestrator: "ok" },
+      checks: {
+        postgres: "ok",
+        redis: expect.stringMatching(/^(unavailable|timed out after 800 ms)$/),
+        orchestrator: "ok",
+      },
     });
   });
 
@@ -207,7 +216,9 @@ describe("GET /api/v1/openapi.json", () => {
   it("the linter rejects a broken document (the lint can fail)", async () => {
     const res = await fetch(`${base}/api/v1/openapi.json`);
     const doc = (await res.json()) as Record<string, any>;
-    doc.paths["/api/v1/health"].get.responses["200"].content["application/json"].schema = { $ref: "#/components/schemas/Nope" };
+    doc.paths["/api/v1/health"].get.responses["200"].content["application/json"].schema = {
+      $ref: "#/components/schemas/Nope",
+    };
     await expect(SwaggerParser.validate(doc as never)).rejects.toThrow();
   });
 });
@@ -233,7 +244,12 @@ describe("POST /api/v1/auth/token", () => {
     expect(res.status).toBe(201);
     expect(res.headers.get("x-ratelimit-limit")).toBe("60");
     expect(Number(res.headers.get("x-ratelimit-remaining"))).toBeLessThan(60);
-    const body = (await res.json()) as { access_token: string; token_type: string; expires_in: number; expires_at: string };
+    const body = (await res.json()) as {
+      access_token: string;
+      token_type: string;
+      expires_in: number;
+      expires_at: string;
+    };
     expect(body.token_type).toBe("Bearer");
     expect(body.expires_in).toBeGreaterThanOrEqual(119);
     expect(body.expires_in).toBeLessThanOrEqual(120);

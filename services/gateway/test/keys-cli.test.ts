@@ -99,7 +99,16 @@ describe("npm run keys", () => {
   });
 
   it("create prints a new key once, and it authenticates", async () => {
-    const r = await keys("create", "--user", "bob@example.com", "--create-user", "--name", "laptop", "--expires-in", "30d");
+    const r = await keys(
+      "create",
+      "--user",
+      "bob@example.com",
+      "--create-user",
+      "--name",
+      "laptop",
+      "--expires-in",
+      "30d",
+    );
     expect(r.code).toBe(0);
     const found = r.stdout.match(/sk_[0-9a-f]{64}/g);
     expect(found).toHaveLength(1);
@@ -108,10 +117,17 @@ describe("npm run keys", () => {
     userId = user.id;
     const row = await db.apiKey.findFirstOrThrow({ where: { userId } });
     keyId = row.id;
-    expect(row).toMatchObject({ name: "laptop", prefix: key.slice(0, 12), keyHash: createHash("sha256").update(key).digest("hex") });
+    expect(row).toMatchObject({
+      name: "laptop",
+      prefix: key.slice(0, 12),
+      keyHash: createHash("sha256").update(key).digest("hex"),
+    });
     expect(row.expiresAt!.getTime() - Date.now()).toBeGreaterThan(29 * 86_400_000);
 
-    expect(await whoami({ "X-API-Key": key })).toEqual({ status: 200, body: { userId, apiKeyId: keyId, via: "api_key" } });
+    expect(await whoami({ "X-API-Key": key })).toEqual({
+      status: 200,
+      body: { userId, apiKeyId: keyId, via: "api_key" },
+    });
   });
 
   it("list shows id, prefix and status but never the key or its hash", async () => {
@@ -126,7 +142,13 @@ describe("npm run keys", () => {
     const json = await keys("list", "--user", "bob@example.com", "--json");
     const rows = JSON.parse(json.stdout) as Record<string, unknown>[];
     expect(rows).toEqual([
-      expect.objectContaining({ id: keyId, prefix: key.slice(0, 12), name: "laptop", user_id: userId, status: "active" }),
+      expect.objectContaining({
+        id: keyId,
+        prefix: key.slice(0, 12),
+        name: "laptop",
+        user_id: userId,
+        status: "active",
+      }),
     ]);
     expect(json.stdout).not.toContain(key.slice(12));
   });
@@ -137,12 +159,22 @@ describe("npm run keys", () => {
     const token = r.stdout.trim();
     expect(token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString()) as Record<string, unknown>;
-    expect(claims).toEqual({ jti: expect.any(String), sub: userId, iat: expect.any(Number), exp: (claims.iat as number) + 600, iss: "tog-gateway", aud: "tog-api" });
+    expect(claims).toEqual({
+      jti: expect.any(String),
+      sub: userId,
+      iat: expect.any(Number),
+      exp: (claims.iat as number) + 600,
+      iss: "tog-gateway",
+      aud: "tog-api",
+    });
     expect(await whoami({ Authorization: `Bearer ${token}` }, "/api/v1/test/stream")).toEqual({
       status: 200,
       body: { userId, via: "bearer_token" },
     });
-    expect(await whoami({ Authorization: `Bearer ${token}` })).toEqual({ status: 401, body: { error: "Unauthorized" } });
+    expect(await whoami({ Authorization: `Bearer ${token}` })).toEqual({
+      status: 401,
+      body: { error: "Unauthorized" },
+    });
   });
 
   it("revoke by prefix makes the key answer 401", async () => {

@@ -96,7 +96,8 @@ describe("POST /api/v1/tasks/{id}/cancel", () => {
 });
 
 describe("POST /api/v1/approvals/decision", () => {
-  const decide = (json: unknown, key = alice.key) => call(app.base, "POST", "/api/v1/approvals/decision", { key, json });
+  const decide = (json: unknown, key = alice.key) =>
+    call(app.base, "POST", "/api/v1/approvals/decision", { key, json });
 
   it("delivers an approval: 200 per 2.10, approved_by defaults to the caller", async () => {
     const task = app.orchestrator.seed({ userId: alice.id, status: "RUNNING" });
@@ -162,10 +163,22 @@ describe("POST /api/v1/approvals/decision", () => {
       [{ workflow_id: id, approval_id: "a", approved: null }, "approved is required"],
       [{ workflow_id: id, approval_id: "a", approved: "true" }, "approved must be a boolean (true or false)"],
       [{ workflow_id: id, approval_id: "a".repeat(256), approved: true }, "approval_id must be at most 255 characters"],
-      [{ workflow_id: id, approval_id: "a", approved: true, feedback: "f".repeat(10_001) }, "feedback must be a string of at most 10000 characters"],
-      [{ workflow_id: id, approval_id: "a", approved: true, modified_action: 1 }, "modified_action must be a string of at most 10000 characters"],
-      [{ workflow_id: id, approval_id: "a", approved: true, run_id: "r".repeat(256) }, "run_id must be a string of at most 255 characters"],
-      [{ workflow_id: id, approval_id: "a", approved: true, approved_by: "" }, "approved_by must be a non-empty string of at most 255 characters"],
+      [
+        { workflow_id: id, approval_id: "a", approved: true, feedback: "f".repeat(10_001) },
+        "feedback must be a string of at most 10000 characters",
+      ],
+      [
+        { workflow_id: id, approval_id: "a", approved: true, modified_action: 1 },
+        "modified_action must be a string of at most 10000 characters",
+      ],
+      [
+        { workflow_id: id, approval_id: "a", approved: true, run_id: "r".repeat(256) },
+        "run_id must be a string of at most 255 characters",
+      ],
+      [
+        { workflow_id: id, approval_id: "a", approved: true, approved_by: "" },
+        "approved_by must be a non-empty string of at most 255 characters",
+      ],
       [[1], "Invalid request body: expected a JSON object"],
     ];
     for (const [body, error] of cases) {
@@ -211,7 +224,10 @@ describe("POST /api/v1/approvals/decision", () => {
 describe("readiness: the orchestrator's ping", () => {
   it("is ok while ping answers and names the orchestrator when it fails", async () => {
     const orchestrator = new InMemoryOrchestrator();
-    expect(await runReadiness([pingCheck("orchestrator", orchestrator)], 500)).toMatchObject({ ready: true, checks: { orchestrator: "ok" } });
+    expect(await runReadiness([pingCheck("orchestrator", orchestrator)], 500)).toMatchObject({
+      ready: true,
+      checks: { orchestrator: "ok" },
+    });
     orchestrator.pingError = new Error("connect ECONNREFUSED 127.0.0.1:50051");
     const report = await runReadiness([pingCheck("orchestrator", orchestrator)], 500);
     expect(report).toMatchObject({ ready: false, failed: ["orchestrator"], checks: { orchestrator: "unavailable" } });
@@ -247,7 +263,9 @@ describe("OpenAPI document", () => {
     expect(submit.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
     expect(doc.paths["/api/v1/tasks/stream"].post.security).toEqual([{ ApiKeyAuth: [] }, { bearerAuth: [] }]);
     expect(doc.paths["/api/v1/tasks"].get.security).toEqual([{ ApiKeyAuth: [] }]);
-    const listParams = Object.fromEntries(doc.paths["/api/v1/tasks"].get.parameters.map((p: { name: string }) => [p.name, p]));
+    const listParams = Object.fromEntries(
+      doc.paths["/api/v1/tasks"].get.parameters.map((p: { name: string }) => [p.name, p]),
+    );
     expect(listParams.limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100, default: 20 });
     expect(listParams.status.schema.enum).toContain("CANCELED");
     expect(doc.paths["/api/v1/tasks/{id}/cancel"].post.responses["409"].content["application/json"].schema).toEqual({

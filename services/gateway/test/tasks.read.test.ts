@@ -70,7 +70,7 @@ describe("GET /api/v1/tasks/{id}", () => {
   it("includes `response` only for a JSON object or array result", async () => {
     const cases: [string, unknown][] = [
       ["[1, 2]", [1, 2]],
-      ["  {\"a\":1}", { a: 1 }],
+      ['  {"a":1}', { a: 1 }],
       ["plain text", undefined],
       ['"a json string"', undefined],
       ["42", undefined],
@@ -114,7 +114,8 @@ describe("GET /api/v1/tasks/{id}", () => {
     const f = await get(`/api/v1/tasks/${failed.taskId}`);
     expect(f.body.status).toBe("TASK_STATUS_FAILED");
     expect(f.body.error).toBe("LLM provider unavailable");
-    for (const field of ["result", "response", "model_used", "provider", "usage"]) expect(f.body).not.toHaveProperty(field);
+    for (const field of ["result", "response", "model_used", "provider", "usage"])
+      expect(f.body).not.toHaveProperty(field);
   });
 
   it("renders every status with the TASK_STATUS_ prefix", async () => {
@@ -185,10 +186,30 @@ describe("GET /api/v1/tasks", () => {
     const session = randomUUID();
     app.orchestrator.sessions.set("lister-chat", { id: session, userId: lister.id });
     tasks = [
-      app.orchestrator.seed({ userId: lister.id, query: "q1", status: "COMPLETED", mode: "EXECUTION_MODE_SIMPLE", usage: USAGE, completedAt: "2026-01-02T00:00:00.000Z", sessionId: session }),
+      app.orchestrator.seed({
+        userId: lister.id,
+        query: "q1",
+        status: "COMPLETED",
+        mode: "EXECUTION_MODE_SIMPLE",
+        usage: USAGE,
+        completedAt: "2026-01-02T00:00:00.000Z",
+        sessionId: session,
+      }),
       app.orchestrator.seed({ userId: lister.id, query: "q2", status: "RUNNING", requestedMode: "complex" }),
-      app.orchestrator.seed({ userId: lister.id, query: "q3", status: "CANCELLED", completedAt: "2026-01-03T00:00:00.000Z", sessionId: session }),
-      app.orchestrator.seed({ userId: lister.id, query: "q4", status: "FAILED", usage: USAGE, completedAt: "2026-01-04T00:00:00.000Z" }),
+      app.orchestrator.seed({
+        userId: lister.id,
+        query: "q3",
+        status: "CANCELLED",
+        completedAt: "2026-01-03T00:00:00.000Z",
+        sessionId: session,
+      }),
+      app.orchestrator.seed({
+        userId: lister.id,
+        query: "q4",
+        status: "FAILED",
+        usage: USAGE,
+        completedAt: "2026-01-04T00:00:00.000Z",
+      }),
       app.orchestrator.seed({ userId: lister.id, query: "q5", status: "QUEUED" }),
     ];
   });
@@ -198,7 +219,9 @@ describe("GET /api/v1/tasks", () => {
   it("lists newest first with 2.4 items, total_count and defaults limit 20 / offset 0", async () => {
     const res = await list();
     expect(res.status).toBe(200);
-    expect(app.orchestrator.calls.listTasks).toEqual([{ userId: lister.id, limit: 20, offset: 0, status: undefined, sessionId: undefined }]);
+    expect(app.orchestrator.calls.listTasks).toEqual([
+      { userId: lister.id, limit: 20, offset: 0, status: undefined, sessionId: undefined },
+    ]);
     expect(res.body.total_count).toBe(5);
     expect(res.body.tasks.map((t: { query: string }) => t.query)).toEqual(["q5", "q4", "q3", "q2", "q1"]);
     const byQuery = Object.fromEntries(res.body.tasks.map((t: { query: string }) => [t.query, t]));
@@ -211,10 +234,23 @@ describe("GET /api/v1/tasks", () => {
       completed_at: "2026-01-02T00:00:00.000Z",
       total_token_usage: { total_tokens: 150, cost_usd: 0.00042, prompt_tokens: 120, completion_tokens: 30 },
     });
-    expect(byQuery.q2).toMatchObject({ status: "TASK_STATUS_RUNNING", mode: "EXECUTION_MODE_COMPLEX", completed_at: null, total_token_usage: null });
-    expect(byQuery.q3).toMatchObject({ status: "TASK_STATUS_CANCELLED", completed_at: "2026-01-03T00:00:00.000Z", total_token_usage: null });
+    expect(byQuery.q2).toMatchObject({
+      status: "TASK_STATUS_RUNNING",
+      mode: "EXECUTION_MODE_COMPLEX",
+      completed_at: null,
+      total_token_usage: null,
+    });
+    expect(byQuery.q3).toMatchObject({
+      status: "TASK_STATUS_CANCELLED",
+      completed_at: "2026-01-03T00:00:00.000Z",
+      total_token_usage: null,
+    });
     expect(byQuery.q4).toMatchObject({ status: "TASK_STATUS_FAILED", total_token_usage: { total_tokens: 150 } });
-    expect(byQuery.q5).toMatchObject({ status: "TASK_STATUS_QUEUED", mode: "EXECUTION_MODE_STANDARD", completed_at: null });
+    expect(byQuery.q5).toMatchObject({
+      status: "TASK_STATUS_QUEUED",
+      mode: "EXECUTION_MODE_STANDARD",
+      completed_at: null,
+    });
   });
 
   it("pages with limit and offset", async () => {
@@ -278,7 +314,8 @@ describe("GET /api/v1/tasks", () => {
     const res = await list("?status=DONE");
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      error: 'Invalid status parameter: "DONE" (allowed: QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, CANCELED)',
+      error:
+        'Invalid status parameter: "DONE" (allowed: QUEUED, RUNNING, COMPLETED, FAILED, CANCELLED, TIMEOUT, CANCELED)',
     });
   });
 
@@ -342,7 +379,9 @@ describe("GET /api/v1/tasks/{id}/events", () => {
       `{"workflow_id":"${task.taskId}","events":[${events.join(",")}],"count":7,"total_count":7,"next_after_seq":7}`,
     );
     expect(res.body.events[0].message).toBe('step 1 é "q"');
-    expect(app.orchestrator.calls.getTaskEvents).toEqual([{ userId: alice.id, taskId: task.taskId, limit: 50, offset: 0, afterSeq: undefined }]);
+    expect(app.orchestrator.calls.getTaskEvents).toEqual([
+      { userId: alice.id, taskId: task.taskId, limit: 50, offset: 0, afterSeq: undefined },
+    ]);
   });
 
   it("pages by offset and by the after_seq cursor", async () => {
@@ -356,7 +395,9 @@ describe("GET /api/v1/tasks/{id}/events", () => {
     expect(app.orchestrator.calls.getTaskEvents.at(-1)).toMatchObject({ afterSeq: 5, limit: 3, offset: 0 });
 
     const empty = await get(`/api/v1/tasks/${task.taskId}/events?after_seq=7`);
-    expect(empty.text).toBe(`{"workflow_id":"${task.taskId}","events":[],"count":0,"total_count":7,"next_after_seq":null}`);
+    expect(empty.text).toBe(
+      `{"workflow_id":"${task.taskId}","events":[],"count":0,"total_count":7,"next_after_seq":null}`,
+    );
   });
 
   it("refuses bad paging parameters", async () => {
@@ -447,7 +488,11 @@ describe("GET /api/v1/tasks/{id}/timeline", () => {
       ],
       stats: { total: 2, duration_ms: 1520 },
     });
-    expect(app.orchestrator.calls.getTimeline.at(-1)).toEqual({ userId: alice.id, taskId: task.taskId, includePayloads: false });
+    expect(app.orchestrator.calls.getTimeline.at(-1)).toEqual({
+      userId: alice.id,
+      taskId: task.taskId,
+      includePayloads: false,
+    });
   });
 
   it("adds payloads with include_payloads=true (null when an entry has none)", async () => {
@@ -469,7 +514,12 @@ describe("GET /api/v1/tasks/{id}/timeline", () => {
   it("an empty timeline has zero entries and no duration; 404 for others' tasks", async () => {
     const task = app.orchestrator.seed({ userId: alice.id, status: "QUEUED" });
     const res = await get(`/api/v1/tasks/${task.taskId}/timeline`);
-    expect(res.body).toEqual({ workflow_id: task.taskId, status: "TASK_STATUS_QUEUED", events: [], stats: { total: 0, duration_ms: null } });
+    expect(res.body).toEqual({
+      workflow_id: task.taskId,
+      status: "TASK_STATUS_QUEUED",
+      events: [],
+      stats: { total: 0, duration_ms: null },
+    });
     expect((await get(`/api/v1/tasks/${task.taskId}/timeline`, bob.key)).status).toBe(404);
     expect((await get("/api/v1/tasks/x/timeline")).status).toBe(404);
   });

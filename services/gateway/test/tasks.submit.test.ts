@@ -230,7 +230,10 @@ describe("POST /api/v1/tasks: validation", () => {
 
   it("refuses an unknown model_tier, top level or in context", async () => {
     await expect400({ query: "q", model_tier: "huge" }, 'Invalid model_tier: "huge" (allowed: small, medium, large)');
-    await expect400({ query: "q", context: { model_tier: "Large" } }, 'Invalid context.model_tier: "Large" (allowed: small, medium, large)');
+    await expect400(
+      { query: "q", context: { model_tier: "Large" } },
+      'Invalid context.model_tier: "Large" (allowed: small, medium, large)',
+    );
   });
 
   it("refuses ambiguous template names", async () => {
@@ -251,8 +254,14 @@ describe("POST /api/v1/tasks: validation", () => {
       await expect400({ query: "q", session_id: id }, "session_id must not contain control characters");
     }
     app.orchestrator.resetCalls();
-    await expect400({ query: "q", model_override: "" }, "model_override must be a non-empty string of at most 255 characters");
-    await expect400({ query: "q", provider_override: 1 }, "provider_override must be a non-empty string of at most 255 characters");
+    await expect400(
+      { query: "q", model_override: "" },
+      "model_override must be a non-empty string of at most 255 characters",
+    );
+    await expect400(
+      { query: "q", provider_override: 1 },
+      "provider_override must be a non-empty string of at most 255 characters",
+    );
   });
 
   it("names the context key whose value has the wrong type or range", async () => {
@@ -273,9 +282,18 @@ describe("POST /api/v1/tasks: validation", () => {
       [{ primers_count: -1 }, "context.primers_count must be an integer from 0 to 1000"],
       [{ recents_count: 1001 }, "context.recents_count must be an integer from 0 to 1000"],
       [{ use_case_preset: {} }, "context.use_case_preset must be a non-empty string of at most 255 characters"],
-      [{ compression_trigger_ratio: 0 }, "context.compression_trigger_ratio must be a number greater than 0 and at most 1"],
-      [{ compression_target_ratio: 1.5 }, "context.compression_target_ratio must be a number greater than 0 and at most 1"],
-      [{ compression_target_ratio: "0.5" }, "context.compression_target_ratio must be a number greater than 0 and at most 1"],
+      [
+        { compression_trigger_ratio: 0 },
+        "context.compression_trigger_ratio must be a number greater than 0 and at most 1",
+      ],
+      [
+        { compression_target_ratio: 1.5 },
+        "context.compression_target_ratio must be a number greater than 0 and at most 1",
+      ],
+      [
+        { compression_target_ratio: "0.5" },
+        "context.compression_target_ratio must be a number greater than 0 and at most 1",
+      ],
     ];
     for (const [context, message] of cases) await expect400({ query: "q", context }, message);
     await expect400({ query: "q", context: [] }, "context must be an object");
@@ -290,7 +308,11 @@ describe("POST /api/v1/tasks: validation", () => {
     });
     expect(res.status).toBe(415);
     expect(res.body).toEqual({ error: "Content-Type must be application/json" });
-    const plain = await call(app.base, "POST", "/api/v1/tasks", { key: alice.key, raw: '{"query":"x"}', headers: { "Content-Type": "text/plain" } });
+    const plain = await call(app.base, "POST", "/api/v1/tasks", {
+      key: alice.key,
+      raw: '{"query":"x"}',
+      headers: { "Content-Type": "text/plain" },
+    });
     expect(plain.status).toBe(415);
     const json = await submit({ query: "x" });
     expect(json.status).toBe(200);
@@ -384,7 +406,11 @@ describe("POST /api/v1/tasks: Idempotency-Key", () => {
     const key = `idem-concurrent-${Date.now()}`;
     const results = await Promise.all(
       Array.from({ length: 5 }, () =>
-        call(app.base, "POST", "/api/v1/tasks", { key: alice.key, json: { query: "burst" }, headers: { "Idempotency-Key": key } }),
+        call(app.base, "POST", "/api/v1/tasks", {
+          key: alice.key,
+          json: { query: "burst" },
+          headers: { "Idempotency-Key": key },
+        }),
       ),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
@@ -394,9 +420,17 @@ describe("POST /api/v1/tasks: Idempotency-Key", () => {
 
   it("does not cache a 400", async () => {
     const key = `idem-400-${Date.now()}`;
-    const bad = await call(app.base, "POST", "/api/v1/tasks", { key: alice.key, json: { query: "" }, headers: { "Idempotency-Key": key } });
+    const bad = await call(app.base, "POST", "/api/v1/tasks", {
+      key: alice.key,
+      json: { query: "" },
+      headers: { "Idempotency-Key": key },
+    });
     expect(bad.status).toBe(400);
-    const again = await call(app.base, "POST", "/api/v1/tasks", { key: alice.key, json: { query: "" }, headers: { "Idempotency-Key": key } });
+    const again = await call(app.base, "POST", "/api/v1/tasks", {
+      key: alice.key,
+      json: { query: "" },
+      headers: { "Idempotency-Key": key },
+    });
     expect(again.status).toBe(400);
     expect(again.headers.get("x-idempotency-cached")).toBeNull();
   });
@@ -404,7 +438,10 @@ describe("POST /api/v1/tasks: Idempotency-Key", () => {
 
 describe("POST /api/v1/tasks/stream", () => {
   it("answers 201 with the stream URL, the submit headers and Location", async () => {
-    const res = await call(app.base, "POST", "/api/v1/tasks/stream", { key: alice.key, json: { query: "stream me", session_id: "ext-1" } });
+    const res = await call(app.base, "POST", "/api/v1/tasks/stream", {
+      key: alice.key,
+      json: { query: "stream me", session_id: "ext-1" },
+    });
     expect(res.status).toBe(201);
     const id = res.body.task_id as string;
     expect(res.body).toEqual({ task_id: id, workflow_id: id, stream_url: `/api/v1/stream/sse?workflow_id=${id}` });
@@ -430,15 +467,27 @@ describe("POST /api/v1/tasks/stream", () => {
     expect((await stream({})).body).toEqual({ error: "Query is required" });
     expect((await stream({ query: "q", mode: "x" })).body.error).toMatch(/^Invalid mode: "x"/);
     expect((await stream({ query: "q", model_tier: "small", context: { disable_ai: true } })).status).toBe(400);
-    const form = await call(app.base, "POST", "/api/v1/tasks/stream", { key: alice.key, raw: "q", headers: { "Content-Type": "text/plain" } });
+    const form = await call(app.base, "POST", "/api/v1/tasks/stream", {
+      key: alice.key,
+      raw: "q",
+      headers: { "Content-Type": "text/plain" },
+    });
     expect(form.status).toBe(415);
     expect(app.orchestrator.calls.submitTask).toHaveLength(0);
   });
 
   it("is idempotent too", async () => {
     const key = `idem-stream-${Date.now()}`;
-    const a = await call(app.base, "POST", "/api/v1/tasks/stream", { key: alice.key, json: { query: "s" }, headers: { "Idempotency-Key": key } });
-    const b = await call(app.base, "POST", "/api/v1/tasks/stream", { key: alice.key, json: { query: "s" }, headers: { "Idempotency-Key": key } });
+    const a = await call(app.base, "POST", "/api/v1/tasks/stream", {
+      key: alice.key,
+      json: { query: "s" },
+      headers: { "Idempotency-Key": key },
+    });
+    const b = await call(app.base, "POST", "/api/v1/tasks/stream", {
+      key: alice.key,
+      json: { query: "s" },
+      headers: { "Idempotency-Key": key },
+    });
     expect(b.status).toBe(201);
     expect(b.body.task_id).toBe(a.body.task_id);
     expect(b.headers.get("x-idempotency-cached")).toBe("true");

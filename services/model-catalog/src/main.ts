@@ -1,5 +1,14 @@
 // Model catalog service: GET /providers/models from the static catalog (no provider discovery).
-import { createLogger, initTelemetry, isAppError, Lifecycle, loadConfig, logTracing, telemetryOptionsOf, type Logger } from "@tog/core";
+import {
+  createLogger,
+  initTelemetry,
+  isAppError,
+  Lifecycle,
+  loadConfig,
+  logTracing,
+  telemetryOptionsOf,
+  type Logger,
+} from "@tog/core";
 import { loadCatalog } from "@tog/catalog";
 import { startHttpServer } from "@tog/edge";
 import { createMetrics, startOpsServer } from "@tog/ops";
@@ -49,6 +58,9 @@ try {
   // Start-up failures are configuration mistakes: one clear line, no stack trace.
   const log = logger ?? createLogger({ service: SERVICE });
   const message = err instanceof Error ? err.message : String(err);
-  log.fatal({ code: isAppError(err) ? err.code : (err as NodeJS.ErrnoException | undefined)?.code }, `start-up failed: ${message}`);
+  log.fatal(
+    { code: isAppError(err) ? err.code : (err as NodeJS.ErrnoException | undefined)?.code },
+    `start-up failed: ${message}`,
+  );
   process.exit(1);
 }

@@ -25,7 +25,9 @@ export function createModelsRouter(options: ModelsRoutesOptions): Router {
     let body = all;
     if (raw !== undefined && raw !== "") {
       if (!isModelTier(raw)) {
-        throw new ValidationError(`Invalid tier: ${Array.isArray(raw) ? raw.join(",") : String(raw)} (allowed: ${MODEL_TIERS.join(", ")})`);
+        throw new ValidationError(
+          `Invalid tier: ${Array.isArray(raw) ? raw.join(",") : String(raw)} (allowed: ${MODEL_TIERS.join(", ")})`,
+        );
       }
       body = byTier.get(raw) ?? all;
     }

@@ -20,18 +20,22 @@ const ModelRecordSchema = z
   })
   .openapi("ModelRecord");
 
-const CatalogSchema = z
-  .record(z.string(), z.array(ModelRecordSchema))
-  .openapi("ModelCatalog", { description: "Provider name → its models; a provider without a configured key has an empty array." });
+const CatalogSchema = z.record(z.string(), z.array(ModelRecordSchema)).openapi("ModelCatalog", {
+  description: "Provider name → its models; a provider without a configured key has an empty array.",
+});
 
 export function modelCatalogDocs(version: string): ApiDocs {
   const docs = new ApiDocs({
     title: "Task Orchestration Gateway model catalog",
     version,
-    description: "Internal model service: the static model catalog, tiers and prices. No authentication; keep it on the internal network.",
+    description:
+      "Internal model service: the static model catalog, tiers and prices. No authentication; keep it on the internal network.",
     license: { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" },
     servers: [{ url: "/", description: "The model catalog service (default port 8090)." }],
-    tags: [{ name: "Models", description: "The model catalog." }, { name: "Health", description: "Probe and this document." }],
+    tags: [
+      { name: "Models", description: "The model catalog." },
+      { name: "Health", description: "Probe and this document." },
+    ],
   });
   // Documentation only: the routes are served by models.routes.ts and health.routes.ts.
   const unused: Router = express.Router();
@@ -44,7 +48,12 @@ export function modelCatalogDocs(version: string): ApiDocs {
       tags: ["Models"],
       operationId: "listProviderModels",
       auth: "none",
-      query: z.object({ tier: z.enum(MODEL_TIERS).optional().openapi({ description: "Only models of this tier; empty or absent = all." }) }),
+      query: z.object({
+        tier: z
+          .enum(MODEL_TIERS)
+          .optional()
+          .openapi({ description: "Only models of this tier; empty or absent = all." }),
+      }),
       responses: { 200: { description: "The catalog, by provider.", schema: CatalogSchema } },
     },
     () => undefined,

@@ -73,12 +73,20 @@ describe("GET /providers/models (shipped catalog)", () => {
   it("with a (fake) OpenAI key: OpenAI's models are listed and available, other keyless providers stay empty", async () => {
     const { status, body } = await getModels(openai.url);
     expect(status).toBe(200);
-    expect(body.openai?.map((r) => r.id)).toEqual(shipped.models().filter((m) => m.provider === "openai").map((m) => m.id));
+    expect(body.openai?.map((r) => r.id)).toEqual(
+      shipped
+        .models()
+        .filter((m) => m.provider === "openai")
+        .map((m) => m.id),
+    );
     expect(body.openai?.length).toBeGreaterThanOrEqual(5);
     expect(body.anthropic).toEqual([]);
     expect(body.offline?.length).toBe(3);
     expectRecordsMatchCatalog(body);
-    expect(body.openai?.find((r) => r.id === "gpt-5")).toMatchObject({ cost_per_1k_prompt_tokens: 0.00125, cost_per_1k_completion_tokens: 0.01 });
+    expect(body.openai?.find((r) => r.id === "gpt-5")).toMatchObject({
+      cost_per_1k_prompt_tokens: 0.00125,
+      cost_per_1k_completion_tokens: 0.01,
+    });
   });
 
   it("filters by tier, keeping every provider key", async () => {
@@ -100,7 +108,9 @@ describe("GET /providers/models (shipped catalog)", () => {
     expect(res.status).toBe(400);
     expect(res.type).toMatch(/^application\/json/);
     expect(res.body).toEqual({ error: "Invalid tier: huge (allowed: small, medium, large)" });
-    expect((await getModels(noKeys.url, "?tier=SMALL")).body).toEqual({ error: "Invalid tier: SMALL (allowed: small, medium, large)" });
+    expect((await getModels(noKeys.url, "?tier=SMALL")).body).toEqual({
+      error: "Invalid tier: SMALL (allowed: small, medium, large)",
+    });
   });
 
   it("has a health probe and JSON 404s", async () => {
@@ -115,7 +125,11 @@ describe("GET /providers/models (shipped catalog)", () => {
   it("serves its own OpenAPI document (not part of the gateway's) at GET /openapi.json", async () => {
     const res = await fetch(`${noKeys.url}/openapi.json`);
     expect(res.status).toBe(200);
-    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, unknown>>; components: { schemas: Record<string, unknown> } };
+    const doc = (await res.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+      components: { schemas: Record<string, unknown> };
+    };
     expect(doc.openapi).toMatch(/^3\.0\./);
     expect(Object.keys(doc.paths)).toContain("/providers/models");
     expect(Object.keys(doc.paths["/providers/models"]!)).toContain("get");
@@ -237,7 +251,10 @@ models: [{ id: m, provider: p, tier: small, context_window: 1, max_output_tokens
 defaults: { complexity_model_id: m, decomposition_model_id: m }
 `,
     );
-    const [syntax, unpriced] = await Promise.all([failedStart({ MODELS_CONFIG_PATH: bad }), failedStart({ MODELS_CONFIG_PATH: missingPrice })]);
+    const [syntax, unpriced] = await Promise.all([
+      failedStart({ MODELS_CONFIG_PATH: bad }),
+      failedStart({ MODELS_CONFIG_PATH: missingPrice }),
+    ]);
     expect(syntax.code).toBe(1);
     expect(syntax.output).toContain(`Invalid model catalog ${bad}: YAML syntax`);
     expect(unpriced.code).toBe(1);

@@ -21,8 +21,13 @@ export const orchestratorConfigShape = {
   PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
   ...orchestratorServerTlsConfigShape,
-  SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe("Token budget of a new session (tokens all its tasks may use together)."),
-  EVENT_PERSISTER: z.enum(["on", "off"]).default("on").describe("on: this process also runs the event persister (off when it runs elsewhere)."),
+  SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe(
+    "Token budget of a new session (tokens all its tasks may use together).",
+  ),
+  EVENT_PERSISTER: z
+    .enum(["on", "off"])
+    .default("on")
+    .describe("on: this process also runs the event persister (off when it runs elsewhere)."),
 } satisfies ConfigShape;
 
 export type OrchestratorConfig = z.infer<z.ZodObject<typeof orchestratorConfigShape>>;
@@ -36,13 +41,19 @@ export const workerConfigShape = {
   ...catalogConfigShape,
   ...llmRouterConfigShape,
   ...toolsConfigShape,
-  AGENT_TIMEOUT_SECONDS: envInt(600, 1).describe("A run still going after this long (from its first start) ends as TIMEOUT."),
-  APPROVAL_TIMEOUT_SECONDS: envInt(3_600, 1).describe("How long a workflow waits for a human approval decision before it counts as timed out."),
+  AGENT_TIMEOUT_SECONDS: envInt(600, 1).describe(
+    "A run still going after this long (from its first start) ends as TIMEOUT.",
+  ),
+  APPROVAL_TIMEOUT_SECONDS: envInt(3_600, 1).describe(
+    "How long a workflow waits for a human approval decision before it counts as timed out.",
+  ),
   WORKER_CONCURRENCY: envInt(64, 1, 10_000).describe("Runs one worker process executes at once."),
   RUN_LEASE_MS: envInt(3_000, 500).describe(
     "Lease a worker holds on a running task, renewed at a third of it (one statement per worker process for all its runs); a crashed worker's task can be taken over once it lapses.",
   ),
-  MAX_TOOL_ITERATIONS: envInt(8, 1, 100).describe("Tool-calling rounds an agent may take before it must answer (standard mode)."),
+  MAX_TOOL_ITERATIONS: envInt(8, 1, 100).describe(
+    "Tool-calling rounds an agent may take before it must answer (standard mode).",
+  ),
 } satisfies ConfigShape;
 
 export type WorkerConfig = z.infer<z.ZodObject<typeof workerConfigShape>>;

@@ -37,7 +37,10 @@ try {
     await db.$disconnect();
     await pool.end();
   });
-  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor(
+    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
+    () => db.$queryRaw`SELECT 1`,
+  );
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
   );
@@ -47,7 +50,14 @@ try {
   registerQueueMetrics(metrics, bus);
   metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
   metrics.dependency("nats", () => bus.ping(1_000));
-  await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger, health: async () => bus.ping(1_000).then(() => true) });
+  await startServiceOps({
+    metrics,
+    port: config.METRICS_PORT,
+    host: config.METRICS_HOST,
+    lifecycle,
+    logger,
+    health: async () => bus.ping(1_000).then(() => true),
+  });
 
   const history = createEventHistoryRepository({ db });
   const service = new TaskService({
@@ -65,7 +75,13 @@ try {
   });
 
   if (config.EVENT_PERSISTER === "on") {
-    const persister = startEventPersister({ bus, db, logger, batchSize: config.EVENT_PERSIST_BATCH, metrics: series.persister });
+    const persister = startEventPersister({
+      bus,
+      db,
+      logger,
+      batchSize: config.EVENT_PERSIST_BATCH,
+      metrics: series.persister,
+    });
     lifecycle.on("drain", "event-persister", () => persister.stop());
   }
   const retention = startRetentionJob({
@@ -86,7 +102,10 @@ try {
   lifecycle.on("intake", "grpc", () => server.tryShutdown());
   logger.info({ port: server.port }, "orchestrator listening");
 } catch (err) {
-  logger.fatal({ ...startFailureFields(err), code: isAppError(err) ? err.code : undefined }, startFailureMessage(err, "orchestrator failed to start"));
+  logger.fatal(
+    { ...startFailureFields(err), code: isAppError(err) ? err.code : undefined },
+    startFailureMessage(err, "orchestrator failed to start"),
+  );
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }

@@ -10,7 +10,11 @@ export function registerQueueMetrics(metrics: Metrics, bus: Bus): void {
   const read = () => {
     info ??= bus.jsm.consumers
       .info(bus.streamName("RUNS"), RUN_WORKERS)
-      .then((i) => ({ num_pending: i.num_pending, num_ack_pending: i.num_ack_pending, num_redelivered: i.num_redelivered }))
+      .then((i) => ({
+        num_pending: i.num_pending,
+        num_ack_pending: i.num_ack_pending,
+        num_redelivered: i.num_redelivered,
+      }))
       .catch(() => undefined)
       .finally(() => setTimeout(() => (info = undefined), 100));
     return info;
@@ -23,10 +27,15 @@ export function registerQueueMetrics(metrics: Metrics, bus: Bus): void {
     const i = await read();
     if (i) g.set(i.num_ack_pending);
   });
-  metrics.gauge("tog_runs_redelivered", "Runs currently redelivered at least once (a worker died or handed them back).", [], async (g) => {
-    const i = await read();
-    if (i) g.set(i.num_redelivered);
-  });
+  metrics.gauge(
+    "tog_runs_redelivered",
+    "Runs currently redelivered at least once (a worker died or handed them back).",
+    [],
+    async (g) => {
+      const i = await read();
+      if (i) g.set(i.num_redelivered);
+    },
+  );
 }
 
 export function orchestratorMetrics(metrics: Metrics) {
@@ -43,9 +52,15 @@ export function orchestratorMetrics(metrics: Metrics) {
 }
 
 export function workerMetrics(metrics: Metrics, active: () => number) {
-  const finished = metrics.counter("tog_tasks_finished_total", "Tasks that reached a terminal status, by status.", ["status"]);
+  const finished = metrics.counter("tog_tasks_finished_total", "Tasks that reached a terminal status, by status.", [
+    "status",
+  ]);
   const published = metrics.counter("tog_events_published_total", "Workflow events published, by type.", ["type"]);
-  const runs = metrics.counter("tog_runs_total", "Run deliveries handled, by outcome (finished, released, lost, duplicate, orphan, error).", ["outcome"]);
+  const runs = metrics.counter(
+    "tog_runs_total",
+    "Run deliveries handled, by outcome (finished, released, lost, duplicate, orphan, error).",
+    ["outcome"],
+  );
   metrics.gauge("tog_tasks_running", "Tasks this worker process is running now.", [], (g) => g.set(active()));
   return {
     onTaskFinished: (status: string) => finished.inc({ status }),

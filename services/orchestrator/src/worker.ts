@@ -27,7 +27,11 @@ const metrics = createMetrics({ service: SERVICE });
 
 try {
   const catalog = loadCatalog(config.MODELS_CONFIG_PATH);
-  catalog.validateSelection({ complexityModelId: config.COMPLEXITY_MODEL_ID, decompositionModelId: config.DECOMPOSITION_MODEL_ID, defaultTier: config.DEFAULT_MODEL_TIER });
+  catalog.validateSelection({
+    complexityModelId: config.COMPLEXITY_MODEL_ID,
+    decompositionModelId: config.DECOMPOSITION_MODEL_ID,
+    defaultTier: config.DEFAULT_MODEL_TIER,
+  });
   const apiKeys = loadConfig(providerKeysShape(catalog), process.env) as Record<string, string | undefined>;
   const llm = createLlmRouter({ catalog, apiKeys, logger, ...llmRouterSettings(config) });
   const tools = createToolRegistry(builtinTools({ httpFetch: { allowedHosts: config.TOOL_HTTP_FETCH_ALLOWED_HOSTS } }));
@@ -38,7 +42,10 @@ try {
     await db.$disconnect();
     await pool.end();
   });
-  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor(
+    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
+    () => db.$queryRaw`SELECT 1`,
+  );
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
   );
@@ -49,7 +56,14 @@ try {
   registerQueueMetrics(metrics, bus);
   metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
   metrics.dependency("nats", () => bus.ping(1_000));
-  await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger, health: async () => bus.ping(1_000).then(() => true) });
+  await startServiceOps({
+    metrics,
+    port: config.METRICS_PORT,
+    host: config.METRICS_HOST,
+    lifecycle,
+    logger,
+    health: async () => bus.ping(1_000).then(() => true),
+  });
 
   const signals = createSignalListener(bus);
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString("hex")}`;
@@ -88,9 +102,15 @@ try {
   });
   const running = worker;
   lifecycle.on("intake", "runs", () => running.stop());
-  logger.info({ workerId, concurrency: config.WORKER_CONCURRENCY, offlineOnly: llm.offlineOnly }, "worker pulling runs");
+  logger.info(
+    { workerId, concurrency: config.WORKER_CONCURRENCY, offlineOnly: llm.offlineOnly },
+    "worker pulling runs",
+  );
 } catch (err) {
-  logger.fatal({ ...startFailureFields(err), code: isAppError(err) ? err.code : undefined }, startFailureMessage(err, "worker failed to start"));
+  logger.fatal(
+    { ...startFailureFields(err), code: isAppError(err) ? err.code : undefined },
+    startFailureMessage(err, "worker failed to start"),
+  );
   await lifecycle.shutdown().catch(() => undefined);
   process.exit(1);
 }

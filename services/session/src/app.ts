@@ -44,7 +44,14 @@ export function createSessionDocs(): ApiDocs {
 export function createSessionApp(options: SessionAppOptions): SessionApp {
   const docs = createSessionDocs();
   const router = express.Router();
-  registerSessionRoutes({ router, docs, auth: options.auth, limits: options.limits, service: () => options.service, retentionDays: options.retentionDays });
+  registerSessionRoutes({
+    router,
+    docs,
+    auth: options.auth,
+    limits: options.limits,
+    service: () => options.service,
+    retentionDays: options.retentionDays,
+  });
   docs.json();
 
   router.get("/health", (_req, res) => {
@@ -52,10 +59,20 @@ export function createSessionApp(options: SessionAppOptions): SessionApp {
   });
   router.get(
     "/readiness",
-    readinessHandler({ checks: [postgresCheck(options.db), redisCheck(options.redis)], timeoutMs: options.readinessTimeoutMs, logger: options.logger }),
+    readinessHandler({
+      checks: [postgresCheck(options.db), redisCheck(options.redis)],
+      timeoutMs: options.readinessTimeoutMs,
+      logger: options.logger,
+    }),
   );
   router.get("/openapi.json", docs.handler());
 
-  const app = createHttpApp({ logger: options.logger, metrics: options.metrics, maxBodyBytes: options.maxBodyBytes, cors: options.cors, routes: (a) => a.use(router) });
+  const app = createHttpApp({
+    logger: options.logger,
+    metrics: options.metrics,
+    maxBodyBytes: options.maxBodyBytes,
+    cors: options.cors,
+    routes: (a) => a.use(router),
+  });
   return { app, docs };
 }

@@ -18,14 +18,18 @@ export const sessionConfigShape = {
   ...authConfigShape,
   PORT: envInt(8083, 0, 65_535).describe("Session service HTTP port."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Session service listen address."),
-  READINESS_TIMEOUT_MS: envInt(2_000, 50, 30_000).describe("Deadline of the session service's readiness checks (PostgreSQL, Redis)."),
+  READINESS_TIMEOUT_MS: envInt(2_000, 50, 30_000).describe(
+    "Deadline of the session service's readiness checks (PostgreSQL, Redis).",
+  ),
   SESSION_CACHE_TTL_SECONDS: envInt(300, 0, 86_400).describe(
     "Lifetime of the Redis cache entries of a session (metadata, history, turn pages); every change drops them earlier. 0 turns the cache off.",
   ),
   SESSION_RETENTION_DAYS: envInt(30, 0, 36_500).describe(
     "A session without activity for this many days is purged with its tasks and their events (deleted sessions too). 0 keeps sessions forever.",
   ),
-  SESSION_RETENTION_INTERVAL_SECONDS: envInt(3_600, 1).describe("Seconds between two runs of the session retention purge."),
+  SESSION_RETENTION_INTERVAL_SECONDS: envInt(3_600, 1).describe(
+    "Seconds between two runs of the session retention purge.",
+  ),
 } satisfies ConfigShape;
 
 export type SessionConfig = z.infer<z.ZodObject<typeof sessionConfigShape>>;

@@ -27,7 +27,10 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor(
+    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
+    () => db.$queryRaw`SELECT 1`,
+  );
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
   if (cache.enabled) {
@@ -59,7 +62,11 @@ try {
 
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
-    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
+    tokens: new AccessTokens({
+      secret: config.AUTH_TOKEN_SECRET,
+      previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS,
+      ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS,
+    }),
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
@@ -74,7 +81,10 @@ try {
     metrics,
     auth,
     limits,
-    cors: { mode: config.NODE_ENV === "production" ? "production" : "development", allowedOrigins: config.CORS_ALLOWED_ORIGINS },
+    cors: {
+      mode: config.NODE_ENV === "production" ? "production" : "development",
+      allowedOrigins: config.CORS_ALLOWED_ORIGINS,
+    },
     maxBodyBytes: config.MAX_BODY_BYTES,
     service,
     retentionDays: config.SESSION_RETENTION_DAYS,
@@ -84,7 +94,10 @@ try {
   });
   const server = await startHttpServer(app, { port: config.PORT, host: config.HOST });
   lifecycle.on("intake", "http", () => server.close());
-  logger.info({ port: server.port, host: config.HOST, cacheTtlSeconds: config.SESSION_CACHE_TTL_SECONDS }, "session service listening");
+  logger.info(
+    { port: server.port, host: config.HOST, cacheTtlSeconds: config.SESSION_CACHE_TTL_SECONDS },
+    "session service listening",
+  );
 } catch (err) {
   logger.fatal(startFailureFields(err), startFailureMessage(err, "session service failed to start"));
   await lifecycle.shutdown().catch(() => undefined);

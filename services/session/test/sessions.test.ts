@@ -4,7 +4,16 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSessionRetention } from "../src/sessions/retention.ts";
-import { call, completedRun, insertSession, insertTask, logger, startSessionApp, type SessionApp, type TestUser } from "./support/session-app.ts";
+import {
+  call,
+  completedRun,
+  insertSession,
+  insertTask,
+  logger,
+  startSessionApp,
+  type SessionApp,
+  type TestUser,
+} from "./support/session-app.ts";
 
 let app: SessionApp;
 let alice: TestUser;
@@ -35,9 +44,11 @@ describe("list", () => {
     const user = await app.newUser("lister");
     const base = Date.now() - 60_000;
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push(await insertSession(app.db, user.id, { lastActivityAt: new Date(base + i * 1_000) }));
+    for (let i = 0; i < 5; i++)
+      ids.push(await insertSession(app.db, user.id, { lastActivityAt: new Date(base + i * 1_000) }));
     await insertSession(app.db, alice.id);
-    await app.db.$executeRaw`UPDATE sessions SET deleted_at = now(), deleted_by = ${user.id}::uuid WHERE id = ${ids[2]}::uuid`;
+    await app.db
+      .$executeRaw`UPDATE sessions SET deleted_at = now(), deleted_by = ${user.id}::uuid WHERE id = ${ids[2]}::uuid`;
 
     const first = await get(user, "/sessions?limit=2");
     expect(first.status).toBe(200);
@@ -84,12 +95,27 @@ describe("one session", () => {
     const ext = `chat-${randomUUID()}`;
     const id = await insertSession(app.db, alice.id, { externalId: ext });
     const created = new Date(Date.now() - 10_000);
-    const t1 = await insertTask(app.db, alice.id, id, { query: "first", result: "one", createdAt: created, events: completedRun("one") });
-    const t2 = await insertTask(app.db, alice.id, id, { query: "second", status: "FAILED", result: null, createdAt: new Date(created.getTime() + 5_000) });
+    const t1 = await insertTask(app.db, alice.id, id, {
+      query: "first",
+      result: "one",
+      createdAt: created,
+      events: completedRun("one"),
+    });
+    const t2 = await insertTask(app.db, alice.id, id, {
+      query: "second",
+      status: "FAILED",
+      result: null,
+      createdAt: new Date(created.getTime() + 5_000),
+    });
     for (const ref of [id, id.toUpperCase(), ext, encodeURIComponent(ext)]) {
       const detail = await get(alice, `/sessions/${ref}`);
       expect(detail.status, ref).toBe(200);
-      expect(detail.body).toMatchObject({ session_id: id, external_id: ext, context: { external_id: ext }, tokens_remaining: 1_000_000 });
+      expect(detail.body).toMatchObject({
+        session_id: id,
+        external_id: ext,
+        context: { external_id: ext },
+        tokens_remaining: 1_000_000,
+      });
       expect(Date.parse(detail.body.expires_at) - Date.parse(detail.body.last_activity_at)).toBe(30 * 86_400_000);
       const history = await get(alice, `/sessions/${ref}/history`);
       expect(history.status).toBe(200);
@@ -130,7 +156,14 @@ describe("one session", () => {
     const start = Date.now() - 60_000;
     const tasks: string[] = [];
     for (let i = 0; i < 5; i++) {
-      tasks.push(await insertTask(app.db, alice.id, id, { query: `q${i}`, result: `r${i}`, createdAt: new Date(start + i * 1_000), events: completedRun(`result number ${i}`) }));
+      tasks.push(
+        await insertTask(app.db, alice.id, id, {
+          query: `q${i}`,
+          result: `r${i}`,
+          createdAt: new Date(start + i * 1_000),
+          events: completedRun(`result number ${i}`),
+        }),
+      );
     }
     const failed = await insertTask(app.db, alice.id, id, {
       query: "denied",
@@ -140,8 +173,18 @@ describe("one session", () => {
       events: [
         { type: "WORKFLOW_STARTED" },
         { type: "LLM_PARTIAL", agent_id: "generalist" },
-        { type: "LLM_OUTPUT", agent_id: "generalist", message: "Response from offline-small", data: { output: "calculator(2+2)" } },
-        { type: "LLM_OUTPUT", agent_id: "generalist", message: "Response from offline-small", data: { output: "second" } },
+        {
+          type: "LLM_OUTPUT",
+          agent_id: "generalist",
+          message: "Response from offline-small",
+          data: { output: "calculator(2+2)" },
+        },
+        {
+          type: "LLM_OUTPUT",
+          agent_id: "generalist",
+          message: "Response from offline-small",
+          data: { output: "second" },
+        },
         { type: "ERROR_OCCURRED", data: { terminal: true, error_type: "APPROVAL_DENIED" } },
       ],
     });
@@ -154,39 +197,68 @@ describe("one session", () => {
       [4, tasks[3], "q3", "r3"],
     ]);
     const turn = page.body.turns[0];
-    expect(turn.events.map((e: any) => e.type)).toEqual(["WORKFLOW_STARTED", "AGENT_STARTED", "LLM_PROMPT", "LLM_OUTPUT", "AGENT_COMPLETED", "WORKFLOW_COMPLETED"]);
-    expect(turn.events[0]).toEqual({ workflow_id: tasks[2], type: "WORKFLOW_STARTED", agent_id: "orchestrator", message: "WORKFLOW_STARTED", timestamp: expect.any(String), seq: 1 });
+    expect(turn.events.map((e: any) => e.type)).toEqual([
+      "WORKFLOW_STARTED",
+      "AGENT_STARTED",
+      "LLM_PROMPT",
+      "LLM_OUTPUT",
+      "AGENT_COMPLETED",
+      "WORKFLOW_COMPLETED",
+    ]);
+    expect(turn.events[0]).toEqual({
+      workflow_id: tasks[2],
+      type: "WORKFLOW_STARTED",
+      agent_id: "orchestrator",
+      message: "WORKFLOW_STARTED",
+      timestamp: expect.any(String),
+      seq: 1,
+    });
     expect(turn.metadata).toEqual({ tokens_used: 10, execution_time_ms: 1_500, agents_involved: ["generalist"] });
     expect(turn).toMatchObject({ status: "TASK_STATUS_COMPLETED", timestamp: new Date(start + 2_000).toISOString() });
 
     const last = await get(alice, `/sessions/${id}/events?limit=10&offset=5`);
     expect(last.body.turns).toHaveLength(1);
-    expect(last.body.turns[0]).toMatchObject({ turn: 6, task_id: failed, final_output: "calculator(2+2)", status: "TASK_STATUS_FAILED" });
+    expect(last.body.turns[0]).toMatchObject({
+      turn: 6,
+      task_id: failed,
+      final_output: "calculator(2+2)",
+      status: "TASK_STATUS_FAILED",
+    });
     expect(last.body.turns[0].events.map((e: any) => e.seq)).toEqual([1, 3, 4, 5]);
 
     const defaults = await get(alice, `/sessions/${id}/events`);
     expect(defaults.body).toMatchObject({ count: 6, limit: 10, offset: 0 });
     expect(defaults.body.turns.map((t: any) => t.turn)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect((await get(alice, `/sessions/${id}/events?offset=6`)).body).toMatchObject({ count: 0, total_count: 6, turns: [] });
+    expect((await get(alice, `/sessions/${id}/events?offset=6`)).body).toMatchObject({
+      count: 0,
+      total_count: 6,
+      turns: [],
+    });
 
     const payload = await get(alice, `/sessions/${id}/events?limit=1&include_payload=true`);
     expect(payload.body.turns[0].events.at(-1).data).toMatchObject({ result: "result number 0", agents_used: 1 });
-    for (const q of ["limit=0", "limit=101", "offset=-1", "include_payload=maybe"]) expect((await get(alice, `/sessions/${id}/events?${q}`)).status, q).toBe(400);
+    for (const q of ["limit=0", "limit=101", "offset=-1", "include_payload=maybe"])
+      expect((await get(alice, `/sessions/${id}/events?${q}`)).status, q).toBe(400);
   });
 
   it("ownership and deletion: 403 for another user except the events endpoint (404); 404 once deleted; delete is idempotent", async () => {
     const ext = `owned-${randomUUID()}`;
     const id = await insertSession(app.db, alice.id, { externalId: ext });
     // External ids are per user (docs/security.md): alice's id names nothing of bob's.
-    for (const path of ["", "/history", "/events"]) expect((await get(bob, `/sessions/${ext}${path}`)).body).toEqual({ error: "Session not found" });
-    expect((await call(app.base, "PATCH", `/api/v1/sessions/${ext}`, { key: bob.key, json: { title: "mine" } })).status).toBe(404);
+    for (const path of ["", "/history", "/events"])
+      expect((await get(bob, `/sessions/${ext}${path}`)).body).toEqual({ error: "Session not found" });
+    expect(
+      (await call(app.base, "PATCH", `/api/v1/sessions/${ext}`, { key: bob.key, json: { title: "mine" } })).status,
+    ).toBe(404);
     expect((await call(app.base, "DELETE", `/api/v1/sessions/${ext}`, { key: bob.key })).status).toBe(404);
     for (const ref of [id]) {
       expect((await get(bob, `/sessions/${ref}`)).status).toBe(403);
       expect((await get(bob, `/sessions/${ref}`)).body).toEqual({ error: "Forbidden" });
       expect((await get(bob, `/sessions/${ref}/history`)).status).toBe(403);
       expect((await get(bob, `/sessions/${ref}/events`)).body).toEqual({ error: "Session not found" });
-      expect((await call(app.base, "PATCH", `/api/v1/sessions/${ref}`, { key: bob.key, json: { title: "mine" } })).status).toBe(403);
+      expect(
+        (await call(app.base, "PATCH", `/api/v1/sessions/${ref}`, { key: bob.key, json: { title: "mine" } })).status,
+      ).toBe(403);
       expect((await call(app.base, "DELETE", `/api/v1/sessions/${ref}`, { key: bob.key })).status).toBe(403);
     }
     expect((await get(bob, "/sessions")).body.sessions.map((s: any) => s.session_id)).not.toContain(id);
@@ -199,32 +271,58 @@ describe("one session", () => {
     const del = await call(app.base, "DELETE", `/api/v1/sessions/${ext}`, { key: alice.key });
     expect(del.status).toBe(204);
     expect(del.text).toBe("");
-    const row = (await app.db.$queryRaw<{ deleted_at: Date | null; deleted_by: string | null }[]>`
-      SELECT deleted_at, deleted_by::text FROM sessions WHERE id = ${id}::uuid`)[0]!;
+    const row = (
+      await app.db.$queryRaw<{ deleted_at: Date | null; deleted_by: string | null }[]>`
+      SELECT deleted_at, deleted_by::text FROM sessions WHERE id = ${id}::uuid`
+    )[0]!;
     expect(row.deleted_at).toBeInstanceOf(Date);
     expect(row.deleted_by).toBe(alice.id);
     for (const ref of [id, ext]) {
-      for (const path of ["", "/history", "/events"]) expect((await get(alice, `/sessions/${ref}${path}`)).status, `${ref}${path}`).toBe(404);
-      expect((await call(app.base, "PATCH", `/api/v1/sessions/${ref}`, { key: alice.key, json: { title: "x" } })).status).toBe(404);
+      for (const path of ["", "/history", "/events"])
+        expect((await get(alice, `/sessions/${ref}${path}`)).status, `${ref}${path}`).toBe(404);
+      expect(
+        (await call(app.base, "PATCH", `/api/v1/sessions/${ref}`, { key: alice.key, json: { title: "x" } })).status,
+      ).toBe(404);
       expect((await call(app.base, "DELETE", `/api/v1/sessions/${ref}`, { key: alice.key })).status).toBe(204);
-      expect((await call(app.base, "DELETE", `/api/v1/sessions/${ref}`, { key: bob.key })).status).toBe(ref === id ? 403 : 404);
+      expect((await call(app.base, "DELETE", `/api/v1/sessions/${ref}`, { key: bob.key })).status).toBe(
+        ref === id ? 403 : 404,
+      );
     }
-    const again = (await app.db.$queryRaw<{ deleted_at: Date }[]>`SELECT deleted_at FROM sessions WHERE id = ${id}::uuid`)[0]!;
+    const again = (
+      await app.db.$queryRaw<{ deleted_at: Date }[]>`SELECT deleted_at FROM sessions WHERE id = ${id}::uuid`
+    )[0]!;
     expect(again.deleted_at).toEqual(row.deleted_at);
     expect((await get(alice, "/sessions?limit=100")).body.sessions.map((s: any) => s.session_id)).not.toContain(id);
   });
 
   it("PATCH stores the cleaned title and answers it; refuses empty, over-long and non-string titles", async () => {
     const id = await insertSession(app.db, alice.id);
-    const res = await call(app.base, "PATCH", `/api/v1/sessions/${id}`, { key: alice.key, json: { title: "  👩\u200D💻 Release\u200B plan\n" } });
+    const res = await call(app.base, "PATCH", `/api/v1/sessions/${id}`, {
+      key: alice.key,
+      json: { title: "  👩\u200D💻 Release\u200B plan\n" },
+    });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ session_id: id, external_id: null, title: "👩\u200D💻 Release plan", updated_at: expect.any(String) });
-    expect((await get(alice, `/sessions/${id}`)).body).toMatchObject({ title: "👩\u200D💻 Release plan", context: { title: "👩\u200D💻 Release plan" } });
+    expect(res.body).toEqual({
+      session_id: id,
+      external_id: null,
+      title: "👩\u200D💻 Release plan",
+      updated_at: expect.any(String),
+    });
+    expect((await get(alice, `/sessions/${id}`)).body).toMatchObject({
+      title: "👩\u200D💻 Release plan",
+      context: { title: "👩\u200D💻 Release plan" },
+    });
     const sixty = "😀".repeat(60);
-    expect((await call(app.base, "PATCH", `/api/v1/sessions/${id}`, { key: alice.key, json: { title: sixty } })).body.title).toBe(sixty);
+    expect(
+      (await call(app.base, "PATCH", `/api/v1/sessions/${id}`, { key: alice.key, json: { title: sixty } })).body.title,
+    ).toBe(sixty);
     for (const [body, status, error] of [
       [{ title: `${sixty}😀` }, 400, "title must be at most 60 characters (got 61)"],
-      [{ title: " \u200B " }, 400, "title must not be empty (after removing control characters and surrounding whitespace)"],
+      [
+        { title: " \u200B " },
+        400,
+        "title must not be empty (after removing control characters and surrounding whitespace)",
+      ],
       [{}, 400, "title is required"],
       [{ title: 5 }, 400, "title must be a string"],
     ] as const) {
@@ -232,7 +330,11 @@ describe("one session", () => {
       expect(r.status, JSON.stringify(body)).toBe(status);
       expect(r.body).toEqual({ error: error });
     }
-    const text = await call(app.base, "PATCH", `/api/v1/sessions/${id}`, { key: alice.key, raw: "title=x", headers: { "Content-Type": "text/plain" } });
+    const text = await call(app.base, "PATCH", `/api/v1/sessions/${id}`, {
+      key: alice.key,
+      raw: "title=x",
+      headers: { "Content-Type": "text/plain" },
+    });
     expect(text.status).toBe(415);
     expect((await get(alice, `/sessions/${id}`)).body.title).toBe(sixty);
   });
@@ -248,19 +350,30 @@ describe("cache", () => {
     // The orchestrator's submit: a task row and the session's counters, in one transaction.
     const taskId = randomUUID();
     await app.db.$transaction([
-      app.db.$executeRaw`INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id) VALUES (${taskId}::uuid, ${alice.id}::uuid, ${id}::uuid, 'hi', 'QUEUED', '{}'::jsonb, ${"0".repeat(32)})`,
-      app.db.$executeRaw`UPDATE sessions SET task_count = task_count + 1, last_activity_at = now(), updated_at = now() WHERE id = ${id}::uuid`,
+      app.db
+        .$executeRaw`INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id) VALUES (${taskId}::uuid, ${alice.id}::uuid, ${id}::uuid, 'hi', 'QUEUED', '{}'::jsonb, ${"0".repeat(32)})`,
+      app.db
+        .$executeRaw`UPDATE sessions SET task_count = task_count + 1, last_activity_at = now(), updated_at = now() WHERE id = ${id}::uuid`,
     ]);
     await app.sessionChanged(id);
-    const detail = await eventually(() => get(alice, `/sessions/${id}`), (r) => r.body.task_count === 1, 2_000);
+    const detail = await eventually(
+      () => get(alice, `/sessions/${id}`),
+      (r) => r.body.task_count === 1,
+      2_000,
+    );
     expect(detail.body.task_count).toBe(1);
     const queued = await get(alice, `/sessions/${id}/history`);
     expect(queued.body.tasks.map((t: any) => t.status)).toEqual(["TASK_STATUS_QUEUED"]);
 
     // The worker finishes it: status only on tasks, usage on the session.
-    await app.db.$executeRaw`UPDATE tasks SET status = 'COMPLETED', result = 'done', completed_at = now(), updated_at = now() WHERE id = ${taskId}::uuid`;
+    await app.db
+      .$executeRaw`UPDATE tasks SET status = 'COMPLETED', result = 'done', completed_at = now(), updated_at = now() WHERE id = ${taskId}::uuid`;
     await app.sessionChanged(id);
-    const done = await eventually(() => get(alice, `/sessions/${id}/history`), (r) => r.body.tasks[0].status === "TASK_STATUS_COMPLETED", 2_000);
+    const done = await eventually(
+      () => get(alice, `/sessions/${id}/history`),
+      (r) => r.body.tasks[0].status === "TASK_STATUS_COMPLETED",
+      2_000,
+    );
     expect(done.body.tasks[0]).toMatchObject({ status: "TASK_STATUS_COMPLETED", result: "done" });
   });
 
@@ -282,7 +395,11 @@ describe("cache", () => {
     expect((await get(alice, `/sessions/${ext}`)).body.session_id).toBe(first);
     await app.db.$executeRaw`DELETE FROM sessions WHERE id = ${first}::uuid`;
     const second = await insertSession(app.db, alice.id, { externalId: ext });
-    const res = await eventually(() => get(alice, `/sessions/${ext}`), (r) => r.status === 200 && r.body.session_id === second, 2_000);
+    const res = await eventually(
+      () => get(alice, `/sessions/${ext}`),
+      (r) => r.status === 200 && r.body.session_id === second,
+      2_000,
+    );
     expect(res.body.session_id).toBe(second);
   });
 
@@ -303,17 +420,25 @@ describe("retention", () => {
     const idle = await insertSession(app.db, user.id, { lastActivityAt: old, externalId: `idle-${randomUUID()}` });
     const idleTask = await insertTask(app.db, user.id, idle, { createdAt: old, events: completedRun("x") });
     const deleted = await insertSession(app.db, user.id, { lastActivityAt: old });
-    await app.db.$executeRaw`UPDATE sessions SET deleted_at = now(), deleted_by = ${user.id}::uuid, last_activity_at = ${old} WHERE id = ${deleted}::uuid`;
+    await app.db
+      .$executeRaw`UPDATE sessions SET deleted_at = now(), deleted_by = ${user.id}::uuid, last_activity_at = ${old} WHERE id = ${deleted}::uuid`;
     const busy = await insertSession(app.db, user.id, { lastActivityAt: old });
     await insertTask(app.db, user.id, busy, { status: "RUNNING", createdAt: old });
     const recent = await insertSession(app.db, user.id, { lastActivityAt: new Date(Date.now() - 29 * 86_400_000) });
     expect((await get(user, `/sessions/${idle}`)).status).toBe(200);
 
     const purged: string[] = [];
-    const job = startSessionRetention({ db: app.db, logger, retentionDays: 30, batchSize: 1, initialDelayMs: 3_600_000, onPurged: async (ids) => {
-      purged.push(...ids);
-      for (const id of ids) await app.cache.invalidate(id);
-    } });
+    const job = startSessionRetention({
+      db: app.db,
+      logger,
+      retentionDays: 30,
+      batchSize: 1,
+      initialDelayMs: 3_600_000,
+      onPurged: async (ids) => {
+        purged.push(...ids);
+        for (const id of ids) await app.cache.invalidate(id);
+      },
+    });
     try {
       const result = await job.runOnce();
       expect(result).toMatchObject({ ran: true, sessions: 2, tasks: 1, events: 8 });
@@ -321,7 +446,9 @@ describe("retention", () => {
       await job.stop();
     }
     expect(purged.sort()).toEqual([idle, deleted].sort());
-    const left = await app.db.$queryRaw<{ id: string }[]>`SELECT id::text FROM sessions WHERE user_id = ${user.id}::uuid ORDER BY id`;
+    const left = await app.db.$queryRaw<
+      { id: string }[]
+    >`SELECT id::text FROM sessions WHERE user_id = ${user.id}::uuid ORDER BY id`;
     expect(left.map((r) => r.id).sort()).toEqual([busy, recent].sort());
     const [events, steps, tasks] = await Promise.all([
       app.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM task_events WHERE workflow_id = ${idleTask}::uuid`,

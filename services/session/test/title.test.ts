@@ -8,7 +8,9 @@ describe("session title cleaning", () => {
   });
 
   it("removes zero-width, soft-hyphen, BOM and bidirectional control characters", () => {
-    expect(cleanTitle("\uFEFFin\u200Bvisi\u200Cble\u2060 \u00ADtitle\u200E\u202Egnp.exe\u202C")).toBe("invisible titlegnp.exe");
+    expect(cleanTitle("\uFEFFin\u200Bvisi\u200Cble\u2060 \u00ADtitle\u200E\u202Egnp.exe\u202C")).toBe(
+      "invisible titlegnp.exe",
+    );
   });
 
   it("keeps a zero-width joiner only inside an emoji sequence", () => {
@@ -26,7 +28,9 @@ describe("session title cleaning", () => {
   it("counts code points at the 60-character edge: multi-byte and emoji accepted at 60, refused at 61", () => {
     for (const unit of ["a", "é", "日", "😀", "𝄞"]) {
       expect(validTitle(unit.repeat(TITLE_MAX_CHARS))).toBe(unit.repeat(TITLE_MAX_CHARS));
-      expect(() => validTitle(unit.repeat(TITLE_MAX_CHARS + 1))).toThrow(`title must be at most 60 characters (got 61)`);
+      expect(() => validTitle(unit.repeat(TITLE_MAX_CHARS + 1))).toThrow(
+        `title must be at most 60 characters (got 61)`,
+      );
     }
     // Surrounding whitespace and removed characters do not count.
     expect(validTitle(`  ${"😀".repeat(60)}\u200B\n`)).toBe("😀".repeat(60));

@@ -8,6 +8,13 @@ export { createTaskOwners, assertOwner, type TaskOwners } from "./ownership.ts";
 export { createEventStore, type EventStore, type StorePosition } from "./store/event-store.ts";
 export { JetStreamEvents } from "./store/jetstream-events.ts";
 export { parseClientMessage, type ClientMessage } from "./ws/ws-protocol.ts";
-export { closeReason, refusalCode, CLOSE_INTERNAL, CLOSE_REFUSED_BASE, CLOSE_RESTART, CLOSE_SLOW_CONSUMER } from "./ws/ws-close.ts";
+export {
+  closeReason,
+  refusalCode,
+  CLOSE_INTERNAL,
+  CLOSE_REFUSED_BASE,
+  CLOSE_RESTART,
+  CLOSE_SLOW_CONSUMER,
+} from "./ws/ws-close.ts";
 export { streamRequestFromQuery, type StreamRequest } from "./stream-request.ts";
 export { STREAM_VERSION } from "./version.ts";

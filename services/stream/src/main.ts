@@ -18,8 +18,15 @@ const SERVICE = "stream";
 
 const { config, logger, lifecycle, waitFor } = bootService(SERVICE, loadStreamConfig);
 const metrics = createMetrics({ service: SERVICE });
-const slowCloses = metrics.counter("tog_stream_slow_consumer_closes_total", "SSE and WebSocket clients closed for being too slow (unsent data over STREAM_MAX_BUFFER_BYTES).", ["kind"]);
-const delivered = metrics.counter("tog_stream_events_delivered_total", "Live events handed to SSE and WebSocket subscribers (one per subscriber).");
+const slowCloses = metrics.counter(
+  "tog_stream_slow_consumer_closes_total",
+  "SSE and WebSocket clients closed for being too slow (unsent data over STREAM_MAX_BUFFER_BYTES).",
+  ["kind"],
+);
+const delivered = metrics.counter(
+  "tog_stream_events_delivered_total",
+  "Live events handed to SSE and WebSocket subscribers (one per subscriber).",
+);
 
 const db = createDbClient({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
 lifecycle.on("clients", "postgres", () => db.$disconnect());
@@ -30,7 +37,10 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => db.$queryRaw`SELECT 1`);
+  await waitFor(
+    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
+    () => db.$queryRaw`SELECT 1`,
+  );
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
@@ -61,7 +71,11 @@ try {
   }
   const auth = createAuth({
     repository: new ApiKeyRepository({ db, logger, cacheTtlMs: config.AUTH_KEY_CACHE_MS }),
-    tokens: new AccessTokens({ secret: config.AUTH_TOKEN_SECRET, previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS, ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS }),
+    tokens: new AccessTokens({
+      secret: config.AUTH_TOKEN_SECRET,
+      previousSecret: config.AUTH_TOKEN_SECRET_PREVIOUS,
+      ttlSeconds: config.AUTH_TOKEN_TTL_SECONDS,
+    }),
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
@@ -101,14 +115,19 @@ try {
     g.set({ kind: "sse" }, stats.sse);
     g.set({ kind: "websocket" }, stats.websocket);
   });
-  metrics.gauge("tog_stream_hubs", "Workflows this instance holds an upstream subscription for.", [], (g) => g.set(streams.stats().hubs));
+  metrics.gauge("tog_stream_hubs", "Workflows this instance holds an upstream subscription for.", [], (g) =>
+    g.set(streams.stats().hubs),
+  );
   metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
   metrics.dependency("nats", () => bus.ping(1_000));
   metrics.dependency("redis", () => redis.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
 
   // startHttpServer hands its first argument to http.createServer; any request listener works.
-  const server = await startHttpServer(streams.handler as unknown as Parameters<typeof startHttpServer>[0], { port: config.PORT, host: config.HOST });
+  const server = await startHttpServer(streams.handler as unknown as Parameters<typeof startHttpServer>[0], {
+    port: config.PORT,
+    host: config.HOST,
+  });
   streams.attach(server.server);
   // Stop accepting, then end every open stream: clients reconnect (with their last id) to
   // another instance; without ending them the server would wait for streams that never end.

@@ -24,7 +24,9 @@ export function createTaskOwners(options: { db: Db; cacheSize?: number }): TaskO
       const id = workflowId.toLowerCase();
       const hit = cache.get(id);
       if (hit !== undefined) return hit;
-      const rows = await db.$queryRaw<{ user_id: string }[]>`SELECT user_id::text AS user_id FROM tasks WHERE id = ${id}::uuid`;
+      const rows = await db.$queryRaw<
+        { user_id: string }[]
+      >`SELECT user_id::text AS user_id FROM tasks WHERE id = ${id}::uuid`;
       const owner = rows[0]?.user_id ?? null;
       if (owner !== null) {
         cache.set(id, owner);

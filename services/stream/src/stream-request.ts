@@ -32,7 +32,9 @@ export function resumeAfterOf(value: unknown, parameter: string): number {
   if (value === undefined || value === null) return 0;
   if (typeof value === "number") {
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw new ValidationError(`Invalid ${parameter}: ${JSON.stringify(value)} (expected <millis>-<seq> or a non-negative integer)`);
+      throw new ValidationError(
+        `Invalid ${parameter}: ${JSON.stringify(value)} (expected <millis>-<seq> or a non-negative integer)`,
+      );
     }
     return value;
   }
@@ -47,7 +49,10 @@ export function resumeAfterOf(value: unknown, parameter: string): number {
  * `Last-Event-ID` header. Both resume values are validated; the header wins when it is set
  * (EventSource sends it on every reconnect while the URL keeps the original query value).
  */
-export function streamRequestFromQuery(query: Record<string, unknown>, lastEventIdHeader: string | string[] | undefined): StreamRequest {
+export function streamRequestFromQuery(
+  query: Record<string, unknown>,
+  lastEventIdHeader: string | string[] | undefined,
+): StreamRequest {
   const workflowId = normalizeWorkflowId(single("workflow_id", query.workflow_id));
   const filter = parseEventTypeFilter(single("types", query.types)) as ReadonlySet<string> | null;
   const fromQuery = resumeAfterOf(single("last_event_id", query.last_event_id), "last_event_id");

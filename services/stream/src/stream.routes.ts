@@ -12,20 +12,16 @@ import type { StreamContext } from "./stream-context.ts";
  */
 export function registerStreamRoutes(router: Router, docs: ApiDocs, ctx: StreamContext, sse: SseEndpoint): void {
   describeEventSchemas(docs);
-  docs.route(
-    router,
-    { ...streamSseRoute, middleware: [ctx.auth.require({ allowBearer: true })] },
-    async (req, res) => {
-      const headers: HeaderList = [];
-      try {
-        await sse.open(req, res, headers);
-      } catch (err) {
-        // The error handler answers; the refusal carries the rate-limit headers too.
-        for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
-        throw err;
-      }
-    },
-  );
+  docs.route(router, { ...streamSseRoute, middleware: [ctx.auth.require({ allowBearer: true })] }, async (req, res) => {
+    const headers: HeaderList = [];
+    try {
+      await sse.open(req, res, headers);
+    } catch (err) {
+      // The error handler answers; the refusal carries the rate-limit headers too.
+      for (let i = 0; i + 1 < headers.length; i += 2) res.setHeader(headers[i]!, headers[i + 1]!);
+      throw err;
+    }
+  });
 
   docs.route(router, streamWsRoute, (_req, res) => {
     res.setHeader("Upgrade", "websocket");

@@ -29,7 +29,10 @@ function storeFor(b: Bus): EventStore {
   });
 }
 
-function hubFor(worker: WorkerDouble, options: { nc?: NatsConnection; store?: EventStore; cacheSize?: number; b?: Bus } = {}): WorkflowHub {
+function hubFor(
+  worker: WorkerDouble,
+  options: { nc?: NatsConnection; store?: EventStore; cacheSize?: number; b?: Bus } = {},
+): WorkflowHub {
   const b = options.b ?? bus;
   return new WorkflowHub({
     workflowId: worker.workflowId,
@@ -114,8 +117,14 @@ describe("workflow hub", () => {
     a.events.forEach((e, i) => expect(e).toBe(b.events[i]));
     const last = a.events.at(-1)!;
     expect(last.terminal).toBe(true);
-    expect(JSON.parse(last.json.toString())).toMatchObject({ type: "WORKFLOW_COMPLETED", status: "COMPLETED", result: "the answer" });
-    expect(last.sse.toString()).toBe(`id: ${last.streamId}\nevent: WORKFLOW_COMPLETED\ndata: ${last.json.toString()}\n\n`);
+    expect(JSON.parse(last.json.toString())).toMatchObject({
+      type: "WORKFLOW_COMPLETED",
+      status: "COMPLETED",
+      result: "the answer",
+    });
+    expect(last.sse.toString()).toBe(
+      `id: ${last.streamId}\nevent: WORKFLOW_COMPLETED\ndata: ${last.json.toString()}\n\n`,
+    );
     expect(hub.terminalSeq).toBe(12);
     hub.close();
   });
@@ -138,7 +147,13 @@ describe("workflow hub", () => {
       await new Promise((r) => setTimeout(r, 5 + Math.floor(Math.random() * 20)));
       const resume = Math.floor(Math.random() * (worker.seq + 5));
       const sink = new MemorySink();
-      const sub = new Subscription({ workflowId: worker.workflowId, filter: null, resumeAfter: resume, sink, maxBufferBytes: 1 << 20 });
+      const sub = new Subscription({
+        workflowId: worker.workflowId,
+        filter: null,
+        resumeAfter: resume,
+        sink,
+        maxBufferBytes: 1 << 20,
+      });
       joins.push({ resume, sink, sub });
       void replayAndAttach(sub, hub, JOIN);
     }
@@ -192,7 +207,13 @@ describe("workflow hub", () => {
     expect(hub.tryAttach(atEnd, 10)).toBe("closed");
     expect(atEnd.ended).toBe(true);
     const sink = new MemorySink();
-    const sub = new Subscription({ workflowId: worker.workflowId, filter: new Set(["PROGRESS"]), resumeAfter: 2, sink, maxBufferBytes: 1 << 20 });
+    const sub = new Subscription({
+      workflowId: worker.workflowId,
+      filter: new Set(["PROGRESS"]),
+      resumeAfter: 2,
+      sink,
+      maxBufferBytes: 1 << 20,
+    });
     await replayAndAttach(sub, hub, JOIN);
     expect(sink.events.map((e) => e.seq)).toEqual([5]);
     expect(sink.finished?.seq).toBe(8);
@@ -253,7 +274,13 @@ describe("event store", () => {
       await hub.ready();
       expect(hub.head).toBe(40);
       const sink = new MemorySink();
-      const sub = new Subscription({ workflowId: worker.workflowId, filter: null, resumeAfter: 0, sink, maxBufferBytes: 1 << 20 });
+      const sub = new Subscription({
+        workflowId: worker.workflowId,
+        filter: null,
+        resumeAfter: 0,
+        sink,
+        maxBufferBytes: 1 << 20,
+      });
       await replayAndAttach(sub, hub, JOIN);
       expect(sink.events.map((e) => e.seq)).toEqual(range(1, 40));
       // Served byte for byte as published (LLM_PARTIAL has no top-level copies).

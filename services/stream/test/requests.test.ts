@@ -11,8 +11,15 @@ const wf = WF.toLowerCase();
 
 describe("stream requests (SSE query, WebSocket handshake)", () => {
   it("normalizes the workflow id and reads the filter and both resume forms", () => {
-    expect(streamRequestFromQuery({ workflow_id: WF }, undefined)).toEqual({ workflowId: wf, filter: null, resumeAfter: 0 });
-    const r = streamRequestFromQuery({ workflow_id: wf, types: "LLM_OUTPUT, PROGRESS", last_event_id: "1767225600000-42" }, undefined);
+    expect(streamRequestFromQuery({ workflow_id: WF }, undefined)).toEqual({
+      workflowId: wf,
+      filter: null,
+      resumeAfter: 0,
+    });
+    const r = streamRequestFromQuery(
+      { workflow_id: wf, types: "LLM_OUTPUT, PROGRESS", last_event_id: "1767225600000-42" },
+      undefined,
+    );
     expect([...r.filter!]).toEqual(["LLM_OUTPUT", "PROGRESS"]);
     expect(r.resumeAfter).toBe(42);
     expect(streamRequestFromQuery({ workflow_id: wf, last_event_id: "7" }, undefined).resumeAfter).toBe(7);
@@ -30,10 +37,18 @@ describe("stream requests (SSE query, WebSocket handshake)", () => {
       [{ workflow_id: " " }, undefined, "workflow_id is required"],
       [{ workflow_id: [wf, wf] }, undefined, "Invalid workflow_id parameter: give it once"],
       [{ workflow_id: wf, types: "NOPE" }, undefined, 'Invalid types: unknown event type "NOPE"'],
-      [{ workflow_id: wf, last_event_id: "x" }, undefined, 'Invalid last_event_id: "x" (expected <millis>-<seq> or a non-negative integer)'],
+      [
+        { workflow_id: wf, last_event_id: "x" },
+        undefined,
+        'Invalid last_event_id: "x" (expected <millis>-<seq> or a non-negative integer)',
+      ],
       [{ workflow_id: wf }, "1.5", 'Invalid Last-Event-ID: "1.5" (expected <millis>-<seq> or a non-negative integer)'],
       // A malformed query value is refused even when the header decides.
-      [{ workflow_id: wf, last_event_id: "-3" }, "4", 'Invalid last_event_id: "-3" (expected <millis>-<seq> or a non-negative integer)'],
+      [
+        { workflow_id: wf, last_event_id: "-3" },
+        "4",
+        'Invalid last_event_id: "-3" (expected <millis>-<seq> or a non-negative integer)',
+      ],
     ];
     for (const [query, header, message] of bad) {
       expect(() => streamRequestFromQuery(query, header)).toThrow(new ValidationError(message));
@@ -44,12 +59,21 @@ describe("stream requests (SSE query, WebSocket handshake)", () => {
 describe("WebSocket client messages", () => {
   it("parses subscribe (types as array or string, resume as id or number), unsubscribe and ping", () => {
     expect(parseClientMessage(JSON.stringify({ type: "ping", extra: 1 }))).toEqual({ type: "ping" });
-    expect(parseClientMessage(JSON.stringify({ type: "unsubscribe", workflow_id: WF }))).toEqual({ type: "unsubscribe", workflowId: wf });
-    const a = parseClientMessage(JSON.stringify({ type: "subscribe", workflow_id: wf, types: ["LLM_OUTPUT"], last_event_id: 5 }));
+    expect(parseClientMessage(JSON.stringify({ type: "unsubscribe", workflow_id: WF }))).toEqual({
+      type: "unsubscribe",
+      workflowId: wf,
+    });
+    const a = parseClientMessage(
+      JSON.stringify({ type: "subscribe", workflow_id: wf, types: ["LLM_OUTPUT"], last_event_id: 5 }),
+    );
     expect(a).toMatchObject({ type: "subscribe", workflowId: wf, resumeAfter: 5 });
-    const b = parseClientMessage(JSON.stringify({ type: "subscribe", workflow_id: wf, types: "LLM_OUTPUT,PROGRESS", last_event_id: "17-8" }));
+    const b = parseClientMessage(
+      JSON.stringify({ type: "subscribe", workflow_id: wf, types: "LLM_OUTPUT,PROGRESS", last_event_id: "17-8" }),
+    );
     expect(b).toMatchObject({ resumeAfter: 8 });
-    expect(parseClientMessage(JSON.stringify({ type: "subscribe", workflow_id: wf, types: null, last_event_id: null }))).toEqual({
+    expect(
+      parseClientMessage(JSON.stringify({ type: "subscribe", workflow_id: wf, types: null, last_event_id: null })),
+    ).toEqual({
       type: "subscribe",
       workflowId: wf,
       filter: null,
@@ -64,11 +88,21 @@ describe("WebSocket client messages", () => {
       ['{"type":1}', 'Invalid message: "type" is required'],
       ['{"type":"SUBSCRIBE"}', 'Unknown message type: "SUBSCRIBE" (expected subscribe, unsubscribe, ping)'],
       ['{"type":"subscribe","workflow_id":5}', "Invalid workflow_id parameter: expected one string"],
-      [`{"type":"subscribe","workflow_id":"${wf}","types":[1]}`, "Invalid types: expected a comma-separated string or an array of event type names"],
-      [`{"type":"subscribe","workflow_id":"${wf}","last_event_id":-1}`, 'Invalid last_event_id: -1 (expected <millis>-<seq> or a non-negative integer)'],
-      [`{"type":"subscribe","workflow_id":"${wf}","last_event_id":true}`, "Invalid last_event_id: expected <millis>-<seq> or a non-negative integer"],
+      [
+        `{"type":"subscribe","workflow_id":"${wf}","types":[1]}`,
+        "Invalid types: expected a comma-separated string or an array of event type names",
+      ],
+      [
+        `{"type":"subscribe","workflow_id":"${wf}","last_event_id":-1}`,
+        "Invalid last_event_id: -1 (expected <millis>-<seq> or a non-negative integer)",
+      ],
+      [
+        `{"type":"subscribe","workflow_id":"${wf}","last_event_id":true}`,
+        "Invalid last_event_id: expected <millis>-<seq> or a non-negative integer",
+      ],
     ];
-    for (const [text, message] of cases) expect(() => parseClientMessage(text), text).toThrow(new ValidationError(message));
+    for (const [text, message] of cases)
+      expect(() => parseClientMessage(text), text).toThrow(new ValidationError(message));
   });
 });
 

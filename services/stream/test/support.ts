@@ -10,7 +10,11 @@ export const silentLogger: Logger = createLogger({ service: "stream-test", level
 export const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 
 /** Event `seq` of a workflow; `last` makes it the terminal WORKFLOW_COMPLETED. */
-export function makeEvent(workflowId: string, seq: number, options: { last?: boolean; failed?: boolean } = {}): TaskEvent {
+export function makeEvent(
+  workflowId: string,
+  seq: number,
+  options: { last?: boolean; failed?: boolean } = {},
+): TaskEvent {
   if (options.failed) {
     return buildEvent({
       workflow_id: workflowId,
@@ -30,7 +34,14 @@ export function makeEvent(workflowId: string, seq: number, options: { last?: boo
       message: "done",
       seq,
       trace_id: TRACE_ID,
-      data: { result: "the answer", duration_ms: 5, total_tokens: 3, total_cost_usd: 0, agents_used: 1, tools_invoked: 0 },
+      data: {
+        result: "the answer",
+        duration_ms: 5,
+        total_tokens: 3,
+        total_cost_usd: 0,
+        agents_used: 1,
+        tools_invoked: 0,
+      },
     });
   }
   return buildEvent({
@@ -123,9 +134,14 @@ export class Recorder implements HubSubscriber {
   }
 }
 
-export const range = (from: number, to: number): number[] => Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
+export const range = (from: number, to: number): number[] =>
+  Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = "condition"): Promise<void> {
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs = 10_000,
+  what = "condition",
+): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);

@@ -1,6 +1,18 @@
 import { defineRoute, errorResponse, firstRuleMessage } from "@tog/edge";
-import { ListSessionsQuery, RenameSessionBody, SessionIdParams, TITLE_MAX_CHARS, TurnsQuery } from "./request.schemas.ts";
-import { SessionDetailSchema, SessionHistorySchema, SessionListSchema, SessionRenamedSchema, TurnsSchema } from "./response.schemas.ts";
+import {
+  ListSessionsQuery,
+  RenameSessionBody,
+  SessionIdParams,
+  TITLE_MAX_CHARS,
+  TurnsQuery,
+} from "./request.schemas.ts";
+import {
+  SessionDetailSchema,
+  SessionHistorySchema,
+  SessionListSchema,
+  SessionRenamedSchema,
+  TurnsSchema,
+} from "./response.schemas.ts";
 
 // The six session endpoints (docs/api.md "Sessions"), served by the session service. Each:
 // auth → rate limit (the same per-key budget as the gateway's routes: same Redis counters) →
@@ -50,7 +62,11 @@ export const getSessionHistoryRoute = defineRoute({
   auth: "apiKey",
   rateLimited: true,
   params: SessionIdParams,
-  responses: { 200: { description: "The session's tasks.", schema: SessionHistorySchema }, 403: FORBIDDEN, 404: NOT_FOUND },
+  responses: {
+    200: { description: "The session's tasks.", schema: SessionHistorySchema },
+    403: FORBIDDEN,
+    404: NOT_FOUND,
+  },
 });
 
 export const getSessionEventsRoute = defineRoute({
@@ -112,7 +128,11 @@ export const deleteSessionRoute = defineRoute({
   auth: "apiKey",
   rateLimited: true,
   params: SessionIdParams,
-  responses: { 204: { description: "Deleted (also when it already was)." }, 403: FORBIDDEN, 404: errorResponse("`Session not found`: unknown id.") },
+  responses: {
+    204: { description: "Deleted (also when it already was)." },
+    403: FORBIDDEN,
+    404: errorResponse("`Session not found`: unknown id."),
+  },
 });
 
 /** In the order the document lists them. */

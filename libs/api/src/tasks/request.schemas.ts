@@ -29,7 +29,8 @@ const statusParam = z
     },
     z
       .enum(TASK_STATUSES, {
-        error: (i) => `Invalid status parameter: ${describeValue(i.input)} (allowed: ${STATUS_FILTER_VALUES.join(", ")})`,
+        error: (i) =>
+          `Invalid status parameter: ${describeValue(i.input)} (allowed: ${STATUS_FILTER_VALUES.join(", ")})`,
       })
       .optional(),
   )
@@ -52,7 +53,10 @@ export const ListTasksQuery = z.object({
         .max(SESSION_ID_MAX_CHARS, `Invalid session_id parameter: at most ${SESSION_ID_MAX_CHARS} characters`)
         .optional(),
     )
-    .openapi({ type: "string", description: "Session UUID or external id; another user's or an unknown session lists nothing." }),
+    .openapi({
+      type: "string",
+      description: "Session UUID or external id; another user's or an unknown session lists nothing.",
+    }),
 });
 
 export const TaskEventsQuery = z.object({
@@ -68,14 +72,17 @@ export const TaskEventsQuery = z.object({
 
 export const TimelineQuery = z.object({
   include_payloads: z
-    .preprocess(
-      (v) => {
-        const value = emptyToUndefined(v);
-        return booleanWord(value);
-      },
-      z.boolean({ error: (i) => `Invalid include_payloads parameter: ${describeValue(i.input)} (allowed: true, false)` }).optional(),
-    )
-    .openapi({ type: "boolean", description: "Adds each entry's `payload`. Accepts true/false/1/0; default false.", default: false }),
+    .preprocess((v) => {
+      const value = emptyToUndefined(v);
+      return booleanWord(value);
+    }, z
+      .boolean({ error: (i) => `Invalid include_payloads parameter: ${describeValue(i.input)} (allowed: true, false)` })
+      .optional())
+    .openapi({
+      type: "boolean",
+      description: "Adds each entry's `payload`. Accepts true/false/1/0; default false.",
+      default: false,
+    }),
 });
 
 export const TaskIdParams = z.object({
@@ -91,7 +98,9 @@ export const CancelTaskBody = z
         .string({ error: `reason must be a string of at most ${REASON_MAX_CHARS} characters` })
         .max(REASON_MAX_CHARS, `reason must be a string of at most ${REASON_MAX_CHARS} characters`)
         .nullish()
-        .openapi({ description: `Human-readable, at most ${REASON_MAX_CHARS} characters; recorded with the cancellation.` }),
+        .openapi({
+          description: `Human-readable, at most ${REASON_MAX_CHARS} characters; recorded with the cancellation.`,
+        }),
     },
     { error: "Invalid request body: expected a JSON object" },
   )
@@ -101,7 +110,9 @@ export const TEXT_MAX_CHARS = 10_000;
 
 const requiredString = (field: string) =>
   z
-    .string({ error: (i) => (i.input === undefined || i.input === null ? `${field} is required` : `${field} must be a string`) })
+    .string({
+      error: (i) => (i.input === undefined || i.input === null ? `${field} is required` : `${field} must be a string`),
+    })
     .max(NAME_MAX_CHARS, `${field} must be at most ${NAME_MAX_CHARS} characters`)
     .refine((v) => v.trim() !== "", `${field} is required`);
 
@@ -114,16 +125,25 @@ const optionalText = (field: string, max: number) =>
 export const ApprovalDecisionBody = z
   .object(
     {
-      workflow_id: requiredString("workflow_id").openapi({ description: "The task id (a non-UUID → 404 `Task not found`)." }),
+      workflow_id: requiredString("workflow_id").openapi({
+        description: "The task id (a non-UUID → 404 `Task not found`).",
+      }),
       approval_id: requiredString("approval_id").openapi({ description: "From the APPROVAL_REQUESTED event." }),
       approved: z
         .boolean({
-          error: (i) => (i.input === undefined || i.input === null ? "approved is required" : "approved must be a boolean (true or false)"),
+          error: (i) =>
+            i.input === undefined || i.input === null
+              ? "approved is required"
+              : "approved must be a boolean (true or false)",
         })
         .openapi({ description: "true approves, false denies." }),
       feedback: optionalText("feedback", TEXT_MAX_CHARS).openapi({ description: "Remark passed to the workflow." }),
-      modified_action: optionalText("modified_action", TEXT_MAX_CHARS).openapi({ description: "Replaces the proposed action." }),
-      run_id: optionalText("run_id", NAME_MAX_CHARS).openapi({ description: "Echoed back; the workflow id is enough to find the run." }),
+      modified_action: optionalText("modified_action", TEXT_MAX_CHARS).openapi({
+        description: "Replaces the proposed action.",
+      }),
+      run_id: optionalText("run_id", NAME_MAX_CHARS).openapi({
+        description: "Echoed back; the workflow id is enough to find the run.",
+      }),
       approved_by: z
         .string({ error: `approved_by must be a non-empty string of at most ${NAME_MAX_CHARS} characters` })
         .min(1, `approved_by must be a non-empty string of at most ${NAME_MAX_CHARS} characters`)

@@ -68,7 +68,9 @@ export const TaskSummarySchema = z
     status: status(),
     mode: mode(),
     created_at: timestamp(),
-    completed_at: timestamp().nullable().openapi({ description: "When the task reached a terminal state; null before." }),
+    completed_at: timestamp()
+      .nullable()
+      .openapi({ description: "When the task reached a terminal state; null before." }),
     total_token_usage: z
       .object({
         total_tokens: z.number().int(),
@@ -117,18 +119,18 @@ export const TaskEventsPageSchema = z
     events: z.array(TaskEventSchema).openapi({ description: "In seq order; LLM_PARTIAL included." }),
     count: z.number().int().openapi({ description: "Events in this page." }),
     total_count: z.number().int().openapi({ description: "All stored events of the task." }),
-    next_after_seq: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: "Seq of the page's last event (pass as `after_seq` for the next page); null for an empty page." }),
+    next_after_seq: z.number().int().nullable().openapi({
+      description: "Seq of the page's last event (pass as `after_seq` for the next page); null for an empty page.",
+    }),
   })
   .openapi("TaskEventsPage");
 
 export const TimelineEntrySchema = z
   .object({
     seq: z.number().int().openapi({ description: "1-based position in the timeline." }),
-    kind: z.string().openapi({ description: "start, plan, llm, tool, child, approval, timer, synthesis, team, finish, signal…" }),
+    kind: z
+      .string()
+      .openapi({ description: "start, plan, llm, tool, child, approval, timer, synthesis, team, finish, signal…" }),
     name: z.string(),
     agent_id: z.string(),
     status: z.string(),
@@ -136,7 +138,10 @@ export const TimelineEntrySchema = z
     completed_at: timestamp().nullable(),
     duration_ms: z.number().int().nullable(),
     parent: z.string().nullable(),
-    payload: z.unknown().optional().openapi({ description: "Only with include_payloads=true (null when the entry has none)." }),
+    payload: z
+      .unknown()
+      .optional()
+      .openapi({ description: "Only with include_payloads=true (null when the entry has none)." }),
   })
   .openapi("TimelineEntry");
 
@@ -147,11 +152,9 @@ export const TimelineSchema = z
     events: z.array(TimelineEntrySchema).openapi({ description: "Ordered by started_at, then step key." }),
     stats: z.object({
       total: z.number().int(),
-      duration_ms: z
-        .number()
-        .int()
-        .nullable()
-        .openapi({ description: "First entry's start to the last entry's end, once the task is terminal; null before." }),
+      duration_ms: z.number().int().nullable().openapi({
+        description: "First entry's start to the last entry's end, once the task is terminal; null before.",
+      }),
     }),
   })
   .openapi("Timeline");
@@ -164,7 +167,9 @@ export const CancelConflictSchema = z
   .object({
     success: z.literal(false),
     message: z.string().openapi({ example: "Task is already COMPLETED" }),
-    status: z.string().openapi({ description: "The terminal status without the prefix: COMPLETED, FAILED, CANCELLED or TIMEOUT." }),
+    status: z
+      .string()
+      .openapi({ description: "The terminal status without the prefix: COMPLETED, FAILED, CANCELLED or TIMEOUT." }),
   })
   .openapi("CancelConflict");
 

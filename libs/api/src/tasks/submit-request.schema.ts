@@ -23,14 +23,19 @@ export const SubmitTaskBody = z
   .object(
     {
       query: z
-        .string({ error: (i) => (i.input === undefined || i.input === null ? "Query is required" : "query must be a string") })
+        .string({
+          error: (i) => (i.input === undefined || i.input === null ? "Query is required" : "query must be a string"),
+        })
         .max(QUERY_MAX_CHARS, `query must be at most ${QUERY_MAX_CHARS} characters`)
         .refine((q) => q.trim() !== "", "Query is required")
         .openapi({ description: `Natural-language task; not blank, at most ${QUERY_MAX_CHARS} characters.` }),
       session_id: z
         .string({ error: `session_id must be a non-empty string of at most ${SESSION_ID_MAX_CHARS} characters` })
         .min(1, `session_id must be a non-empty string of at most ${SESSION_ID_MAX_CHARS} characters`)
-        .max(SESSION_ID_MAX_CHARS, `session_id must be a non-empty string of at most ${SESSION_ID_MAX_CHARS} characters`)
+        .max(
+          SESSION_ID_MAX_CHARS,
+          `session_id must be a non-empty string of at most ${SESSION_ID_MAX_CHARS} characters`,
+        )
         // An identifier: it comes back in the X-Session-ID header and in logs.
         .refine((id) => !CONTROL_CHARS.test(id), "session_id must not contain control characters")
         .nullish()
@@ -41,14 +46,21 @@ export const SubmitTaskBody = z
         }),
       context: TaskContextSchema.nullish(),
       mode: z
-        .enum(REQUEST_MODES, { error: (i) => `Invalid mode: ${describeValue(i.input)} (allowed: ${REQUEST_MODES.join(", ")})` })
+        .enum(REQUEST_MODES, {
+          error: (i) => `Invalid mode: ${describeValue(i.input)} (allowed: ${REQUEST_MODES.join(", ")})`,
+        })
         .nullish()
         .openapi({ description: "Absent → automatic detection. Case-sensitive." }),
-      model_tier: tierOf("model_tier")
+      model_tier: tierOf("model_tier").nullish().openapi({
+        description:
+          "Overrides `context.model_tier`. Absent everywhere → the catalog's default tier (DEFAULT_MODEL_TIER, `small`).",
+      }),
+      model_override: nameString("model_override")
         .nullish()
-        .openapi({ description: "Overrides `context.model_tier`. Absent everywhere → the catalog's default tier (DEFAULT_MODEL_TIER, `small`)." }),
-      model_override: nameString("model_override").nullish().openapi({ description: "Canonical model name; overrides the context value." }),
-      provider_override: nameString("provider_override").nullish().openapi({ description: "Forces the provider; overrides the context value." }),
+        .openapi({ description: "Canonical model name; overrides the context value." }),
+      provider_override: nameString("provider_override")
+        .nullish()
+        .openapi({ description: "Forces the provider; overrides the context value." }),
     },
     { error: "Invalid request body: expected a JSON object" },
   )

@@ -31,7 +31,9 @@ export const nameString = (field: string) =>
     .max(NAME_MAX_CHARS, `${field} must be a non-empty string of at most ${NAME_MAX_CHARS} characters`);
 
 export const tierOf = (field: string) =>
-  z.enum(MODEL_TIERS, { error: (i) => `Invalid ${field}: ${describeValue(i.input)} (allowed: ${MODEL_TIERS.join(", ")})` });
+  z.enum(MODEL_TIERS, {
+    error: (i) => `Invalid ${field}: ${describeValue(i.input)} (allowed: ${MODEL_TIERS.join(", ")})`,
+  });
 
 const integerIn = (field: string, min: number, max: number) => {
   const message = `${field} must be an integer from ${min} to ${max}`;
@@ -58,29 +60,41 @@ export const TaskContextSchema = z
         .record(z.string(), z.unknown(), { error: "context.prompt_params must be an object" })
         .nullish()
         .openapi({ description: "Parameters for prompts, tools, adapters and templates. Default `{}`." }),
-      model_tier: tierOf("context.model_tier").nullish().openapi({ description: "Used when the top-level `model_tier` is absent." }),
-      model_override: nameString("context.model_override").nullish().openapi({ description: "Used when the top-level value is absent." }),
-      provider_override: nameString("context.provider_override").nullish().openapi({ description: "Used when the top-level value is absent." }),
+      model_tier: tierOf("context.model_tier")
+        .nullish()
+        .openapi({ description: "Used when the top-level `model_tier` is absent." }),
+      model_override: nameString("context.model_override")
+        .nullish()
+        .openapi({ description: "Used when the top-level value is absent." }),
+      provider_override: nameString("context.provider_override")
+        .nullish()
+        .openapi({ description: "Used when the top-level value is absent." }),
       template: nameString("context.template").nullish().openapi({ description: "Template name." }),
-      template_name: nameString("context.template_name")
-        .nullish()
-        .openapi({
-          description:
-            "Alias of `template`. Both given with different values → 400 (the reference silently prefers `template`); equal values are accepted.",
-        }),
+      template_name: nameString("context.template_name").nullish().openapi({
+        description:
+          "Alias of `template`. Both given with different values → 400 (the reference silently prefers `template`); equal values are accepted.",
+      }),
       template_version: nameString("context.template_version").nullish().openapi({ description: "Absent = latest." }),
-      disable_ai: booleanOf("context.disable_ai")
+      disable_ai: booleanOf("context.disable_ai").nullish().openapi({
+        description: "Template-only mode; combined with any model control (top level or context) → 400. Default false.",
+      }),
+      history_window_size: integerIn("context.history_window_size", 1, 1000)
         .nullish()
-        .openapi({ description: "Template-only mode; combined with any model control (top level or context) → 400. Default false." }),
-      history_window_size: integerIn("context.history_window_size", 1, 1000).nullish().openapi({ description: "Default 50." }),
-      use_case_preset: nameString("context.use_case_preset").nullish().openapi({ description: "Window-control preset." }),
+        .openapi({ description: "Default 50." }),
+      use_case_preset: nameString("context.use_case_preset")
+        .nullish()
+        .openapi({ description: "Window-control preset." }),
       primers_count: integerIn("context.primers_count", 0, 1000).nullish().openapi({ description: "Default 5." }),
       recents_count: integerIn("context.recents_count", 0, 1000).nullish().openapi({ description: "Default 15." }),
-      compression_trigger_ratio: ratio("context.compression_trigger_ratio").nullish().openapi({ description: "Default 0.8." }),
-      compression_target_ratio: ratio("context.compression_target_ratio").nullish().openapi({ description: "Default 0.5." }),
-      require_approval: booleanOf("context.require_approval")
+      compression_trigger_ratio: ratio("context.compression_trigger_ratio")
         .nullish()
-        .openapi({ description: "Ask for a human approval (POST /approvals/decision) before the agent acts. Default false." }),
+        .openapi({ description: "Default 0.8." }),
+      compression_target_ratio: ratio("context.compression_target_ratio")
+        .nullish()
+        .openapi({ description: "Default 0.5." }),
+      require_approval: booleanOf("context.require_approval").nullish().openapi({
+        description: "Ask for a human approval (POST /approvals/decision) before the agent acts. Default false.",
+      }),
     },
     { error: "context must be an object" },
   )
@@ -131,7 +145,9 @@ export function readTaskContext(given: Record<string, unknown>): ReadContext {
   const shape = TaskContextSchema.shape;
   const value = <K extends TaskContextKey>(key: K): NonNullable<z.output<(typeof shape)[K]>> | undefined => {
     const parsed = shape[key].safeParse(given[key]);
-    return parsed.success && parsed.data != null ? (parsed.data as NonNullable<z.output<(typeof shape)[K]>>) : undefined;
+    return parsed.success && parsed.data != null
+      ? (parsed.data as NonNullable<z.output<(typeof shape)[K]>>)
+      : undefined;
   };
   const extra: Record<string, unknown> = {};
   for (const [key, v] of Object.entries(given)) if (!RECOGNIZED.has(key)) extra[key] = v;
@@ -167,7 +183,10 @@ export type ModelControls = Partial<Record<(typeof MODEL_CONTROL_KEYS)[number], 
  * context's. An absent tier stays absent, so the orchestrator applies the catalog's default tier
  * (DEFAULT_MODEL_TIER) instead of the gateway freezing one.
  */
-export function normalizeTaskContext(given: Record<string, unknown> | null | undefined, top: ModelControls = {}): Record<string, unknown> {
+export function normalizeTaskContext(
+  given: Record<string, unknown> | null | undefined,
+  top: ModelControls = {},
+): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...given };
   for (const key of MODEL_CONTROL_KEYS) if (top[key] != null) merged[key] = top[key];
   const { context, extra } = readTaskContext(merged);

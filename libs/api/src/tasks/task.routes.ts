@@ -1,5 +1,12 @@
 import { defineRoute, errorResponse, firstRuleMessage } from "@tog/edge";
-import { ApprovalDecisionBody, CancelTaskBody, ListTasksQuery, TaskEventsQuery, TaskIdParams, TimelineQuery } from "./request.schemas.ts";
+import {
+  ApprovalDecisionBody,
+  CancelTaskBody,
+  ListTasksQuery,
+  TaskEventsQuery,
+  TaskIdParams,
+  TimelineQuery,
+} from "./request.schemas.ts";
 import {
   ApprovalDecisionResultSchema,
   CancelAcceptedSchema,
@@ -25,7 +32,9 @@ const SESSION_HEADER = {
     "The session as the client named it: the external id it sent (as sent when printable ASCII, else percent-encoded UTF-8), else the session UUID.",
   schema: { type: "string" as const },
 };
-const NOT_FOUND = { 404: errorResponse("`Task not found`: unknown id, a malformed (non-UUID) id, or another user's task.") };
+const NOT_FOUND = {
+  404: errorResponse("`Task not found`: unknown id, a malformed (non-UUID) id, or another user's task."),
+};
 
 const SUBMIT_DESCRIPTION = [
   "Queues the task and returns at once; execution continues asynchronously.",

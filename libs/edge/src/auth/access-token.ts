@@ -36,7 +36,8 @@ export class AccessTokens {
 
   constructor(options: AccessTokensOptions) {
     this.key = options.secret === undefined ? undefined : new TextEncoder().encode(options.secret);
-    this.previousKey = options.previousSecret === undefined ? undefined : new TextEncoder().encode(options.previousSecret);
+    this.previousKey =
+      options.previousSecret === undefined ? undefined : new TextEncoder().encode(options.previousSecret);
     this.ttlSeconds = options.ttlSeconds;
     this.clockToleranceSeconds = options.clockToleranceSeconds ?? 5;
   }

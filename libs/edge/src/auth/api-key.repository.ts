@@ -68,7 +68,11 @@ export class ApiKeyRepository {
   }
 
   /** Creates a key for a user; the returned `key` is the only time the secret exists outside the caller. */
-  async create(input: { userId: string; name: string; expiresAt?: Date | null }): Promise<{ key: string; info: ApiKeyInfo }> {
+  async create(input: {
+    userId: string;
+    name: string;
+    expiresAt?: Date | null;
+  }): Promise<{ key: string; info: ApiKeyInfo }> {
     const key = generateApiKey();
     const info = await this.db.apiKey.create({
       data: {

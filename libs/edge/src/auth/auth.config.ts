@@ -34,7 +34,10 @@ const optionalSecret = (name: string) =>
     z
       .string()
       .min(32, "must be at least 32 characters")
-      .refine((v) => !PUBLISHED_TOKEN_SECRETS.includes(v), `${name} is a published value (printed in this repository); set a private one`)
+      .refine(
+        (v) => !PUBLISHED_TOKEN_SECRETS.includes(v),
+        `${name} is a published value (printed in this repository); set a private one`,
+      )
       .optional(),
   );
 
@@ -51,7 +54,9 @@ export const authConfigShape = {
   AUTH_TOKEN_SECRET_PREVIOUS: optionalSecret("AUTH_TOKEN_SECRET_PREVIOUS").describe(
     "Rotation: the previous secret, still accepted to verify tokens (never to sign) until they expire.",
   ),
-  AUTH_TOKEN_TTL_SECONDS: envInt(3600, 60, 30 * 86_400).describe("Lifetime of access tokens issued by `npm run keys -- token`."),
+  AUTH_TOKEN_TTL_SECONDS: envInt(3600, 60, 30 * 86_400).describe(
+    "Lifetime of access tokens issued by `npm run keys -- token`.",
+  ),
   AUTH_KEY_CACHE_MS: envInt(5_000, 0, 60_000).describe(
     "How long a successful API-key lookup is reused in process memory (0 = always ask PostgreSQL). " +
       "A revoked or disabled key keeps working for at most this long in other processes.",

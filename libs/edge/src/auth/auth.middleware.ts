@@ -71,7 +71,10 @@ export function createAuth(options: AuthOptions): Auth {
     return verified ? { userId: verified.userId, via: "bearer_token" } : "bad_token";
   }
 
-  async function authenticate(req: Pick<Request, "headers" | "url">, opts: RequireAuthOptions = {}): Promise<Principal> {
+  async function authenticate(
+    req: Pick<Request, "headers" | "url">,
+    opts: RequireAuthOptions = {},
+  ): Promise<Principal> {
     if (hasQueryCredential(req.url)) {
       logger?.debug({ reason: "query_credential" }, "request refused");
       throw new UnauthorizedError();
@@ -88,13 +91,10 @@ export function createAuth(options: AuthOptions): Auth {
     authenticate,
     require(opts: RequireAuthOptions = {}): RequestHandler {
       return (req, _res, next) => {
-        authenticate(req, opts).then(
-          (principal) => {
-            req.principal = principal;
-            next();
-          },
-          next,
-        );
+        authenticate(req, opts).then((principal) => {
+          req.principal = principal;
+          next();
+        }, next);
       };
     },
   };

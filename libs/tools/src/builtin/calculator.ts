@@ -27,13 +27,64 @@ const parse = math.parse;
 
 const CONSTANTS = new Set(["pi", "PI", "e", "E", "tau", "phi"]);
 const FUNCTIONS = new Set([
-  "abs", "sqrt", "cbrt", "nthRoot", "exp", "log", "log10", "log2", "log1p", "expm1", "pow", "hypot",
-  "sin", "cos", "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
-  "sec", "csc", "cot", "round", "floor", "ceil", "fix", "sign", "min", "max", "mod", "gcd", "lcm",
-  "factorial", "combinations", "permutations", "mean", "median", "sum", "prod",
+  "abs",
+  "sqrt",
+  "cbrt",
+  "nthRoot",
+  "exp",
+  "log",
+  "log10",
+  "log2",
+  "log1p",
+  "expm1",
+  "pow",
+  "hypot",
+  "sin",
+  "cos",
+  "tan",
+  "asin",
+  "acos",
+  "atan",
+  "atan2",
+  "sinh",
+  "cosh",
+  "tanh",
+  "asinh",
+  "acosh",
+  "atanh",
+  "sec",
+  "csc",
+  "cot",
+  "round",
+  "floor",
+  "ceil",
+  "fix",
+  "sign",
+  "min",
+  "max",
+  "mod",
+  "gcd",
+  "lcm",
+  "factorial",
+  "combinations",
+  "permutations",
+  "mean",
+  "median",
+  "sum",
+  "prod",
 ]);
 // mathjs operator node `fn` names. `%` after a number (50%) is parsed as a division by 100.
-const OPERATORS = new Set(["add", "subtract", "multiply", "divide", "mod", "pow", "unaryMinus", "unaryPlus", "factorial"]);
+const OPERATORS = new Set([
+  "add",
+  "subtract",
+  "multiply",
+  "divide",
+  "mod",
+  "pow",
+  "unaryMinus",
+  "unaryPlus",
+  "factorial",
+]);
 
 function checkedDivide(a: BigNumber, b: BigNumber): BigNumber {
   if (math.isZero(b)) throw new ValidationError("Division by zero");
@@ -48,15 +99,20 @@ function checkedFactorial(n: BigNumber): BigNumber {
   return math.factorial(n);
 }
 function checkedCombinations(n: BigNumber, k: BigNumber): BigNumber {
-  if (math.larger(n, MAX_COMBINATORICS)) throw new ValidationError(`combinations is limited to n <= ${MAX_COMBINATORICS}`);
+  if (math.larger(n, MAX_COMBINATORICS))
+    throw new ValidationError(`combinations is limited to n <= ${MAX_COMBINATORICS}`);
   return math.combinations(n, k);
 }
 function checkedPermutations(n: BigNumber, k?: BigNumber): BigNumber {
-  if (math.larger(n, MAX_COMBINATORICS)) throw new ValidationError(`permutations is limited to n <= ${MAX_COMBINATORICS}`);
+  if (math.larger(n, MAX_COMBINATORICS))
+    throw new ValidationError(`permutations is limited to n <= ${MAX_COMBINATORICS}`);
   return k === undefined ? math.permutations(n) : math.permutations(n, k);
 }
 
-math.import({ checkedDivide, checkedMod, checkedFactorial, checkedCombinations, checkedPermutations }, { override: true });
+math.import(
+  { checkedDivide, checkedMod, checkedFactorial, checkedCombinations, checkedPermutations },
+  { override: true },
+);
 // Hardening recommended by mathjs's security guide, in case a future mathjs version lets a
 // construct through the allow-list below: the dangerous entry points throw.
 const disabled = (name: string) => () => {
@@ -64,9 +120,18 @@ const disabled = (name: string) => () => {
 };
 math.import(
   Object.fromEntries(
-    ["import", "createUnit", "reviver", "evaluate", "parse", "compile", "simplify", "derivative", "resolve", "chain"].map(
-      (name) => [name, disabled(name)],
-    ),
+    [
+      "import",
+      "createUnit",
+      "reviver",
+      "evaluate",
+      "parse",
+      "compile",
+      "simplify",
+      "derivative",
+      "resolve",
+      "chain",
+    ].map((name) => [name, disabled(name)]),
   ),
   { override: true },
 );
@@ -161,9 +226,12 @@ export function calculate(expression: string, precision = 15): Calculation {
   const trimmed = expression.trim();
   if (trimmed === "") throw new ValidationError("Expression is empty");
   if (trimmed.length > MAX_EXPRESSION_LENGTH) {
-    throw new ValidationError(`Expression is too long (${trimmed.length} characters, at most ${MAX_EXPRESSION_LENGTH})`);
+    throw new ValidationError(
+      `Expression is too long (${trimmed.length} characters, at most ${MAX_EXPRESSION_LENGTH})`,
+    );
   }
-  if (maxNesting(trimmed) > MAX_NESTING) throw new ValidationError(`Expression is nested too deeply (at most ${MAX_NESTING} levels)`);
+  if (maxNesting(trimmed) > MAX_NESTING)
+    throw new ValidationError(`Expression is nested too deeply (at most ${MAX_NESTING} levels)`);
 
   let tree: MathNode;
   try {
@@ -181,7 +249,10 @@ export function calculate(expression: string, precision = 15): Calculation {
     throw new ValidationError(`Cannot evaluate: ${(cause as Error).message}`, { cause });
   }
   if (!math.isBigNumber(value)) throw new ValidationError("The expression does not evaluate to a single number");
-  if (value.isNaN()) throw new ValidationError("The result is not a real number (for example the root or logarithm of a negative number)");
+  if (value.isNaN())
+    throw new ValidationError(
+      "The result is not a real number (for example the root or logarithm of a negative number)",
+    );
   if (!value.isFinite()) throw new ValidationError("The result is too large (overflow) or infinite");
 
   // Exponent notation as soon as the integer part has more digits than are shown, so a rounded
@@ -200,7 +271,11 @@ export const calculatorTool = defineTool({
     "`50%` means 0.5; `a % b` is the remainder.",
   parameters: z
     .object({
-      expression: z.string().min(1).max(MAX_EXPRESSION_LENGTH).describe("The expression, e.g. \"(2 + 3) * sqrt(16) / 4\""),
+      expression: z
+        .string()
+        .min(1)
+        .max(MAX_EXPRESSION_LENGTH)
+        .describe('The expression, e.g. "(2 + 3) * sqrt(16) / 4"'),
       precision: z
         .number()
         .int()

@@ -14,36 +14,42 @@ const timezone = z
   .string()
   .max(64)
   .refine((tz) => tz === "UTC" || IANAZone.isValidZone(tz), {
-    message: "Unknown time zone: use an IANA name such as \"Europe/Berlin\" or \"UTC\"",
+    message: 'Unknown time zone: use an IANA name such as "Europe/Berlin" or "UTC"',
   });
 const locale = z
   .string()
   .max(35)
-  .refine(isValidLocale, { message: "Unknown locale: use a BCP 47 tag such as \"en-US\" or \"de-DE\"" });
+  .refine(isValidLocale, { message: 'Unknown locale: use a BCP 47 tag such as "en-US" or "de-DE"' });
 const dateText = z.string().min(1).max(100);
 
 const durationObject = z
-  .object(Object.fromEntries(UNITS.map((unit) => [unit, z.number().finite().optional()])) as Record<
-    (typeof UNITS)[number],
-    z.ZodOptional<z.ZodNumber>
-  >)
+  .object(
+    Object.fromEntries(UNITS.map((unit) => [unit, z.number().finite().optional()])) as Record<
+      (typeof UNITS)[number],
+      z.ZodOptional<z.ZodNumber>
+    >,
+  )
   .strict();
 
 const parameters = z
   .object({
-    operation: z.enum(["now", "add", "diff", "format", "parse"]).describe(
-      "now: current time; add: date + duration; diff: to - from in units; format: render a date; parse: read a date from text",
-    ),
+    operation: z
+      .enum(["now", "add", "diff", "format", "parse"])
+      .describe(
+        "now: current time; add: date + duration; diff: to - from in units; format: render a date; parse: read a date from text",
+      ),
     timezone: timezone
       .default("UTC")
       .describe("IANA time zone; dates without an offset are read in it and results are shown in it (default UTC)"),
-    date: dateText.optional().describe("add, format: ISO 8601 date-time, or \"now\""),
+    date: dateText.optional().describe('add, format: ISO 8601 date-time, or "now"'),
     duration: z
       .union([z.string().min(2).max(64), durationObject])
       .optional()
-      .describe("add: ISO 8601 duration (\"P1DT2H\") or an object like {\"days\": -3, \"hours\": 4}; negative values subtract"),
-    from: dateText.optional().describe("diff: start, ISO 8601 or \"now\""),
-    to: dateText.optional().describe("diff: end, ISO 8601 or \"now\""),
+      .describe(
+        'add: ISO 8601 duration ("P1DT2H") or an object like {"days": -3, "hours": 4}; negative values subtract',
+      ),
+    from: dateText.optional().describe('diff: start, ISO 8601 or "now"'),
+    to: dateText.optional().describe('diff: end, ISO 8601 or "now"'),
     units: z
       .array(z.enum(UNITS))
       .min(1)
@@ -51,22 +57,28 @@ const parameters = z
       .optional()
       .describe("diff: units of the result (default days, hours, minutes, seconds)"),
     locale: locale.default("en-US").describe("format, parse: BCP 47 locale (default en-US)"),
-    style: z.enum(STYLES).default("long").describe("format: date and time style when no pattern is given (default long)"),
+    style: z
+      .enum(STYLES)
+      .default("long")
+      .describe("format: date and time style when no pattern is given (default long)"),
     pattern: z
       .string()
       .min(1)
       .max(100)
       .optional()
-      .describe("format, parse: Luxon token pattern such as \"yyyy-MM-dd HH:mm\" (parse without it reads ISO 8601, RFC 2822, HTTP and SQL forms)"),
+      .describe(
+        'format, parse: Luxon token pattern such as "yyyy-MM-dd HH:mm" (parse without it reads ISO 8601, RFC 2822, HTTP and SQL forms)',
+      ),
     text: z.string().min(1).max(200).optional().describe("parse: the text to read"),
   })
   .strict()
   .superRefine((args, ctx) => {
     const need = (field: keyof typeof args) => {
-      if (args[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `Required for operation "${args.operation}"` });
+      if (args[field] === undefined)
+        ctx.addIssue({ code: "custom", path: [field], message: `Required for operation "${args.operation}"` });
     };
-    if (args.operation === "add") (need("date"), need("duration"));
-    if (args.operation === "diff") (need("from"), need("to"));
+    if (args.operation === "add") need("date"), need("duration");
+    if (args.operation === "diff") need("from"), need("to");
     if (args.operation === "format") need("date");
     if (args.operation === "parse") need("text");
   });
@@ -92,10 +104,13 @@ function describe(dt: DateTime) {
 }
 
 function readDate(text: string, field: string, args: Args, context: ToolContext): DateTime {
-  if (text.trim().toLowerCase() === "now") return DateTime.fromJSDate(context.now?.() ?? new Date(), { zone: args.timezone });
+  if (text.trim().toLowerCase() === "now")
+    return DateTime.fromJSDate(context.now?.() ?? new Date(), { zone: args.timezone });
   const dt = DateTime.fromISO(text.trim(), { zone: args.timezone });
   if (!dt.isValid) {
-    throw new ValidationError(`${field}: "${text}" is not an ISO 8601 date-time (${dt.invalidExplanation ?? dt.invalidReason})`);
+    throw new ValidationError(
+      `${field}: "${text}" is not an ISO 8601 date-time (${dt.invalidExplanation ?? dt.invalidReason})`,
+    );
   }
   return dt;
 }
@@ -116,7 +131,9 @@ function parseText(args: Args): DateTime {
   if (args.pattern !== undefined) {
     const dt = DateTime.fromFormat(text, args.pattern, options);
     if (!dt.isValid) {
-      throw new ValidationError(`text: "${text}" does not match pattern "${args.pattern}" (${dt.invalidExplanation ?? dt.invalidReason})`);
+      throw new ValidationError(
+        `text: "${text}" does not match pattern "${args.pattern}" (${dt.invalidExplanation ?? dt.invalidReason})`,
+      );
     }
     return dt;
   }
@@ -124,7 +141,9 @@ function parseText(args: Args): DateTime {
     const dt = read(text, options);
     if (dt.isValid) return dt;
   }
-  throw new ValidationError(`text: "${text}" is not a recognized date (ISO 8601, RFC 2822, HTTP or SQL); give a pattern`);
+  throw new ValidationError(
+    `text: "${text}" is not a recognized date (ISO 8601, RFC 2822, HTTP or SQL); give a pattern`,
+  );
 }
 
 function run(args: Args, context: ToolContext): ToolResult {
@@ -154,7 +173,9 @@ function run(args: Args, context: ToolContext): ToolResult {
         difference,
         milliseconds: to.toMillis() - from.toMillis(),
       };
-      const text = Object.entries(difference).map(([unit, amount]) => `${amount} ${unit}`).join(", ");
+      const text = Object.entries(difference)
+        .map(([unit, amount]) => `${amount} ${unit}`)
+        .join(", ");
       return { data, text };
     }
     case "format": {

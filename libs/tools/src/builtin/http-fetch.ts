@@ -20,7 +20,7 @@ const parameters = z
     headers: z
       .record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/), z.string().max(1_000))
       .optional()
-      .describe("Extra request headers, e.g. {\"accept\": \"application/json\"}"),
+      .describe('Extra request headers, e.g. {"accept": "application/json"}'),
   })
   .strict();
 
@@ -30,7 +30,11 @@ function isAllowed(url: URL, allowed: ReadonlySet<string>): boolean {
   return allowed.has(host) || allowed.has(`${host}:${port}`);
 }
 
-async function readLimited(response: Response, maxBytes: number, signal: AbortSignal): Promise<{ body: string; truncated: boolean }> {
+async function readLimited(
+  response: Response,
+  maxBytes: number,
+  signal: AbortSignal,
+): Promise<{ body: string; truncated: boolean }> {
   if (!response.body) return { body: "", truncated: false };
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -56,7 +60,9 @@ async function readLimited(response: Response, maxBytes: number, signal: AbortSi
 }
 
 export function createHttpFetchTool(options: HttpFetchOptions = {}) {
-  const allowed: ReadonlySet<string> = new Set((options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean));
+  const allowed: ReadonlySet<string> = new Set(
+    (options.allowedHosts ?? []).map((h) => h.trim().toLowerCase()).filter(Boolean),
+  );
   const maxBytes = options.maxBytes ?? DEFAULT_HTTP_FETCH_MAX_BYTES;
   const hostList = allowed.size === 0 ? "none (every fetch is refused)" : [...allowed].join(", ");
 
@@ -77,16 +83,27 @@ export function createHttpFetchTool(options: HttpFetchOptions = {}) {
         throw new ValidationError(`url: only http and https are supported, not ${url.protocol}`);
       }
       if (!isAllowed(url, allowed)) {
-        throw new ToolError("TOOL_EXECUTION_FAILED", `Host "${url.host}" is not on the http_fetch allow-list (allowed: ${hostList})`, {
-          recoverable: false,
-        });
+        throw new ToolError(
+          "TOOL_EXECUTION_FAILED",
+          `Host "${url.host}" is not on the http_fetch allow-list (allowed: ${hostList})`,
+          {
+            recoverable: false,
+          },
+        );
       }
       let response: Response;
       try {
-        response = await fetch(url, { method: "GET", headers: args.headers, redirect: "manual", signal: context.signal });
+        response = await fetch(url, {
+          method: "GET",
+          headers: args.headers,
+          redirect: "manual",
+          signal: context.signal,
+        });
       } catch (cause) {
         if (context.signal.aborted) throw context.signal.reason;
-        throw new ToolError("TOOL_EXECUTION_FAILED", `Fetching ${url.href} failed: ${(cause as Error).message}`, { cause });
+        throw new ToolError("TOOL_EXECUTION_FAILED", `Fetching ${url.href} failed: ${(cause as Error).message}`, {
+          cause,
+        });
       }
       const { body, truncated } = await readLimited(response, maxBytes, context.signal);
       const data = {

@@ -15,14 +15,21 @@ const MAX_CHANGES = 1_000;
 
 const parameters = z
   .object({
-    operation: z.enum(["parse", "format", "query", "diff"]).describe(
-      "parse: check JSON text and report the error position; format: pretty-print or minify; query: JMESPath query; diff: changes from left to right",
-    ),
+    operation: z
+      .enum(["parse", "format", "query", "diff"])
+      .describe(
+        "parse: check JSON text and report the error position; format: pretty-print or minify; query: JMESPath query; diff: changes from left to right",
+      ),
     text: z.string().max(MAX_TEXT).optional().describe("parse, format, query: the JSON text (or give value)"),
     value: jsonValue().optional().describe("format, query: the JSON value itself instead of text"),
     indent: z.number().int().min(0).max(8).default(2).describe("format: spaces per level; 0 minifies (default 2)"),
     sort_keys: z.boolean().default(false).describe("format: sort object keys recursively (default false)"),
-    expression: z.string().min(1).max(1_000).optional().describe("query: JMESPath expression, e.g. \"people[?age > `30`].name\""),
+    expression: z
+      .string()
+      .min(1)
+      .max(1_000)
+      .optional()
+      .describe('query: JMESPath expression, e.g. "people[?age > `30`].name"'),
     left: jsonValue().optional().describe("diff: the original JSON value"),
     right: jsonValue().optional().describe("diff: the changed JSON value"),
   })
@@ -40,7 +47,7 @@ const parameters = z
       }
     }
     if (args.operation === "query") need("expression");
-    if (args.operation === "diff") (need("left"), need("right"));
+    if (args.operation === "diff") need("left"), need("right");
   });
 
 type Args = z.output<typeof parameters>;
@@ -112,22 +119,31 @@ export interface JsonChange {
   old_value?: JsonValue;
 }
 
-const pointer = (base: string, key: string | number) => `${base}/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`;
+const pointer = (base: string, key: string | number) =>
+  `${base}/${String(key).replaceAll("~", "~0").replaceAll("/", "~1")}`;
 
 /** Changes that turn `left` into `right`, in JSON Patch terms (arrays compared by index). */
 export function diffJson(left: JsonValue, right: JsonValue, path = "", out: JsonChange[] = []): JsonChange[] {
   if (out.length >= MAX_CHANGES) return out;
   const bothArrays = Array.isArray(left) && Array.isArray(right);
   const bothObjects =
-    left !== null && right !== null && typeof left === "object" && typeof right === "object" && !Array.isArray(left) && !Array.isArray(right);
+    left !== null &&
+    right !== null &&
+    typeof left === "object" &&
+    typeof right === "object" &&
+    !Array.isArray(left) &&
+    !Array.isArray(right);
   if (bothArrays) {
     const shared = Math.min(left.length, right.length);
     for (let i = 0; i < shared; i++) diffJson(left[i] as JsonValue, right[i] as JsonValue, pointer(path, i), out);
-    for (let i = shared; i < right.length; i++) out.push({ op: "add", path: pointer(path, i), value: right[i] as JsonValue });
-    for (let i = left.length - 1; i >= shared; i--) out.push({ op: "remove", path: pointer(path, i), old_value: left[i] as JsonValue });
+    for (let i = shared; i < right.length; i++)
+      out.push({ op: "add", path: pointer(path, i), value: right[i] as JsonValue });
+    for (let i = left.length - 1; i >= shared; i--)
+      out.push({ op: "remove", path: pointer(path, i), old_value: left[i] as JsonValue });
   } else if (bothObjects) {
     for (const key of Object.keys(left)) {
-      if (!Object.hasOwn(right, key)) out.push({ op: "remove", path: pointer(path, key), old_value: left[key] as JsonValue });
+      if (!Object.hasOwn(right, key))
+        out.push({ op: "remove", path: pointer(path, key), old_value: left[key] as JsonValue });
       else diffJson(left[key] as JsonValue, right[key] as JsonValue, pointer(path, key), out);
     }
     for (const key of Object.keys(right)) {
@@ -145,14 +161,27 @@ function run(args: Args): ToolResult {
       const text = args.text ?? "";
       const problem = findJsonError(text);
       if (problem) {
-        return { data: { valid: false, error: problem.message, position: problem.position, line: problem.line, column: problem.column }, text: `Invalid JSON: ${problem.message}` };
+        return {
+          data: {
+            valid: false,
+            error: problem.message,
+            position: problem.position,
+            line: problem.line,
+            column: problem.column,
+          },
+          text: `Invalid JSON: ${problem.message}`,
+        };
       }
       const value = JSON.parse(text) as JsonValue;
       return { data: { valid: true, type: typeName(value), value }, text: `Valid JSON (${typeName(value)})` };
     }
     case "format": {
       const value = readJson(args);
-      const formatted = JSON.stringify(args.sort_keys ? sortKeys(value) : value, null, args.indent === 0 ? undefined : args.indent);
+      const formatted = JSON.stringify(
+        args.sort_keys ? sortKeys(value) : value,
+        null,
+        args.indent === 0 ? undefined : args.indent,
+      );
       return { data: { formatted }, text: formatted };
     }
     case "query": {
@@ -168,7 +197,10 @@ function run(args: Args): ToolResult {
     }
     case "diff": {
       const changes = diffJson(args.left ?? null, args.right ?? null);
-      const text = changes.length === 0 ? "No differences" : changes.map((c) => `${c.op} ${c.path === "" ? "/" : c.path}`).join("\n");
+      const text =
+        changes.length === 0
+          ? "No differences"
+          : changes.map((c) => `${c.op} ${c.path === "" ? "/" : c.path}`).join("\n");
       return { data: { equal: changes.length === 0, changes: changes as unknown as JsonValue }, text };
     }
   }
@@ -178,7 +210,7 @@ export const jsonTool = defineTool({
   name: "json",
   description:
     "JSON utilities: parse (check JSON text, report the error's line and column), format (pretty-print, minify, sort keys), " +
-    "query (JMESPath, e.g. \"items[?price > `10`].name | sort(@)\") and diff (JSON Patch style changes from left to right).",
+    'query (JMESPath, e.g. "items[?price > `10`].name | sort(@)") and diff (JSON Patch style changes from left to right).',
   parameters,
   riskLevel: "low",
   timeoutSeconds: 5,

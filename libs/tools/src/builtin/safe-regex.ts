@@ -76,8 +76,16 @@ function runRegex(request: Request, timeoutMs: number): unknown {
   }
 }
 
-export function extractMatches(pattern: string, flags: string, text: string, limit: number, timeoutMs = DEFAULT_REGEX_TIMEOUT_MS): RegexMatch[] {
-  const result = runRegex({ op: "extract", pattern, flags: withGlobal(flags), text, limit }, timeoutMs) as { matches: RegexMatch[] };
+export function extractMatches(
+  pattern: string,
+  flags: string,
+  text: string,
+  limit: number,
+  timeoutMs = DEFAULT_REGEX_TIMEOUT_MS,
+): RegexMatch[] {
+  const result = runRegex({ op: "extract", pattern, flags: withGlobal(flags), text, limit }, timeoutMs) as {
+    matches: RegexMatch[];
+  };
   return result.matches;
 }
 
@@ -90,7 +98,10 @@ export function replaceMatches(
   timeoutMs = DEFAULT_REGEX_TIMEOUT_MS,
 ): { text: string; count: number } {
   const effective = all ? withGlobal(flags) : flags.replaceAll("g", "");
-  return runRegex({ op: "replace", pattern, flags: effective, text, replacement }, timeoutMs) as { text: string; count: number };
+  return runRegex({ op: "replace", pattern, flags: effective, text, replacement }, timeoutMs) as {
+    text: string;
+    count: number;
+  };
 }
 
 function withGlobal(flags: string): string {

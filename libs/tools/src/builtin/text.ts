@@ -13,42 +13,63 @@ const CASES = ["upper", "lower", "title", "sentence", "camel", "pascal", "snake"
 
 const parameters = z
   .object({
-    operation: z.enum(["count", "case", "extract", "replace", "truncate"]).describe(
-      "count: characters, words, lines; case: change letter case; extract: regex matches; replace: regex or literal replace; truncate: shorten without splitting characters",
-    ),
+    operation: z
+      .enum(["count", "case", "extract", "replace", "truncate"])
+      .describe(
+        "count: characters, words, lines; case: change letter case; extract: regex matches; replace: regex or literal replace; truncate: shorten without splitting characters",
+      ),
     text: z.string().max(MAX_TEXT).describe("The input text"),
     to: z.enum(CASES).optional().describe("case: target case"),
     locale: z
       .string()
       .max(35)
       .optional()
-      .describe("case: BCP 47 locale for language-specific rules (e.g. \"tr\" for dotted I); default locale-independent"),
+      .describe('case: BCP 47 locale for language-specific rules (e.g. "tr" for dotted I); default locale-independent'),
     pattern: z
       .string()
       .min(1)
       .max(MAX_PATTERN_LENGTH)
       .optional()
-      .describe("extract, replace: JavaScript regular expression source without slashes (plain text when literal is true)"),
+      .describe(
+        "extract, replace: JavaScript regular expression source without slashes (plain text when literal is true)",
+      ),
     flags: z
       .string()
       .regex(/^(?!.*(.).*\1)[gimsuv]*$/, "Only the flags g, i, m, s, u, v, each at most once")
       .default("u")
       .describe("extract, replace: regex flags (default u); g is implied for extract"),
-    replacement: z.string().max(10_000).optional().describe("replace: replacement; $1, $<name> and $& refer to the match unless literal"),
+    replacement: z
+      .string()
+      .max(10_000)
+      .optional()
+      .describe("replace: replacement; $1, $<name> and $& refer to the match unless literal"),
     literal: z.boolean().default(false).describe("replace: treat pattern as plain text (default false)"),
     all: z.boolean().default(true).describe("replace: replace every match, not only the first (default true)"),
-    max_matches: z.number().int().min(1).max(1_000).default(100).describe("extract: at most this many matches (default 100)"),
-    max_length: z.number().int().min(0).max(MAX_TEXT).optional().describe("truncate: maximum length in user-perceived characters, ellipsis included"),
+    max_matches: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000)
+      .default(100)
+      .describe("extract: at most this many matches (default 100)"),
+    max_length: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_TEXT)
+      .optional()
+      .describe("truncate: maximum length in user-perceived characters, ellipsis included"),
     ellipsis: z.string().max(10).default("…").describe("truncate: appended when the text is cut (default …)"),
   })
   .strict()
   .superRefine((args, ctx) => {
     const need = (field: "to" | "pattern" | "replacement" | "max_length") => {
-      if (args[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: `Required for operation "${args.operation}"` });
+      if (args[field] === undefined)
+        ctx.addIssue({ code: "custom", path: [field], message: `Required for operation "${args.operation}"` });
     };
     if (args.operation === "case") need("to");
     if (args.operation === "extract") need("pattern");
-    if (args.operation === "replace") (need("pattern"), need("replacement"));
+    if (args.operation === "replace") need("pattern"), need("replacement");
     if (args.operation === "truncate") need("max_length");
     if (args.flags.includes("u") && args.flags.includes("v")) {
       ctx.addIssue({ code: "custom", path: ["flags"], message: "The flags u and v cannot be combined" });
@@ -131,7 +152,9 @@ export function changeCase(text: string, to: (typeof CASES)[number], localeTag?:
     case "lower":
       return text.toLocaleLowerCase(locale);
     case "title":
-      return Array.from(segmenter("word", locale).segment(text), (s) => (s.isWordLike ? capitalize(s.segment, locale) : s.segment)).join("");
+      return Array.from(segmenter("word", locale).segment(text), (s) =>
+        s.isWordLike ? capitalize(s.segment, locale) : s.segment,
+      ).join("");
     case "sentence":
       return Array.from(segmenter("sentence", locale).segment(text), (s) => {
         const lower = s.segment.toLocaleLowerCase(locale);
@@ -139,7 +162,9 @@ export function changeCase(text: string, to: (typeof CASES)[number], localeTag?:
         const firstLetter = lower.search(/[\p{L}\p{N}]/u);
         if (firstLetter < 0 || !/\p{L}/u.test(lower.charAt(firstLetter))) return lower;
         const letter = String.fromCodePoint(lower.codePointAt(firstLetter) ?? 0);
-        return lower.slice(0, firstLetter) + letter.toLocaleUpperCase(locale) + lower.slice(firstLetter + letter.length);
+        return (
+          lower.slice(0, firstLetter) + letter.toLocaleUpperCase(locale) + lower.slice(firstLetter + letter.length)
+        );
       }).join("");
     case "camel":
     case "pascal": {
@@ -148,11 +173,17 @@ export function changeCase(text: string, to: (typeof CASES)[number], localeTag?:
       return words.join("");
     }
     case "snake":
-      return identifierWords(text).map((w) => w.toLocaleLowerCase(locale)).join("_");
+      return identifierWords(text)
+        .map((w) => w.toLocaleLowerCase(locale))
+        .join("_");
     case "kebab":
-      return identifierWords(text).map((w) => w.toLocaleLowerCase(locale)).join("-");
+      return identifierWords(text)
+        .map((w) => w.toLocaleLowerCase(locale))
+        .join("-");
     case "constant":
-      return identifierWords(text).map((w) => w.toLocaleUpperCase(locale)).join("_");
+      return identifierWords(text)
+        .map((w) => w.toLocaleUpperCase(locale))
+        .join("_");
   }
 }
 
@@ -160,7 +191,10 @@ export function truncateText(text: string, maxLength: number, ellipsis = "…") 
   const parts = graphemes(text);
   if (parts.length <= maxLength) return { text, truncated: false, original_length: parts.length, length: parts.length };
   const ellipsisLength = graphemes(ellipsis).length;
-  const kept = ellipsisLength < maxLength ? parts.slice(0, maxLength - ellipsisLength).join("") + ellipsis : parts.slice(0, maxLength).join("");
+  const kept =
+    ellipsisLength < maxLength
+      ? parts.slice(0, maxLength - ellipsisLength).join("") + ellipsis
+      : parts.slice(0, maxLength).join("");
   return { text: kept, truncated: true, original_length: parts.length, length: graphemes(kept).length };
 }
 

@@ -16,22 +16,29 @@ const parameters = z
       .min(1)
       .max(200)
       .regex(/^[A-Za-z0-9][A-Za-z0-9_.:/-]*$/, "Use letters, digits and _ . : / - (starting with a letter or digit)")
-      .describe("Workspace key, e.g. \"report/summary\""),
-    action: z.enum(["set", "delete"]).default("set").describe("set: store value under key; delete: remove the key (default set)"),
+      .describe('Workspace key, e.g. "report/summary"'),
+    action: z
+      .enum(["set", "delete"])
+      .default("set")
+      .describe("set: store value under key; delete: remove the key (default set)"),
     value: jsonValue().optional().describe("set: the JSON value to store (at most 64 KiB serialized)"),
   })
   .strict()
   .superRefine((args, ctx) => {
     if (args.action === "set" && args.value === undefined) {
-      ctx.addIssue({ code: "custom", path: ["value"], message: "Required for action \"set\"" });
+      ctx.addIssue({ code: "custom", path: ["value"], message: 'Required for action "set"' });
     }
     if (args.action === "delete" && args.value !== undefined) {
-      ctx.addIssue({ code: "custom", path: ["value"], message: "Must be absent for action \"delete\"" });
+      ctx.addIssue({ code: "custom", path: ["value"], message: 'Must be absent for action "delete"' });
     }
     if (args.value !== undefined) {
       const bytes = Buffer.byteLength(JSON.stringify(args.value), "utf8");
       if (bytes > MAX_WORKSPACE_VALUE_BYTES) {
-        ctx.addIssue({ code: "custom", path: ["value"], message: `Too large: ${bytes} bytes serialized, at most ${MAX_WORKSPACE_VALUE_BYTES}` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["value"],
+          message: `Too large: ${bytes} bytes serialized, at most ${MAX_WORKSPACE_VALUE_BYTES}`,
+        });
       }
     }
   });
@@ -51,8 +58,13 @@ export const workspaceWriteTool = defineTool({
   riskLevel: "high",
   timeoutSeconds: 10,
   async execute(args) {
-    const change: WorkspaceChange = { key: args.key, value: args.action === "delete" ? null : (args.value ?? null), action: args.action };
-    const text = change.action === "set" ? `Set workspace key "${change.key}"` : `Deleted workspace key "${change.key}"`;
+    const change: WorkspaceChange = {
+      key: args.key,
+      value: args.action === "delete" ? null : (args.value ?? null),
+      action: args.action,
+    };
+    const text =
+      change.action === "set" ? `Set workspace key "${change.key}"` : `Deleted workspace key "${change.key}"`;
     return { data: { ...change }, text };
   },
 });

@@ -10,7 +10,12 @@ export interface TaskSummary {
   mode: string;
   created_at: string;
   completed_at: string | null;
-  total_token_usage: { total_tokens: number; cost_usd: number; prompt_tokens?: number; completion_tokens?: number } | null;
+  total_token_usage: {
+    total_tokens: number;
+    cost_usd: number;
+    prompt_tokens?: number;
+    completion_tokens?: number;
+  } | null;
 }
 
 export interface TaskDetail {
@@ -120,15 +125,24 @@ export class ApiClient {
     return this.#apiKey ? { "X-API-Key": this.#apiKey } : {};
   }
 
-  async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ body: T; headers: Headers }> {
-    const init: RequestInit = { method, headers: { Accept: "application/json", ...this.authHeaders(), ...headers }, cache: "no-store" };
+  async #call<T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<{ body: T; headers: Headers }> {
+    const init: RequestInit = {
+      method,
+      headers: { Accept: "application/json", ...this.authHeaders(), ...headers },
+      cache: "no-store",
+    };
     if (body !== undefined) {
       (init.headers as Record<string, string>)["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
     }
     const res = await this.#fetch(`${this.baseUrl}${path}`, init);
     const text = await res.text();
-    let parsed: unknown ;
+    let parsed: unknown;
     if (text !== "") {
       try {
         parsed = JSON.parse(text);
@@ -137,7 +151,9 @@ export class ApiClient {
       }
     }
     if (!res.ok && !(res.status === 409 && path.endsWith("/cancel"))) {
-      const message = (parsed as { error?: unknown; message?: unknown } | undefined)?.error ?? (parsed as { message?: unknown } | undefined)?.message;
+      const message =
+        (parsed as { error?: unknown; message?: unknown } | undefined)?.error ??
+        (parsed as { message?: unknown } | undefined)?.message;
       throw new ApiError(res.status, typeof message === "string" ? message : `HTTP ${res.status}`);
     }
     return { body: parsed as T, headers: res.headers };
@@ -148,7 +164,12 @@ export class ApiClient {
     await this.#call("GET", "/tasks?limit=1");
   }
 
-  async listTasks(q: { limit: number; offset: number; status?: string; session_id?: string }): Promise<{ tasks: TaskSummary[]; total_count: number }> {
+  async listTasks(q: {
+    limit: number;
+    offset: number;
+    status?: string;
+    session_id?: string;
+  }): Promise<{ tasks: TaskSummary[]; total_count: number }> {
     const params = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
     if (q.status) params.set("status", q.status);
     if (q.session_id) params.set("session_id", q.session_id);
@@ -166,25 +187,49 @@ export class ApiClient {
   }
 
   async cancelTask(id: string, reason?: string): Promise<{ success: boolean; message: string; status?: string }> {
-    return (await this.#call<{ success: boolean; message: string; status?: string }>("POST", `/tasks/${encodeURIComponent(id)}/cancel`, reason ? { reason } : {})).body;
+    return (
+      await this.#call<{ success: boolean; message: string; status?: string }>(
+        "POST",
+        `/tasks/${encodeURIComponent(id)}/cancel`,
+        reason ? { reason } : {},
+      )
+    ).body;
   }
 
-  async decideApproval(input: { workflow_id: string; approval_id: string; approved: boolean; feedback?: string }): Promise<{ success: boolean; message: string }> {
+  async decideApproval(input: {
+    workflow_id: string;
+    approval_id: string;
+    approved: boolean;
+    feedback?: string;
+  }): Promise<{ success: boolean; message: string }> {
     return (await this.#call<{ success: boolean; message: string }>("POST", "/approvals/decision", input)).body;
   }
 
-  async listSessions(q: { limit: number; offset: number }): Promise<{ sessions: SessionSummary[]; total_count: number }> {
+  async listSessions(q: {
+    limit: number;
+    offset: number;
+  }): Promise<{ sessions: SessionSummary[]; total_count: number }> {
     const params = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
-    return (await this.#call<{ sessions: SessionSummary[]; total_count: number }>("GET", `/sessions?${params.toString()}`)).body;
+    return (
+      await this.#call<{ sessions: SessionSummary[]; total_count: number }>("GET", `/sessions?${params.toString()}`)
+    ).body;
   }
 
   async getSession(id: string): Promise<SessionSummary & { tokens_remaining?: number }> {
     return (await this.#call<SessionSummary>("GET", `/sessions/${encodeURIComponent(id)}`)).body;
   }
 
-  async sessionTurns(id: string, q: { limit: number; offset: number }): Promise<{ session_id: string; count: number; turns: SessionTurn[] }> {
+  async sessionTurns(
+    id: string,
+    q: { limit: number; offset: number },
+  ): Promise<{ session_id: string; count: number; turns: SessionTurn[] }> {
     const params = new URLSearchParams({ limit: String(q.limit), offset: String(q.offset) });
-    return (await this.#call<{ session_id: string; count: number; turns: SessionTurn[] }>("GET", `/sessions/${encodeURIComponent(id)}/events?${params.toString()}`)).body;
+    return (
+      await this.#call<{ session_id: string; count: number; turns: SessionTurn[] }>(
+        "GET",
+        `/sessions/${encodeURIComponent(id)}/events?${params.toString()}`,
+      )
+    ).body;
   }
 
   async renameSession(id: string, title: string): Promise<{ title: string }> {

@@ -13,7 +13,10 @@ import { NotFound } from "./pages/not-found.tsx";
 
 export function App({ config }: { config: RuntimeConfig }) {
   const [apiKey, setApiKey] = useState<string | null>(() => loadApiKey());
-  const client = useMemo(() => (apiKey === null ? null : new ApiClient({ baseUrl: config.apiBaseUrl, apiKey })), [apiKey, config.apiBaseUrl]);
+  const client = useMemo(
+    () => (apiKey === null ? null : new ApiClient({ baseUrl: config.apiBaseUrl, apiKey })),
+    [apiKey, config.apiBaseUrl],
+  );
 
   if (client === null) {
     return (
@@ -45,10 +48,14 @@ export function App({ config }: { config: RuntimeConfig }) {
             </ul>
             <ul>
               <li>
-                <a href={href("/")} data-testid="nav-tasks">Tasks</a>
+                <a href={href("/")} data-testid="nav-tasks">
+                  Tasks
+                </a>
               </li>
               <li>
-                <a href={href("/sessions")} data-testid="nav-sessions">Sessions</a>
+                <a href={href("/sessions")} data-testid="nav-sessions">
+                  Sessions
+                </a>
               </li>
               <li>
                 <button class="secondary outline small" type="button" onClick={signOut} data-testid="sign-out">

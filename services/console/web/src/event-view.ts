@@ -18,7 +18,12 @@ export interface EventLine {
 const d = (e: TaskEvent) => e.data ?? {};
 const str = (v: unknown, max?: number) => (v === undefined || v === null ? "" : show(v, max));
 
-function costFacts(data: Record<string, unknown>, tokenKey: string, costKey: string, durationKey = "duration_ms"): string[] {
+function costFacts(
+  data: Record<string, unknown>,
+  tokenKey: string,
+  costKey: string,
+  durationKey = "duration_ms",
+): string[] {
   const out: string[] = [];
   if (data[tokenKey] !== undefined) out.push(tokens(data[tokenKey]));
   if (data[costKey] !== undefined) out.push(usd(data[costKey]));
@@ -30,38 +35,91 @@ export function describeEvent(e: TaskEvent): EventLine {
   const data = d(e);
   switch (e.type) {
     case "WORKFLOW_STARTED":
-      return { label: "Workflow started", tone: "workflow", summary: str(data.query) || e.message, facts: data.mode ? [`mode ${str(data.mode)}`] : [] };
+      return {
+        label: "Workflow started",
+        tone: "workflow",
+        summary: str(data.query) || e.message,
+        facts: data.mode ? [`mode ${str(data.mode)}`] : [],
+      };
     case "WORKFLOW_COMPLETED":
       return {
         label: "Workflow completed",
         tone: "workflow",
         summary: str(data.result) || e.message,
-        facts: [...costFacts(data, "total_tokens", "total_cost_usd"), ...(data.tools_invoked !== undefined ? [`${str(data.tools_invoked)} tool calls`] : [])],
+        facts: [
+          ...costFacts(data, "total_tokens", "total_cost_usd"),
+          ...(data.tools_invoked !== undefined ? [`${str(data.tools_invoked)} tool calls`] : []),
+        ],
       };
     case "AGENT_STARTED":
-      return { label: "Agent started", tone: "agent", summary: str(data.subtask) || str(data.role) || e.message, facts: data.role ? [`role ${str(data.role)}`] : [] };
+      return {
+        label: "Agent started",
+        tone: "agent",
+        summary: str(data.subtask) || str(data.role) || e.message,
+        facts: data.role ? [`role ${str(data.role)}`] : [],
+      };
     case "AGENT_THINKING":
       return { label: "Thinking", tone: "agent", summary: str(data.thought) || e.message, facts: [] };
     case "AGENT_COMPLETED":
-      return { label: "Agent completed", tone: "agent", summary: str(data.result) || e.message, facts: costFacts(data, "tokens_used", "cost_usd") };
+      return {
+        label: "Agent completed",
+        tone: "agent",
+        summary: str(data.result) || e.message,
+        facts: costFacts(data, "tokens_used", "cost_usd"),
+      };
     case "AGENT_FAILED":
-      return { label: "Agent failed", tone: "error", summary: str(data.error_message) || str(data.error) || e.message, facts: [] };
+      return {
+        label: "Agent failed",
+        tone: "error",
+        summary: str(data.error_message) || str(data.error) || e.message,
+        facts: [],
+      };
     case "TOOL_INVOKED":
-      return { label: "Tool call", tone: "tool", summary: `${str(data.tool_name ?? e.tool)}(${str(data.tool_args ?? e.params, 300)})`, facts: [] };
+      return {
+        label: "Tool call",
+        tone: "tool",
+        summary: `${str(data.tool_name ?? e.tool)}(${str(data.tool_args ?? e.params, 300)})`,
+        facts: [],
+      };
     case "TOOL_OBSERVATION":
-      return { label: "Tool result", tone: "tool", summary: `${str(data.tool_name ?? e.tool)} → ${str(data.result ?? e.result, 300)}`, facts: costFacts(data, "", "") };
+      return {
+        label: "Tool result",
+        tone: "tool",
+        summary: `${str(data.tool_name ?? e.tool)} → ${str(data.result ?? e.result, 300)}`,
+        facts: costFacts(data, "", ""),
+      };
     case "LLM_PROMPT":
-      return { label: "Model call", tone: "llm", summary: str(data.model) || e.message, facts: data.prompt_length !== undefined ? [`${str(data.prompt_length)} chars`] : [] };
+      return {
+        label: "Model call",
+        tone: "llm",
+        summary: str(data.model) || e.message,
+        facts: data.prompt_length !== undefined ? [`${str(data.prompt_length)} chars`] : [],
+      };
     case "LLM_PARTIAL":
       return { label: "Streaming", tone: "llm", summary: str(data.chunk), facts: [] };
     case "LLM_OUTPUT":
-      return { label: "Model output", tone: "llm", summary: str(data.output, 600) || e.message, facts: [...(data.model ? [str(data.model)] : []), ...costFacts(data, "tokens_used", "cost_usd")] };
+      return {
+        label: "Model output",
+        tone: "llm",
+        summary: str(data.output, 600) || e.message,
+        facts: [...(data.model ? [str(data.model)] : []), ...costFacts(data, "tokens_used", "cost_usd")],
+      };
     case "PROGRESS":
-      return { label: "Progress", tone: "progress", summary: str(data.current_task) || e.message, facts: data.percentage !== undefined ? [`${str(data.percentage)}%`] : [] };
+      return {
+        label: "Progress",
+        tone: "progress",
+        summary: str(data.current_task) || e.message,
+        facts: data.percentage !== undefined ? [`${str(data.percentage)}%`] : [],
+      };
     case "DATA_PROCESSING":
       return { label: "Processing", tone: "progress", summary: str(data.operation) || e.message, facts: [] };
     case "WAITING":
-      return { label: "Waiting", tone: "progress", summary: str(data.wait_reason) || str(data.waiting_for) || e.message, facts: [] };
+      return {
+        label: "Waiting",
+        tone: "progress",
+        summary: str(data.wait_reason) || str(data.waiting_for) || e.message,
+        facts: [],
+      };
     case "ERROR_OCCURRED":
       return {
         label: data.terminal === true ? `Ended: ${str(data.status)}` : "Error",
@@ -76,16 +134,40 @@ export function describeEvent(e: TaskEvent): EventLine {
         label: "Approval requested",
         tone: "approval",
         summary: `${str(data.tool_name)}: ${str(data.operation)}`,
-        facts: [...(data.risk_level ? [`risk ${str(data.risk_level)}`] : []), ...(data.timeout_seconds !== undefined ? [`times out after ${str(data.timeout_seconds)} s`] : [])],
+        facts: [
+          ...(data.risk_level ? [`risk ${str(data.risk_level)}`] : []),
+          ...(data.timeout_seconds !== undefined ? [`times out after ${str(data.timeout_seconds)} s`] : []),
+        ],
       };
     case "APPROVAL_DECISION":
-      return { label: `Approval ${str(data.decision)}`, tone: "approval", summary: str(data.comments) || e.message, facts: data.approved_by ? [`by ${str(data.approved_by)}`] : [] };
+      return {
+        label: `Approval ${str(data.decision)}`,
+        tone: "approval",
+        summary: str(data.comments) || e.message,
+        facts: data.approved_by ? [`by ${str(data.approved_by)}`] : [],
+      };
     case "TEAM_RECRUITED":
     case "TEAM_RETIRED":
     case "TEAM_STATUS":
     case "DEPENDENCY_SATISFIED":
-      return { label: e.type.replaceAll("_", " ").toLowerCase().replace(/^./, (c) => c.toUpperCase()), tone: "team", summary: e.message, facts: [] };
+      return {
+        label: e.type
+          .replaceAll("_", " ")
+          .toLowerCase()
+          .replace(/^./, (c) => c.toUpperCase()),
+        tone: "team",
+        summary: e.message,
+        facts: [],
+      };
     default:
-      return { label: e.type.replaceAll("_", " ").toLowerCase().replace(/^./, (c) => c.toUpperCase()), tone: "system", summary: e.message, facts: [] };
+      return {
+        label: e.type
+          .replaceAll("_", " ")
+          .toLowerCase()
+          .replace(/^./, (c) => c.toUpperCase()),
+        tone: "system",
+        summary: e.message,
+        facts: [],
+      };
   }
 }

@@ -18,7 +18,14 @@ export function buildRows(events: readonly TaskEvent[]): TimelineRow[] {
         last.text += chunk;
         last.lastSeq = e.seq;
       } else {
-        rows.push({ kind: "stream", agentId: e.agent_id, firstSeq: e.seq, lastSeq: e.seq, text: chunk, timestamp: e.timestamp });
+        rows.push({
+          kind: "stream",
+          agentId: e.agent_id,
+          firstSeq: e.seq,
+          lastSeq: e.seq,
+          text: chunk,
+          timestamp: e.timestamp,
+        });
       }
       continue;
     }
@@ -39,7 +46,11 @@ export function usageOf(events: readonly TaskEvent[]): Usage {
   let costUsd = 0;
   for (const e of events) {
     if (e.type === "WORKFLOW_COMPLETED") {
-      return { tokens: Number(e.data?.total_tokens ?? tokens), costUsd: Number(e.data?.total_cost_usd ?? costUsd), final: true };
+      return {
+        tokens: Number(e.data?.total_tokens ?? tokens),
+        costUsd: Number(e.data?.total_cost_usd ?? costUsd),
+        final: true,
+      };
     }
     if (e.type === "LLM_OUTPUT") {
       tokens += Number(e.data?.tokens_used ?? 0);
@@ -60,7 +71,9 @@ export interface PendingApproval {
 /** Approvals requested and not decided yet. */
 export function pendingApprovals(events: readonly TaskEvent[]): PendingApproval[] {
   const decided = new Set(events.filter((e) => e.type === "APPROVAL_DECISION").map((e) => String(e.data?.approval_id)));
-  const ended = events.some((e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true));
+  const ended = events.some(
+    (e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data?.terminal === true),
+  );
   if (ended) return [];
   return events
     .filter((e) => e.type === "APPROVAL_REQUESTED" && !decided.has(String(e.data?.approval_id)))

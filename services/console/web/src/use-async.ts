@@ -9,7 +9,11 @@ export interface Async<T> {
 
 /** Runs `load` on mount and whenever `deps` change; the latest call wins. */
 export function useAsync<T>(load: () => Promise<T>, deps: unknown[]): Async<T> {
-  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({ data: undefined, error: null, loading: true });
+  const [state, setState] = useState<{ data: T | undefined; error: unknown; loading: boolean }>({
+    data: undefined,
+    error: null,
+    loading: true,
+  });
   const [tick, setTick] = useState(0);
   useEffect(() => {
     let live = true;

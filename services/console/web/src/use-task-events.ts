@@ -13,7 +13,10 @@ export interface TaskEvents {
 /** A task's events from the start, then live, resumed across dropped connections (stream.ts). */
 export function useTaskEvents(client: ApiClient, workflowId: string): TaskEvents {
   const [events, setEvents] = useState<TaskEvent[]>([]);
-  const [status, setStatus] = useState<{ state: StreamState; detail: string | undefined }>({ state: "connecting", detail: undefined });
+  const [status, setStatus] = useState<{ state: StreamState; detail: string | undefined }>({
+    state: "connecting",
+    detail: undefined,
+  });
 
   useEffect(() => {
     setEvents([]);

@@ -87,7 +87,16 @@ async function create(deps: Deps, args: string[]): Promise<void> {
   const name = values.name ?? `cli ${new Date().toISOString().slice(0, 10)}`;
   const { key, info } = await deps.keys.create({ userId: user.id, name, expiresAt });
   if (values.json) {
-    deps.out(JSON.stringify({ key, id: info.id, prefix: info.prefix, name: info.name, user_id: user.id, expires_at: info.expiresAt }));
+    deps.out(
+      JSON.stringify({
+        key,
+        id: info.id,
+        prefix: info.prefix,
+        name: info.name,
+        user_id: user.id,
+        expires_at: info.expiresAt,
+      }),
+    );
     return;
   }
   deps.out(`Created API key ${info.id} for user ${user.name} (${user.id})`);
@@ -124,11 +133,31 @@ async function list(deps: Deps, args: string[]): Promise<void> {
     deps.out("No API keys.");
     return;
   }
-  const rows = records.map((r) => ({ ...r, expires_at: iso(r.expires_at), last_used_at: iso(r.last_used_at), created_at: iso(r.created_at) }));
-  const header = { id: "ID", prefix: "PREFIX", name: "NAME", user_id: "USER", status: "STATUS", expires_at: "EXPIRES", last_used_at: "LAST USED", created_at: "CREATED" };
+  const rows = records.map((r) => ({
+    ...r,
+    expires_at: iso(r.expires_at),
+    last_used_at: iso(r.last_used_at),
+    created_at: iso(r.created_at),
+  }));
+  const header = {
+    id: "ID",
+    prefix: "PREFIX",
+    name: "NAME",
+    user_id: "USER",
+    status: "STATUS",
+    expires_at: "EXPIRES",
+    last_used_at: "LAST USED",
+    created_at: "CREATED",
+  };
   const cols = Object.keys(header) as (keyof typeof header)[];
   const width = Object.fromEntries(cols.map((c) => [c, Math.max(header[c].length, ...rows.map((r) => r[c].length))]));
-  for (const r of [header, ...rows]) deps.out(cols.map((c) => r[c].padEnd(width[c]!)).join("  ").trimEnd());
+  for (const r of [header, ...rows])
+    deps.out(
+      cols
+        .map((c) => r[c].padEnd(width[c]!))
+        .join("  ")
+        .trimEnd(),
+    );
 }
 
 async function revoke(deps: Deps, args: string[]): Promise<void> {
@@ -156,18 +185,26 @@ async function token(deps: Deps, args: string[]): Promise<void> {
   if (!values.user) throw new UsageError("token needs --user <id|email|name>");
   const user = await resolveUser(deps, values.user, false);
   const ttl = values.ttl ? parseDuration(values.ttl) : deps.config.AUTH_TOKEN_TTL_SECONDS;
-  if (ttl > MAX_TOKEN_TTL_SECONDS) throw new UsageError(`--ttl may be at most ${MAX_TOKEN_TTL_SECONDS} seconds (30 days)`);
+  if (ttl > MAX_TOKEN_TTL_SECONDS)
+    throw new UsageError(`--ttl may be at most ${MAX_TOKEN_TTL_SECONDS} seconds (30 days)`);
   if (deps.config.AUTH_TOKEN_SECRET === undefined) {
-    throw new UsageError("token needs AUTH_TOKEN_SECRET (the services' secret); none is set and `npm start` has not created .local/auth-token-secret");
+    throw new UsageError(
+      "token needs AUTH_TOKEN_SECRET (the services' secret); none is set and `npm start` has not created .local/auth-token-secret",
+    );
   }
-  const tokens = new AccessTokens({ secret: deps.config.AUTH_TOKEN_SECRET, ttlSeconds: deps.config.AUTH_TOKEN_TTL_SECONDS });
+  const tokens = new AccessTokens({
+    secret: deps.config.AUTH_TOKEN_SECRET,
+    ttlSeconds: deps.config.AUTH_TOKEN_TTL_SECONDS,
+  });
   const issued = await tokens.issue(user.id, ttl);
   if (values.json) {
     deps.out(JSON.stringify({ token: issued.token, user_id: user.id, expires_at: issued.expiresAt }));
     return;
   }
   deps.out(issued.token);
-  process.stderr.write(`Access token for user ${user.name} (${user.id}), valid until ${issued.expiresAt.toISOString()}\n`);
+  process.stderr.write(
+    `Access token for user ${user.name} (${user.id}), valid until ${issued.expiresAt.toISOString()}\n`,
+  );
 }
 
 const COMMANDS: Record<string, (deps: Deps, args: string[]) => Promise<void>> = { create, list, revoke, token };
@@ -198,7 +235,10 @@ async function main(argv: string[]): Promise<number> {
     );
     return 0;
   } catch (err) {
-    if (err instanceof UsageError || (err instanceof TypeError && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS"))) {
+    if (
+      err instanceof UsageError ||
+      (err instanceof TypeError && "code" in err && String(err.code).startsWith("ERR_PARSE_ARGS"))
+    ) {
       process.stderr.write(`${err.message}\n\n${USAGE}`);
       return 2;
     }

@@ -89,7 +89,10 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
 
     mountRoute(
       router,
-      { ...submitTaskStreamRoute, middleware: [auth.require({ allowBearer: true }), limits.middleware(), requireJsonBody, idempotency] },
+      {
+        ...submitTaskStreamRoute,
+        middleware: [auth.require({ allowBearer: true }), limits.middleware(), requireJsonBody, idempotency],
+      },
       async (req, res, { body }) => {
         const submitted = await sendSubmission(req, res, body, true);
         res.setHeader("Location", `/api/v1/tasks/${submitted.taskId}`);
@@ -103,7 +106,10 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
 
     mountRoute(
       router,
-      { ...listTasksRoute, middleware: [auth.require(), limits.middleware({ rpm: TASK_LIST_RPM, bucket: TASK_LIST_BUCKET })] },
+      {
+        ...listTasksRoute,
+        middleware: [auth.require(), limits.middleware({ rpm: TASK_LIST_RPM, bucket: TASK_LIST_BUCKET })],
+      },
       async (req, res, { query }) => {
         const page = await withFailureMessage("Failed to list tasks", () =>
           orchestrator.listTasks({
@@ -114,7 +120,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
             sessionId: query.session_id,
           }),
         );
-        res.json({ tasks: page.tasks.map(toTaskSummaryView), total_count: page.totalCount } satisfies z.input<typeof TaskListSchema>);
+        res.json({ tasks: page.tasks.map(toTaskSummaryView), total_count: page.totalCount } satisfies z.input<
+          typeof TaskListSchema
+        >);
       },
     );
 
@@ -123,7 +131,9 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       { ...getTaskRoute, middleware: [auth.require(), limits.middleware()] },
       async (req, res, { params }) => {
         const taskId = taskIdOrNotFound(params.id);
-        const task = await withFailureMessage("Failed to get task status", () => orchestrator.getTask(userId(req), taskId));
+        const task = await withFailureMessage("Failed to get task status", () =>
+          orchestrator.getTask(userId(req), taskId),
+        );
         res.setHeader("X-Workflow-ID", task.taskId);
         res.json(toTaskDetailView(task));
       },
@@ -150,7 +160,11 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
       { ...getTaskTimelineRoute, middleware: [auth.require(), limits.middleware()] },
       async (req, res, { params, query }) => {
         const includePayloads = query.include_payloads ?? false;
-        const timeline = await orchestrator.getTimeline({ userId: userId(req), taskId: taskIdOrNotFound(params.id), includePayloads });
+        const timeline = await orchestrator.getTimeline({
+          userId: userId(req),
+          taskId: taskIdOrNotFound(params.id),
+          includePayloads,
+        });
         res.json(toTimelineView(timeline, includePayloads));
       },
     );
@@ -162,9 +176,11 @@ export function taskRoutes(options: TaskRoutesOptions): RouteModule {
         const reason = body?.reason || undefined;
         const result = await orchestrator.cancelTask(userId(req), taskIdOrNotFound(params.id), reason);
         if (result.accepted) {
-          res.status(202).json({ success: true, message: result.message || "Cancellation requested" } satisfies z.input<
-            typeof CancelAcceptedSchema
-          >);
+          res
+            .status(202)
+            .json({ success: true, message: result.message || "Cancellation requested" } satisfies z.input<
+              typeof CancelAcceptedSchema
+            >);
         } else {
           res.status(409).json({
             success: false,

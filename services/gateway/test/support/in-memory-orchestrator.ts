@@ -52,7 +52,15 @@ export class InMemoryOrchestrator implements TaskOrchestrator {
   private clock = Date.parse("2026-01-01T00:00:00.000Z");
 
   static noCalls(): Calls {
-    return { submitTask: [], getTask: [], listTasks: [], cancelTask: [], decideApproval: [], getTaskEvents: [], getTimeline: [] };
+    return {
+      submitTask: [],
+      getTask: [],
+      listTasks: [],
+      cancelTask: [],
+      decideApproval: [],
+      getTaskEvents: [],
+      getTimeline: [],
+    };
   }
 
   resetCalls(): void {
@@ -150,7 +158,11 @@ export class InMemoryOrchestrator implements TaskOrchestrator {
     const matching = [...this.tasks.values()]
       .filter((t) => t.userId === query.userId)
       .filter((t) => query.status === undefined || t.status === query.status)
-      .filter((t) => query.sessionId === undefined || (session !== undefined && session.userId === query.userId && t.sessionId === session.id))
+      .filter(
+        (t) =>
+          query.sessionId === undefined ||
+          (session !== undefined && session.userId === query.userId && t.sessionId === session.id),
+      )
       .sort((a, b) => b.createdAt.localeCompare(a.createdAt));
     return { tasks: matching.slice(query.offset, query.offset + query.limit), totalCount: matching.length };
   }
@@ -159,7 +171,8 @@ export class InMemoryOrchestrator implements TaskOrchestrator {
     this.calls.cancelTask.push({ userId, taskId, reason });
     this.failIfAsked();
     const task = this.owned(userId, taskId);
-    if (isTerminalStatus(task.status)) return { accepted: false, status: task.status, message: `Task is already ${task.status}` };
+    if (isTerminalStatus(task.status))
+      return { accepted: false, status: task.status, message: `Task is already ${task.status}` };
     if (task.status === "QUEUED") {
       task.status = "CANCELLED";
       task.completedAt = this.now();

@@ -11,7 +11,15 @@ import {
   type ApiDocs,
   type StartedServer,
 } from "@tog/edge";
-import { call, createTestDatabase, createTestUser, testInfraConfig, uniqueId, type TestDatabase, type TestUser } from "@tog/testkit";
+import {
+  call,
+  createTestDatabase,
+  createTestUser,
+  testInfraConfig,
+  uniqueId,
+  type TestDatabase,
+  type TestUser,
+} from "@tog/testkit";
 import { createGatewayApp, GATEWAY_VERSION, taskRoutes } from "../../src/index.ts";
 import { InMemoryOrchestrator } from "./in-memory-orchestrator.ts";
 

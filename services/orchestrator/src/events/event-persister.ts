@@ -94,7 +94,10 @@ export function startEventPersister(options: EventPersisterOptions): EventPersis
       try {
         const consumer = await bus.js.consumers.get(stream, EVENT_PERSISTER);
         // Room for two batches in flight; the consumer's max_ack_pending caps the rest.
-        const current = await consumer.consume({ max_messages: Math.max(100, batchSize * 2), expires: PULL_EXPIRES_MS });
+        const current = await consumer.consume({
+          max_messages: Math.max(100, batchSize * 2),
+          expires: PULL_EXPIRES_MS,
+        });
         messages = current;
         if (stopSignal.aborted) current.stop();
         failures = 0;
@@ -158,7 +161,10 @@ export function startEventPersister(options: EventPersisterOptions): EventPersis
     for (let attempt = 1; ; attempt++) {
       const startedAt = performance.now();
       try {
-        const inserted = await insertEventRows(db, pending.map((p) => p.row));
+        const inserted = await insertEventRows(
+          db,
+          pending.map((p) => p.row),
+        );
         const msgs = pending.flatMap((p) => p.msgs);
         for (const msg of msgs) msg.ack();
         metrics.batchWritten?.(pending.length, performance.now() - startedAt);

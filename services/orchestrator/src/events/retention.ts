@@ -77,7 +77,8 @@ export function startRetentionJob(options: RetentionJobOptions): RetentionJob {
       { timeout: maxRunMs + 60_000, maxWait: 10_000 },
     );
     if (!ran) logger.debug("event retention skipped: another instance is purging");
-    else if (deleted > 0) logger.info({ deleted, retentionDays: days, ms: Date.now() - startedAt }, "old events purged");
+    else if (deleted > 0)
+      logger.info({ deleted, retentionDays: days, ms: Date.now() - startedAt }, "old events purged");
     return { ran, deleted };
   }
 

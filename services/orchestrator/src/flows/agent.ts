@@ -55,7 +55,11 @@ export async function runAgent(ctx: WorkflowContext, spec: AgentSpec, hooks: Age
     output: { at: Date.now() },
     events: [
       ...(hooks.startEvents?.() ?? []),
-      pending("AGENT_STARTED", `Agent ${ctx.agentId} (${spec.role.name}) started`, { role: spec.role.name, subtask: spec.task, tools_available: toolNames }),
+      pending("AGENT_STARTED", `Agent ${ctx.agentId} (${spec.role.name}) started`, {
+        role: spec.role.name,
+        subtask: spec.task,
+        tools_available: toolNames,
+      }),
     ],
   }));
   try {
@@ -83,7 +87,13 @@ export async function runAgent(ctx: WorkflowContext, spec: AgentSpec, hooks: Age
     const message = failure?.message ?? "Internal error";
     await ctx.step("agent:failed", { kind: "finish", name: "failed" }, async () => ({
       output: { error },
-      events: [pending("AGENT_FAILED", clip(`Agent ${ctx.agentId} failed: ${message}`, 300), { error, error_message: message, recoverable: false })],
+      events: [
+        pending("AGENT_FAILED", clip(`Agent ${ctx.agentId} failed: ${message}`, 300), {
+          error,
+          error_message: message,
+          recoverable: false,
+        }),
+      ],
     }));
     throw err;
   }
@@ -95,11 +105,16 @@ function offeredTools(ctx: WorkflowContext, spec: AgentSpec): string[] {
   return spec.role.tools.filter((name) => ctx.tools.get(name) !== undefined);
 }
 
-async function loop(ctx: WorkflowContext, spec: AgentSpec, toolNames: readonly string[]): Promise<Omit<AgentResult, "durationMs">> {
+async function loop(
+  ctx: WorkflowContext,
+  spec: AgentSpec,
+  toolNames: readonly string[],
+): Promise<Omit<AgentResult, "durationMs">> {
   const definitions: ToolSpec[] = toolNames.length > 0 ? ctx.tools.definitionsForLlm(toolNames) : [];
   const allowed = new Set(toolNames);
   const messages: ChatMessage[] = [{ role: "system", content: spec.systemPrompt }, ...spec.history];
-  if (spec.instruction) messages.push({ role: "system", content: `Instruction from the approver of this task: ${spec.instruction}` });
+  if (spec.instruction)
+    messages.push({ role: "system", content: `Instruction from the approver of this task: ${spec.instruction}` });
   if (spec.context) messages.push({ role: "user", content: spec.context });
   messages.push({ role: "user", content: spec.task });
 
@@ -117,7 +132,14 @@ async function loop(ctx: WorkflowContext, spec: AgentSpec, toolNames: readonly s
     });
     usage = addUsage(usage, turn.usage);
     if (turn.toolCalls.length === 0 || offer === undefined) {
-      return { agentId: ctx.agentId, result: turn.text, usage, toolsInvoked, model: turn.model, provider: turn.provider };
+      return {
+        agentId: ctx.agentId,
+        result: turn.text,
+        usage,
+        toolsInvoked,
+        model: turn.model,
+        provider: turn.provider,
+      };
     }
     messages.push({ role: "assistant", content: turn.text, tool_calls: turn.toolCalls });
     for (const [j, call] of turn.toolCalls.entries()) {

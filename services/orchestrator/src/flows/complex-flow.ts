@@ -78,7 +78,15 @@ export async function runComplex(ctx: WorkflowContext, input: FlowInput): Promis
   const toolsInvoked = agents.reduce((n, a) => n + a.toolsInvoked, 0);
   const only = agents.length === 1 ? agents[0] : undefined;
   if (only) {
-    return { result: only.result, modelUsed: only.model, provider: only.provider, usage, agentsUsed: 1, toolsInvoked, mode: "EXECUTION_MODE_COMPLEX" };
+    return {
+      result: only.result,
+      modelUsed: only.model,
+      provider: only.provider,
+      usage,
+      agentsUsed: 1,
+      toolsInvoked,
+      mode: "EXECUTION_MODE_COMPLEX",
+    };
   }
   const final = await synthesize(
     ctx,
@@ -92,7 +100,12 @@ export async function runComplex(ctx: WorkflowContext, input: FlowInput): Promis
         pending(
           "DATA_PROCESSING",
           `Aggregating ${agents.length} subtask results`,
-          { operation: "aggregate_results", records_processed: agents.length, total_records: subtasks.length, processing_stage: "synthesis" },
+          {
+            operation: "aggregate_results",
+            records_processed: agents.length,
+            total_records: subtasks.length,
+            processing_stage: "synthesis",
+          },
           orchestrator,
         ),
       ],

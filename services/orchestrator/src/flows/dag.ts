@@ -21,7 +21,10 @@ export class SubtaskError extends Error {
 
 type Settled<T> = { id: string; ok: true; value: T } | { id: string; ok: false; error: unknown };
 
-export async function runDag<T>(subtasks: readonly Subtask[], run: (subtask: Subtask, done: ReadonlyMap<string, T>) => Promise<T>): Promise<Map<string, T>> {
+export async function runDag<T>(
+  subtasks: readonly Subtask[],
+  run: (subtask: Subtask, done: ReadonlyMap<string, T>) => Promise<T>,
+): Promise<Map<string, T>> {
   const done = new Map<string, T>();
   const started = new Set<string>();
   const running = new Map<string, Promise<Settled<T>>>();
@@ -43,13 +46,19 @@ export async function runDag<T>(subtasks: readonly Subtask[], run: (subtask: Sub
   while (running.size > 0) {
     const settled = await Promise.race(running.values());
     running.delete(settled.id);
-    if (!settled.ok) throw new SubtaskError(subtasks.find((s) => s.id === settled.id) as Subtask, settled.error, new Map(done));
+    if (!settled.ok)
+      throw new SubtaskError(subtasks.find((s) => s.id === settled.id) as Subtask, settled.error, new Map(done));
     done.set(settled.id, settled.value);
     launch();
   }
   if (done.size < subtasks.length) {
     // Unreachable for plans from parsePlan (dependencies only point backwards).
-    throw new Error(`Subtasks never became ready: ${subtasks.filter((s) => !done.has(s.id)).map((s) => s.id).join(", ")}`);
+    throw new Error(
+      `Subtasks never became ready: ${subtasks
+        .filter((s) => !done.has(s.id))
+        .map((s) => s.id)
+        .join(", ")}`,
+    );
   }
   return done;
 }
@@ -64,13 +73,23 @@ export function subtaskFailure(signal: AbortSignal, err: unknown): unknown {
   if (!(err instanceof SubtaskError)) return err;
   const cause = err.cause;
   if (signal.aborted || isAbortError(cause)) return cause;
-  if (cause instanceof WorkflowFailure && (cause.errorType === "APPROVAL_DENIED" || cause.errorType === "APPROVAL_TIMEOUT" || cause.errorType === "BUDGET_EXCEEDED")) return cause;
+  if (
+    cause instanceof WorkflowFailure &&
+    (cause.errorType === "APPROVAL_DENIED" ||
+      cause.errorType === "APPROVAL_TIMEOUT" ||
+      cause.errorType === "BUDGET_EXCEEDED")
+  )
+    return cause;
   const counts = cause instanceof WorkflowFailure ? { retryCount: cause.retryCount, maxRetries: cause.maxRetries } : {};
   return new WorkflowFailure("SUBTASK_FAILED", err.message, { cause, ...counts });
 }
 
 /** The results a subtask depends on, as the user message before its own task. */
-export function dependencyContext(subtask: Subtask, all: readonly Subtask[], results: ReadonlyMap<string, { result: string }>): string | undefined {
+export function dependencyContext(
+  subtask: Subtask,
+  all: readonly Subtask[],
+  results: ReadonlyMap<string, { result: string }>,
+): string | undefined {
   if (subtask.dependencies.length === 0) return undefined;
   const parts = subtask.dependencies.map((id) => {
     const dep = all.find((s) => s.id === id);

@@ -1,7 +1,22 @@
 export { taskWorkflow } from "./task-workflow.ts";
-export { validateTaskSpec, planTask, systemPromptFor, type TaskPlan, type ModelSelection, type RenderedTemplate, type ValidateTaskSpecOptions } from "./task-plan.ts";
+export {
+  validateTaskSpec,
+  planTask,
+  systemPromptFor,
+  type TaskPlan,
+  type ModelSelection,
+  type RenderedTemplate,
+  type ValidateTaskSpecOptions,
+} from "./task-plan.ts";
 export { DEFAULT_ROLE, resolveRole, rolePresets, roleForSubtask, type RolePreset } from "./roles.ts";
-export { LATEST, promptTemplates, renderTemplate, resolveTemplate, type PromptTemplate, type TemplateVersion } from "./templates.ts";
+export {
+  LATEST,
+  promptTemplates,
+  renderTemplate,
+  resolveTemplate,
+  type PromptTemplate,
+  type TemplateVersion,
+} from "./templates.ts";
 export { interpolate, type Interpolation } from "./interpolate.ts";
 export { TEMPLATE_MODEL, TEMPLATE_PROVIDER } from "./template-flow.ts";
 export { SUPERVISOR_AGENT_ID } from "./supervisor-flow.ts";

@@ -29,7 +29,8 @@ export function interpolate(text: string, vars: Readonly<Record<string, unknown>
 function lookup(vars: Readonly<Record<string, unknown>>, name: string): unknown {
   let current: unknown = vars;
   for (const part of name.split(".")) {
-    if (current === null || typeof current !== "object" || Array.isArray(current) || !Object.hasOwn(current, part)) return undefined;
+    if (current === null || typeof current !== "object" || Array.isArray(current) || !Object.hasOwn(current, part))
+      return undefined;
     current = (current as Record<string, unknown>)[part];
   }
   return current;

@@ -1,7 +1,16 @@
 import { ValidationError } from "@tog/core";
 import type { EventPayloads } from "@tog/events";
 import type { ModelEntry } from "@tog/catalog";
-import { DEFAULT_RETRY_POLICY, LlmError, isAbortError, type ChatMessage, type RetryNotice, type StreamDelta, type ToolCall, type ToolSpec } from "@tog/providers";
+import {
+  DEFAULT_RETRY_POLICY,
+  LlmError,
+  isAbortError,
+  type ChatMessage,
+  type RetryNotice,
+  type StreamDelta,
+  type ToolCall,
+  type ToolSpec,
+} from "@tog/providers";
 import { WorkflowFailure, pending, type PendingEvent, type WorkflowContext } from "../runtime/workflow-context.ts";
 import { promptLength, sanitizePrompt } from "./sanitize.ts";
 import type { ModelSelection } from "./task-plan.ts";
@@ -60,11 +69,22 @@ export async function callModel(ctx: WorkflowContext, selection: ModelSelection,
     ctx.emit(
       "LLM_PROMPT",
       `Prompt to ${name}`,
-      { model: name, prompt_length: promptLength(call.messages), max_tokens: maxTokens, temperature: REPORTED_TEMPERATURE, sanitized_prompt: sanitizePrompt(call.messages) },
+      {
+        model: name,
+        prompt_length: promptLength(call.messages),
+        max_tokens: maxTokens,
+        temperature: REPORTED_TEMPERATURE,
+        sanitized_prompt: sanitizePrompt(call.messages),
+      },
       agentId,
     );
     const partials = partialEmitter((chunk, index, tokens) =>
-      ctx.emit("LLM_PARTIAL", "Streaming response", { chunk, chunk_index: index, total_tokens_so_far: tokens }, agentId),
+      ctx.emit(
+        "LLM_PARTIAL",
+        "Streaming response",
+        { chunk, chunk_index: index, total_tokens_so_far: tokens },
+        agentId,
+      ),
     );
     const maxRetries = ctx.settings.llmMaxRetries ?? DEFAULT_RETRY_POLICY.maxRetries;
     // Recoveries possible in one call: every attempt of every candidate but the first.
@@ -80,26 +100,51 @@ export async function callModel(ctx: WorkflowContext, selection: ModelSelection,
         onRetry(notice) {
           partials.flush();
           notices.push(notice);
-          ctx.emit("ERROR_OCCURRED", `LLM call to ${notice.model} failed; ${notice.action === "retry" ? "retrying" : `falling back to ${notice.nextModel}`}`, retryError(notice, maxRetries), agentId);
+          ctx.emit(
+            "ERROR_OCCURRED",
+            `LLM call to ${notice.model} failed; ${notice.action === "retry" ? "retrying" : `falling back to ${notice.nextModel}`}`,
+            retryError(notice, maxRetries),
+            agentId,
+          );
         },
       });
       partials.flush();
       const turn: ModelTurn = {
         text: c.text,
         toolCalls: c.toolCalls,
-        usage: { inputTokens: c.usage.inputTokens, outputTokens: c.usage.outputTokens, totalTokens: c.usage.totalTokens, costUsd: c.costUsd },
+        usage: {
+          inputTokens: c.usage.inputTokens,
+          outputTokens: c.usage.outputTokens,
+          totalTokens: c.usage.totalTokens,
+          costUsd: c.costUsd,
+        },
         model: c.model,
         provider: c.provider,
         retryCount: c.retryCount,
         durationMs: elapsedMs(started),
       };
       const events: PendingEvent[] = [];
-      if (notices.length > 0) events.push(recovery(notices, maxRecoveries, true, `Recovered after ${plural(notices.length, "failed attempt")}; answered by ${c.model}`, agentId));
+      if (notices.length > 0)
+        events.push(
+          recovery(
+            notices,
+            maxRecoveries,
+            true,
+            `Recovered after ${plural(notices.length, "failed attempt")}; answered by ${c.model}`,
+            agentId,
+          ),
+        );
       events.push(
         pending(
           "LLM_OUTPUT",
           `Response from ${c.model}`,
-          { output: outputText(turn), model: c.model, tokens_used: c.usage.totalTokens, cost_usd: c.costUsd, duration_ms: turn.durationMs },
+          {
+            output: outputText(turn),
+            model: c.model,
+            tokens_used: c.usage.totalTokens,
+            cost_usd: c.costUsd,
+            duration_ms: turn.durationMs,
+          },
           agentId,
         ),
       );
@@ -107,15 +152,39 @@ export async function callModel(ctx: WorkflowContext, selection: ModelSelection,
     } catch (err) {
       if (ctx.signal.aborted || isAbortError(err)) throw err;
       if (err instanceof LlmError) {
-        const events = notices.length > 0 ? [recovery(notices, maxRecoveries, false, `Recovery failed after ${plural(notices.length + 1, "attempt")}`, agentId)] : [];
-        return { output: { ok: false, errorType: "LLM_ERROR", message: err.message, retryCount: err.retryCount, maxRetries: err.maxRetries }, events };
+        const events =
+          notices.length > 0
+            ? [
+                recovery(
+                  notices,
+                  maxRecoveries,
+                  false,
+                  `Recovery failed after ${plural(notices.length + 1, "attempt")}`,
+                  agentId,
+                ),
+              ]
+            : [];
+        return {
+          output: {
+            ok: false,
+            errorType: "LLM_ERROR",
+            message: err.message,
+            retryCount: err.retryCount,
+            maxRetries: err.maxRetries,
+          },
+          events,
+        };
       }
       // Overrides the router refuses (validated at submit, but the configuration may have changed since).
-      if (err instanceof ValidationError) return { output: { ok: false, errorType: "INVALID_INPUT", message: err.message, retryCount: 0, maxRetries: 0 } };
+      if (err instanceof ValidationError)
+        return {
+          output: { ok: false, errorType: "INVALID_INPUT", message: err.message, retryCount: 0, maxRetries: 0 },
+        };
       throw err;
     }
   });
-  if (!out.ok) throw new WorkflowFailure(out.errorType, out.message, { retryCount: out.retryCount, maxRetries: out.maxRetries });
+  if (!out.ok)
+    throw new WorkflowFailure(out.errorType, out.message, { retryCount: out.retryCount, maxRetries: out.maxRetries });
   return out.turn;
 }
 
@@ -141,7 +210,13 @@ function retryError(notice: RetryNotice, maxRetries: number): EventPayloads["ERR
   return data;
 }
 
-function recovery(notices: readonly RetryNotice[], maxRecoveries: number, success: boolean, message: string, agentId: string): PendingEvent {
+function recovery(
+  notices: readonly RetryNotice[],
+  maxRecoveries: number,
+  success: boolean,
+  message: string,
+  agentId: string,
+): PendingEvent {
   const attempt = notices.length;
   return pending(
     "ERROR_RECOVERY",
@@ -172,7 +247,10 @@ function plural(n: number, word: string): string {
  * on a delta arriving PARTIAL_MAX_WAIT_MS after the last flush, and at the end. Chunk indexes
  * count from 0 per call and never repeat (a retry's chunks continue the count).
  */
-export function partialEmitter(emit: (chunk: string, index: number, totalTokensSoFar: number) => void): { push: (delta: StreamDelta) => void; flush: () => void } {
+export function partialEmitter(emit: (chunk: string, index: number, totalTokensSoFar: number) => void): {
+  push: (delta: StreamDelta) => void;
+  flush: () => void;
+} {
   let buffer = "";
   let tokens = 0;
   let index = 0;

@@ -39,7 +39,10 @@ const planSchema = z.object({
       z.object({
         id: z.union([z.string(), z.number()]).transform(String),
         description: z.string().trim().min(1),
-        dependencies: z.array(z.union([z.string(), z.number()]).transform(String)).optional().default([]),
+        dependencies: z
+          .array(z.union([z.string(), z.number()]).transform(String))
+          .optional()
+          .default([]),
       }),
     )
     .min(1),
@@ -78,7 +81,9 @@ export function parsePlan(text: string, prompt: string): Subtask[] {
   return raw.map((s, i) => ({
     id: `task-${i + 1}`,
     description: s.description.trim(),
-    dependencies: [...new Set((s.dependencies ?? []).map((d) => ids.get(d)).filter((d): d is number => d !== undefined && d < i))]
+    dependencies: [
+      ...new Set((s.dependencies ?? []).map((d) => ids.get(d)).filter((d): d is number => d !== undefined && d < i)),
+    ]
       .sort((a, b) => a - b)
       .map((d) => `task-${d + 1}`),
   }));
@@ -108,7 +113,8 @@ export function synthesize(
   options: { key: string; agentId: string; instruction?: string | undefined; preamble?: PendingEvent[] },
 ): Promise<ModelTurn> {
   let system = SYNTHESIZE_PROMPT;
-  if (plan.customSystemPrompt !== undefined) system += `\n\nThe request's own instructions, to follow in the answer:\n${plan.customSystemPrompt}`;
+  if (plan.customSystemPrompt !== undefined)
+    system += `\n\nThe request's own instructions, to follow in the answer:\n${plan.customSystemPrompt}`;
   if (options.instruction) system += `\n\nInstruction from the approver of this task: ${options.instruction}`;
   const sections = results.map((r) => `### ${r.id}: ${r.description}\n${r.result}`).join("\n\n");
   return callModel(ctx, plan.selection, {
@@ -119,7 +125,11 @@ export function synthesize(
       { role: "user", content: `Original request: ${plan.prompt}\n\nSubtask results:\n\n${sections}` },
     ],
     maxTokens: SYNTHESIS_MAX_TOKENS,
-    thinking: { thought: `Combining ${results.length} subtask results into the answer`, next_action: "synthesize", confidence: 0.8 },
+    thinking: {
+      thought: `Combining ${results.length} subtask results into the answer`,
+      next_action: "synthesize",
+      confidence: 0.8,
+    },
     preamble: options.preamble,
   });
 }

@@ -71,7 +71,10 @@ export function resolveRole(name: string | undefined): RolePreset {
 
 // Supervisor recruitment: the specialist whose words a subtask uses, checked in this order.
 const SPECIALTIES: ReadonlyArray<readonly [string, RegExp]> = [
-  ["coder", /\b(code|coding|program\w*|script|function|bug|debug\w*|regex|sql|json|implement\w*|calculat\w*|compute)\b/i],
+  [
+    "coder",
+    /\b(code|coding|program\w*|script|function|bug|debug\w*|regex|sql|json|implement\w*|calculat\w*|compute)\b/i,
+  ],
   ["analyst", /\b(analy[sz]\w*|compar\w*|evaluat\w*|assess\w*|metrics?|data|trends?|pros and cons|trade-?offs?)\b/i],
   ["researcher", /\b(research\w*|find|look up|investigat\w*|gather\w*|history|sources?|facts?)\b/i],
   ["writer", /\b(write|draft|summar\w*|report|explain|compose|essay|article|answer)\b/i],

@@ -14,7 +14,9 @@ const SECRETS: ReadonlyArray<readonly [RegExp, string]> = [
 ];
 
 export function sanitizePrompt(messages: readonly ChatMessage[]): string {
-  let text = messages.map((m) => `[${m.role}] ${m.content}${m.tool_calls?.length ? ` ${JSON.stringify(m.tool_calls)}` : ""}`).join("\n");
+  let text = messages
+    .map((m) => `[${m.role}] ${m.content}${m.tool_calls?.length ? ` ${JSON.stringify(m.tool_calls)}` : ""}`)
+    .join("\n");
   for (const [pattern, replacement] of SECRETS) text = text.replace(pattern, replacement);
   return text.length <= MAX_SANITIZED ? text : `${text.slice(0, MAX_SANITIZED - 1)}…`;
 }

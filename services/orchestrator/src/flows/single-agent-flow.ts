@@ -7,7 +7,11 @@ import { systemPromptFor } from "./task-plan.ts";
 // them until the model answers (at most settings.maxToolIterations rounds). The agent runs as
 // child `agent` with the role's name as its agent id.
 
-export async function runSingleAgent(ctx: WorkflowContext, input: FlowInput, mode: "simple" | "standard"): Promise<WorkflowOutcome> {
+export async function runSingleAgent(
+  ctx: WorkflowContext,
+  input: FlowInput,
+  mode: "simple" | "standard",
+): Promise<WorkflowOutcome> {
   const { plan } = input;
   const r = await ctx.child("agent", plan.role.name, (agent) =>
     runAgent(agent, {

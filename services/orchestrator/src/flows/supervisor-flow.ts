@@ -31,7 +31,12 @@ export async function runSupervisor(ctx: WorkflowContext, input: FlowInput): Pro
   const { subtasks, turn: planTurn } = await planSubtasks(ctx, plan, { key: "plan", agentId: sup });
   const members: Member[] = subtasks.map((subtask, i) => {
     const role = roleForSubtask(subtask.description, plan.role);
-    return { subtask, role, agentId: `${role.name}-${i + 1}`, tools: role.tools.filter((t) => ctx.tools.get(t) !== undefined) };
+    return {
+      subtask,
+      role,
+      agentId: `${role.name}-${i + 1}`,
+      tools: role.tools.filter((t) => ctx.tools.get(t) !== undefined),
+    };
   });
   const size = members.length;
 
@@ -41,11 +46,23 @@ export async function runSupervisor(ctx: WorkflowContext, input: FlowInput): Pro
       pending(
         "TEAM_RECRUITED",
         `Recruited a team of ${size}`,
-        { team_size: size, agents: members.map((m) => ({ agent_id: m.agentId, role: m.role.name, capabilities: [...m.role.capabilities] })) },
+        {
+          team_size: size,
+          agents: members.map((m) => ({
+            agent_id: m.agentId,
+            role: m.role.name,
+            capabilities: [...m.role.capabilities],
+          })),
+        },
         sup,
       ),
       ...members.map((m) =>
-        pending("ROLE_ASSIGNED", `${m.agentId} is the team's ${m.role.name}`, { role: m.role.name, capabilities: [...m.role.capabilities], tools: m.tools }, m.agentId),
+        pending(
+          "ROLE_ASSIGNED",
+          `${m.agentId} is the team's ${m.role.name}`,
+          { role: m.role.name, capabilities: [...m.role.capabilities], tools: m.tools },
+          m.agentId,
+        ),
       ),
       teamStatus(size, 0, 0),
     ],
@@ -84,23 +101,62 @@ export async function runSupervisor(ctx: WorkflowContext, input: FlowInput): Pro
                       sup,
                     ),
                   ]),
-              pending("DELEGATION", `Delegated ${subtask.id} to ${m.agentId}`, { to_agent: m.agentId, task: subtask.description, priority: dependedOn.has(subtask.id) ? "high" : "normal" }, sup),
-              pending("MESSAGE_SENT", `Task assignment to ${m.agentId}`, { to: m.agentId, content: clip(subtask.description, MESSAGE_PREVIEW), message_type: "task_assignment" }, sup),
-              pending("MESSAGE_RECEIVED", `Task assignment from ${sup}`, { from: sup, content: clip(subtask.description, MESSAGE_PREVIEW), acknowledged: true }, m.agentId),
+              pending(
+                "DELEGATION",
+                `Delegated ${subtask.id} to ${m.agentId}`,
+                {
+                  to_agent: m.agentId,
+                  task: subtask.description,
+                  priority: dependedOn.has(subtask.id) ? "high" : "normal",
+                },
+                sup,
+              ),
+              pending(
+                "MESSAGE_SENT",
+                `Task assignment to ${m.agentId}`,
+                { to: m.agentId, content: clip(subtask.description, MESSAGE_PREVIEW), message_type: "task_assignment" },
+                sup,
+              ),
+              pending(
+                "MESSAGE_RECEIVED",
+                `Task assignment from ${sup}`,
+                { from: sup, content: clip(subtask.description, MESSAGE_PREVIEW), acknowledged: true },
+                m.agentId,
+              ),
             ],
             finishEvents: (r) => {
               for (const id of done.keys()) finished.add(id);
               finished.add(subtask.id);
               const active = Math.max(0, launched.size - finished.size);
               return [
-                pending("MESSAGE_SENT", `Result of ${subtask.id} to ${sup}`, { to: sup, content: clip(r.result, MESSAGE_PREVIEW), message_type: "task_result" }, m.agentId),
-                pending("MESSAGE_RECEIVED", `Result of ${subtask.id} from ${m.agentId}`, { from: m.agentId, content: clip(r.result, MESSAGE_PREVIEW), acknowledged: true }, sup),
-                pending("WORKSPACE_UPDATED", `Workspace key "results/${subtask.id}" set`, { key: `results/${subtask.id}`, value: r.result, action: "set" }, sup),
+                pending(
+                  "MESSAGE_SENT",
+                  `Result of ${subtask.id} to ${sup}`,
+                  { to: sup, content: clip(r.result, MESSAGE_PREVIEW), message_type: "task_result" },
+                  m.agentId,
+                ),
+                pending(
+                  "MESSAGE_RECEIVED",
+                  `Result of ${subtask.id} from ${m.agentId}`,
+                  { from: m.agentId, content: clip(r.result, MESSAGE_PREVIEW), acknowledged: true },
+                  sup,
+                ),
+                pending(
+                  "WORKSPACE_UPDATED",
+                  `Workspace key "results/${subtask.id}" set`,
+                  { key: `results/${subtask.id}`, value: r.result, action: "set" },
+                  sup,
+                ),
                 teamStatus(size, active, finished.size),
                 pending(
                   "PROGRESS",
                   `${finished.size} of ${size} delegated subtasks done`,
-                  { percentage: Math.round((finished.size / size) * 100), current_step: finished.size, total_steps: size, current_task: subtask.description },
+                  {
+                    percentage: Math.round((finished.size / size) * 100),
+                    current_step: finished.size,
+                    total_steps: size,
+                    current_task: subtask.description,
+                  },
                   sup,
                 ),
               ];
@@ -111,7 +167,15 @@ export async function runSupervisor(ctx: WorkflowContext, input: FlowInput): Pro
     });
   } catch (err) {
     const completed = err instanceof SubtaskError ? ([...err.completed.values()] as AgentResult[]) : [];
-    if (!ctx.signal.aborted) await retire(ctx, recruited.at, size, completed.length, completed, `${err instanceof SubtaskError ? err.subtask.id : "A member"} failed; the remaining work was abandoned`);
+    if (!ctx.signal.aborted)
+      await retire(
+        ctx,
+        recruited.at,
+        size,
+        completed.length,
+        completed,
+        `${err instanceof SubtaskError ? err.subtask.id : "A member"} failed; the remaining work was abandoned`,
+      );
     throw subtaskFailure(ctx.signal, err);
   }
 
@@ -121,7 +185,15 @@ export async function runSupervisor(ctx: WorkflowContext, input: FlowInput): Pro
   const toolsInvoked = agents.reduce((n, a) => n + a.toolsInvoked, 0);
   const only = agents.length === 1 ? agents[0] : undefined;
   if (only) {
-    return { result: only.result, modelUsed: only.model, provider: only.provider, usage, agentsUsed: 2, toolsInvoked, mode: "EXECUTION_MODE_COMPLEX" };
+    return {
+      result: only.result,
+      modelUsed: only.model,
+      provider: only.provider,
+      usage,
+      agentsUsed: 2,
+      toolsInvoked,
+      mode: "EXECUTION_MODE_COMPLEX",
+    };
   }
   const final = await synthesize(
     ctx,
@@ -135,7 +207,12 @@ export async function runSupervisor(ctx: WorkflowContext, input: FlowInput): Pro
         pending(
           "DATA_PROCESSING",
           `Aggregating ${agents.length} workspace entries`,
-          { operation: "aggregate_results", records_processed: agents.length, total_records: size, processing_stage: "synthesis" },
+          {
+            operation: "aggregate_results",
+            records_processed: agents.length,
+            total_records: size,
+            processing_stage: "synthesis",
+          },
           sup,
         ),
       ],
@@ -156,19 +233,37 @@ function teamStatus(size: number, active: number, completed: number): PendingEve
   return pending(
     "TEAM_STATUS",
     `${completed} of ${size} subtasks done, ${active} agent${active === 1 ? "" : "s"} active`,
-    { active_agents: active, idle_agents: size - active, tasks_completed: completed, tasks_remaining: size - completed, coordination_mode: COORDINATION_MODE },
+    {
+      active_agents: active,
+      idle_agents: size - active,
+      tasks_completed: completed,
+      tasks_remaining: size - completed,
+      coordination_mode: COORDINATION_MODE,
+    },
     SUPERVISOR_AGENT_ID,
   );
 }
 
-async function retire(ctx: WorkflowContext, since: number, size: number, completed: number, agents: readonly AgentResult[], reason: string): Promise<void> {
+async function retire(
+  ctx: WorkflowContext,
+  since: number,
+  size: number,
+  completed: number,
+  agents: readonly AgentResult[],
+  reason: string,
+): Promise<void> {
   await ctx.step("team:retire", { kind: "team", name: "retire" }, async () => ({
     output: { completed },
     events: [
       pending(
         "TEAM_RETIRED",
         `Team retired: ${reason}`,
-        { team_size: size, duration_ms: elapsedMs(since), total_tokens: agents.reduce((n, a) => n + a.usage.totalTokens, 0), reason },
+        {
+          team_size: size,
+          duration_ms: elapsedMs(since),
+          total_tokens: agents.reduce((n, a) => n + a.usage.totalTokens, 0),
+          reason,
+        },
         SUPERVISOR_AGENT_ID,
       ),
     ],

@@ -63,7 +63,10 @@ export function planTask(spec: TaskSpec): TaskPlan {
     const rendered = renderTemplate(resolved.version, spec.promptParams, spec.query);
     template = { name: resolved.template.name, version: resolved.version.version, ...rendered };
   }
-  const customSystemPrompt = spec.systemPrompt === undefined ? undefined : interpolate(spec.systemPrompt, { ...spec.promptParams, query: spec.query }).text;
+  const customSystemPrompt =
+    spec.systemPrompt === undefined
+      ? undefined
+      : interpolate(spec.systemPrompt, { ...spec.promptParams, query: spec.query }).text;
   const prompt = template?.text ?? spec.query;
   const estimate = estimateComplexity(prompt);
   return {
@@ -120,7 +123,8 @@ export function checkModelSelection(selection: ModelSelection, options: Validate
   }
   // Without a router (a process that holds no provider keys): the catalog part of the same rules.
   const { catalog } = options;
-  if (!isModelTier(selection.tier)) throw new ValidationError(`Invalid model tier: ${String(selection.tier)} (allowed: ${MODEL_TIERS.join(", ")})`);
+  if (!isModelTier(selection.tier))
+    throw new ValidationError(`Invalid model tier: ${String(selection.tier)} (allowed: ${MODEL_TIERS.join(", ")})`);
   if (selection.modelOverride !== undefined) {
     const m = catalog.model(selection.modelOverride);
     if (!m) throw new ValidationError(`Unknown model: ${selection.modelOverride}`);

@@ -1,6 +1,12 @@
 import { ValidationError } from "@tog/core";
 import { estimateComplexity, type ChatMessage } from "@tog/providers";
-import { WorkflowFailure, pending, type TaskWorkflow, type WorkflowContext, type WorkflowOutcome } from "../runtime/workflow-context.ts";
+import {
+  WorkflowFailure,
+  pending,
+  type TaskWorkflow,
+  type WorkflowContext,
+  type WorkflowOutcome,
+} from "../runtime/workflow-context.ts";
 import { runComplex } from "./complex-flow.ts";
 import type { FlowInput } from "./flow-input.ts";
 import { runSingleAgent } from "./single-agent-flow.ts";
@@ -49,7 +55,10 @@ export const taskWorkflow: TaskWorkflow = async (ctx: WorkflowContext): Promise<
     });
     if (outcome.decision !== "approved") {
       throw outcome.decision === "denied"
-        ? new WorkflowFailure("APPROVAL_DENIED", `Task was denied by ${outcome.approvedBy}${outcome.comments ? `: ${outcome.comments}` : ""}`)
+        ? new WorkflowFailure(
+            "APPROVAL_DENIED",
+            `Task was denied by ${outcome.approvedBy}${outcome.comments ? `: ${outcome.comments}` : ""}`,
+          )
         : new WorkflowFailure("APPROVAL_TIMEOUT", "Approval of the task timed out");
     }
     instruction = outcome.modifiedAction?.trim() || undefined;
@@ -79,7 +88,14 @@ async function loadHistory(ctx: WorkflowContext): Promise<ChatMessage[]> {
       events:
         n === 0
           ? []
-          : [pending("DATA_PROCESSING", `Loaded ${n} earlier message${n === 1 ? "" : "s"} of the session`, { operation: "load_session_history", records_processed: n, total_records: n, processing_stage: "context" })],
+          : [
+              pending("DATA_PROCESSING", `Loaded ${n} earlier message${n === 1 ? "" : "s"} of the session`, {
+                operation: "load_session_history",
+                records_processed: n,
+                total_records: n,
+                processing_stage: "context",
+              }),
+            ],
     };
   });
 }

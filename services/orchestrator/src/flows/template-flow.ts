@@ -12,17 +12,21 @@ export const TEMPLATE_PROVIDER = "none";
 export async function runTemplateOnly(ctx: WorkflowContext, plan: TaskPlan): Promise<WorkflowOutcome> {
   const template = plan.template;
   if (!template) throw new Error("runTemplateOnly needs a template (planTask guarantees one with disable_ai)");
-  const out = await ctx.step("template", { kind: "finish", name: `${template.name}@${template.version}` }, async () => ({
-    output: { result: template.text },
-    events: [
-      pending("DATA_PROCESSING", `Rendered template ${template.name}@${template.version}`, {
-        operation: "render_template",
-        records_processed: template.replaced,
-        total_records: template.references,
-        processing_stage: "template",
-      }),
-    ],
-  }));
+  const out = await ctx.step(
+    "template",
+    { kind: "finish", name: `${template.name}@${template.version}` },
+    async () => ({
+      output: { result: template.text },
+      events: [
+        pending("DATA_PROCESSING", `Rendered template ${template.name}@${template.version}`, {
+          operation: "render_template",
+          records_processed: template.replaced,
+          total_records: template.references,
+          processing_stage: "template",
+        }),
+      ],
+    }),
+  );
   return {
     result: out.result,
     modelUsed: TEMPLATE_MODEL,

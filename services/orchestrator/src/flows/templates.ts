@@ -26,7 +26,11 @@ const TEMPLATES: readonly PromptTemplate[] = [
     name: "summarize",
     description: "Summary of the query text",
     versions: [
-      { version: "1.0.0", text: "Summarize the following in ${max_sentences} sentences:\n\n${query}", defaults: { max_sentences: 3 } },
+      {
+        version: "1.0.0",
+        text: "Summarize the following in ${max_sentences} sentences:\n\n${query}",
+        defaults: { max_sentences: 3 },
+      },
       {
         version: "1.1.0",
         text: "Summarize the following for ${audience} in at most ${max_sentences} sentences. Keep names, numbers and dates exact.\n\n${query}",
@@ -61,7 +65,11 @@ const TEMPLATES: readonly PromptTemplate[] = [
     description: "Fixed greeting; meant for disable_ai",
     versions: [
       { version: "1.0.0", text: "Hello ${name}!", defaults: { name: "there" } },
-      { version: "2.0.0", text: "Hello ${name}, welcome to ${product}!", defaults: { name: "there", product: "our service" } },
+      {
+        version: "2.0.0",
+        text: "Hello ${name}, welcome to ${product}!",
+        defaults: { name: "there", product: "our service" },
+      },
     ],
   },
 ];
@@ -73,10 +81,17 @@ export function promptTemplates(): readonly PromptTemplate[] {
 }
 
 /** The named version (`latest` or none = the newest). ValidationError for unknown names/versions. */
-export function resolveTemplate(name: string, version: string | undefined): { template: PromptTemplate; version: TemplateVersion } {
+export function resolveTemplate(
+  name: string,
+  version: string | undefined,
+): { template: PromptTemplate; version: TemplateVersion } {
   const template = BY_NAME.get(name);
-  if (!template) throw new ValidationError(`Unknown template: "${name}" (available: ${TEMPLATES.map((t) => t.name).join(", ")})`);
-  const wanted = version === undefined || version === LATEST ? template.versions[template.versions.length - 1] : template.versions.find((v) => v.version === version);
+  if (!template)
+    throw new ValidationError(`Unknown template: "${name}" (available: ${TEMPLATES.map((t) => t.name).join(", ")})`);
+  const wanted =
+    version === undefined || version === LATEST
+      ? template.versions[template.versions.length - 1]
+      : template.versions.find((v) => v.version === version);
   if (!wanted) {
     const known = [...template.versions.map((v) => v.version), LATEST].join(", ");
     throw new ValidationError(`Unknown template version: "${version}" for template "${name}" (available: ${known})`);
@@ -84,6 +99,10 @@ export function resolveTemplate(name: string, version: string | undefined): { te
   return { template, version: wanted };
 }
 
-export function renderTemplate(version: TemplateVersion, promptParams: Readonly<Record<string, unknown>>, query: string): Interpolation {
+export function renderTemplate(
+  version: TemplateVersion,
+  promptParams: Readonly<Record<string, unknown>>,
+  query: string,
+): Interpolation {
   return interpolate(version.text, { ...version.defaults, ...promptParams, query });
 }

@@ -52,7 +52,10 @@ export async function runToolCall(ctx: WorkflowContext, request: ToolCallRequest
     });
     if (outcome.decision !== "approved") {
       throw outcome.decision === "denied"
-        ? new WorkflowFailure("APPROVAL_DENIED", `Tool call ${tool.name} was denied by ${outcome.approvedBy}${outcome.comments ? `: ${outcome.comments}` : ""}`)
+        ? new WorkflowFailure(
+            "APPROVAL_DENIED",
+            `Tool call ${tool.name} was denied by ${outcome.approvedBy}${outcome.comments ? `: ${outcome.comments}` : ""}`,
+          )
         : new WorkflowFailure("APPROVAL_TIMEOUT", `Approval of tool call ${tool.name} timed out`);
     }
     const modified = outcome.modifiedAction?.trim();
@@ -63,7 +66,11 @@ export async function runToolCall(ctx: WorkflowContext, request: ToolCallRequest
       } else {
         // Free text is an instruction, not arguments: the call is not run, the model is told why.
         return ctx.step<ToolCallOutcome>(request.key, { kind: "tool", name: tool.name }, async () => ({
-          output: { invoked: false, ok: true, content: `The approver did not run this call and instructed instead: ${modified}` },
+          output: {
+            invoked: false,
+            ok: true,
+            content: `The approver did not run this call and instructed instead: ${modified}`,
+          },
         }));
       }
     }
@@ -71,10 +78,19 @@ export async function runToolCall(ctx: WorkflowContext, request: ToolCallRequest
   return invoke(ctx, request.key, tool, args);
 }
 
-function invoke(ctx: WorkflowContext, key: string, tool: AnyTool, args: Record<string, unknown>): Promise<ToolCallOutcome> {
+function invoke(
+  ctx: WorkflowContext,
+  key: string,
+  tool: AnyTool,
+  args: Record<string, unknown>,
+): Promise<ToolCallOutcome> {
   return ctx.step<ToolCallOutcome>(key, { kind: "tool", name: tool.name }, async () => {
     const toolArgs = toJsonObject(args);
-    ctx.emit("TOOL_INVOKED", `Invoking ${tool.name}`, { tool_name: tool.name, tool_args: toolArgs, timeout_seconds: tool.timeoutSeconds });
+    ctx.emit("TOOL_INVOKED", `Invoking ${tool.name}`, {
+      tool_name: tool.name,
+      tool_args: toolArgs,
+      timeout_seconds: tool.timeoutSeconds,
+    });
     const result = await ctx.tools.invoke(tool.name, args, { signal: ctx.signal });
     if (!result.ok) {
       if (ctx.signal.aborted) throw abortReason(ctx.signal);
@@ -85,10 +101,21 @@ function invoke(ctx: WorkflowContext, key: string, tool: AnyTool, args: Record<s
     }
     const data = result.result.data as JsonValue;
     const events: PendingEvent[] = [
-      pending("TOOL_OBSERVATION", `${tool.name} returned`, { tool_name: tool.name, result: data, duration_ms: Math.round(result.durationMs) }),
+      pending("TOOL_OBSERVATION", `${tool.name} returned`, {
+        tool_name: tool.name,
+        result: data,
+        duration_ms: Math.round(result.durationMs),
+      }),
     ];
     const change = workspaceChange(tool.name, data);
-    if (change) events.push(pending("WORKSPACE_UPDATED", `Workspace key "${change.key}" ${change.action === "delete" ? "deleted" : "set"}`, change));
+    if (change)
+      events.push(
+        pending(
+          "WORKSPACE_UPDATED",
+          `Workspace key "${change.key}" ${change.action === "delete" ? "deleted" : "set"}`,
+          change,
+        ),
+      );
     return { output: { invoked: true, ok: true, content: result.result.text }, events };
   });
 }
@@ -106,7 +133,8 @@ function toolError(message: string): PendingEvent {
 
 /** workspace_write only validates and describes the change; applying it is the workflow's event. */
 function workspaceChange(toolName: string, data: JsonValue): EventPayloads["WORKSPACE_UPDATED"] | undefined {
-  if (toolName !== "workspace_write" || data === null || typeof data !== "object" || Array.isArray(data)) return undefined;
+  if (toolName !== "workspace_write" || data === null || typeof data !== "object" || Array.isArray(data))
+    return undefined;
   const { key, value, action } = data as Record<string, JsonValue>;
   if (typeof key !== "string" || key === "" || (action !== "set" && action !== "delete")) return undefined;
   return { key, value: value ?? null, action };
@@ -115,7 +143,9 @@ function workspaceChange(toolName: string, data: JsonValue): EventPayloads["WORK
 function parseObject(text: string): Record<string, unknown> | undefined {
   try {
     const value = JSON.parse(text) as unknown;
-    return value !== null && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }

@@ -8,7 +8,12 @@ export interface UsageTotals {
   costUsd: number;
 }
 
-export const ZERO_USAGE: Readonly<UsageTotals> = Object.freeze({ inputTokens: 0, outputTokens: 0, totalTokens: 0, costUsd: 0 });
+export const ZERO_USAGE: Readonly<UsageTotals> = Object.freeze({
+  inputTokens: 0,
+  outputTokens: 0,
+  totalTokens: 0,
+  costUsd: 0,
+});
 
 export function addUsage(...items: readonly UsageTotals[]): UsageTotals {
   const sum = { ...ZERO_USAGE };

@@ -45,11 +45,25 @@ export class ApprovalRepository {
 
   async get(id: string): Promise<ApprovalRow | null> {
     const rows = await this.#db.$queryRaw<
-      { id: string; status: ApprovalRow["status"]; expires_at: Date; decided_by: string | null; comments: string | null; modified_action: string | null }[]
+      {
+        id: string;
+        status: ApprovalRow["status"];
+        expires_at: Date;
+        decided_by: string | null;
+        comments: string | null;
+        modified_action: string | null;
+      }[]
     >`SELECT id, status, expires_at, decided_by, comments, modified_action FROM approvals WHERE id = ${id}`;
     const r = rows[0];
     return r
-      ? { id: r.id, status: r.status, expiresAt: r.expires_at, decidedBy: r.decided_by, comments: r.comments, modifiedAction: r.modified_action }
+      ? {
+          id: r.id,
+          status: r.status,
+          expiresAt: r.expires_at,
+          decidedBy: r.decided_by,
+          comments: r.comments,
+          modifiedAction: r.modified_action,
+        }
       : null;
   }
 

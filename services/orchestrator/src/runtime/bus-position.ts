@@ -14,7 +14,9 @@ export interface BusPosition {
 
 export async function busPosition(bus: Bus, workflowId: string): Promise<BusPosition> {
   try {
-    const msg = await bus.jsm.streams.getMessage(bus.streamName("EVENTS"), { last_by_subj: systemSubjects(bus.prefix).events(workflowId) });
+    const msg = await bus.jsm.streams.getMessage(bus.streamName("EVENTS"), {
+      last_by_subj: systemSubjects(bus.prefix).events(workflowId),
+    });
     if (!msg) return { lastSeq: 0, lastStreamSeq: 0 };
     const event = msg.json<{ seq?: unknown }>();
     return { lastSeq: typeof event.seq === "number" ? event.seq : 0, lastStreamSeq: msg.seq };

@@ -15,7 +15,6 @@ export interface Checkpoint {
   mode?: string | undefined;
 }
 
-
 const BATCH_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],

@@ -102,7 +102,11 @@ export class WorkflowEventEmitter {
    * Events committed with a checkpoint: `write` stores them (with their seqs) in PostgreSQL,
    * then they are published. Runs in the chain, so nothing emitted later overtakes them.
    */
-  commit<T>(events: readonly PendingEvent[], write: (built: TaskEvent[]) => Promise<T>, options: { final?: boolean } = {}): Promise<T> {
+  commit<T>(
+    events: readonly PendingEvent[],
+    write: (built: TaskEvent[]) => Promise<T>,
+    options: { final?: boolean } = {},
+  ): Promise<T> {
     if (this.#failure) return Promise.reject(this.#failure);
     if (options.final) this.#closed = true;
     const built = this.build(events);
@@ -157,7 +161,10 @@ export class WorkflowEventEmitter {
     if (this.#failure) return;
     this.#failure = error;
     if (error instanceof ConflictError) {
-      this.#logger.warn({ workflowId: this.#workflowId }, "another writer published to this workflow: stopping (lease lost)");
+      this.#logger.warn(
+        { workflowId: this.#workflowId },
+        "another writer published to this workflow: stopping (lease lost)",
+      );
     } else {
       this.#logger.error({ err: error, workflowId: this.#workflowId }, "publishing a workflow event failed");
     }

@@ -40,38 +40,42 @@ export async function startRunWorker(options: RunWorkerOptions): Promise<RunWork
     const taskId = msg.subject.slice(msg.subject.lastIndexOf(".") + 1);
     const working = setInterval(() => msg.working(), Math.max(100, Math.floor(options.ackWaitMs / 3)));
     try {
-      await withMessageContext(msg, async () => {
-        const claim = await runner.runs.claim(taskId, runner.workerId, runner.leaseMs, runner.timeoutSeconds);
-        switch (claim.outcome) {
-          case "missing":
-            logger.warn({ taskId }, "run without a task (its submit was rolled back): dropped");
-            msg.term();
-            options.onRunEnd?.("orphan");
-            return;
-          case "leased":
-            msg.nak(claim.retryInMs);
-            options.onRunEnd?.("duplicate");
-            return;
-          case "terminal": {
-            // Cancelled while queued, or a duplicate of a finished run: make sure every
-            // committed event reached the bus, then drop the message.
-            const steps = new Map((await runner.runs.loadSteps(taskId)).map((s) => [s.key, s]));
-            const emitter = await openEmitter(runner, taskId, "", steps, logger, () => undefined);
-            await emitter.flush();
-            msg.ack();
-            options.onRunEnd?.("duplicate");
-            return;
+      await withMessageContext(
+        msg,
+        async () => {
+          const claim = await runner.runs.claim(taskId, runner.workerId, runner.leaseMs, runner.timeoutSeconds);
+          switch (claim.outcome) {
+            case "missing":
+              logger.warn({ taskId }, "run without a task (its submit was rolled back): dropped");
+              msg.term();
+              options.onRunEnd?.("orphan");
+              return;
+            case "leased":
+              msg.nak(claim.retryInMs);
+              options.onRunEnd?.("duplicate");
+              return;
+            case "terminal": {
+              // Cancelled while queued, or a duplicate of a finished run: make sure every
+              // committed event reached the bus, then drop the message.
+              const steps = new Map((await runner.runs.loadSteps(taskId)).map((s) => [s.key, s]));
+              const emitter = await openEmitter(runner, taskId, "", steps, logger, () => undefined);
+              await emitter.flush();
+              msg.ack();
+              options.onRunEnd?.("duplicate");
+              return;
+            }
+            case "claimed": {
+              const end = await runClaimedTask(runner, claim.task, shutdown.signal);
+              if (end === "finished") msg.ack();
+              else if (end === "released") msg.nak();
+              else msg.nak(runner.leaseMs);
+              options.onRunEnd?.(end);
+              return;
+            }
           }
-          case "claimed": {
-            const end = await runClaimedTask(runner, claim.task, shutdown.signal);
-            if (end === "finished") msg.ack();
-            else if (end === "released") msg.nak();
-            else msg.nak(runner.leaseMs);
-            options.onRunEnd?.(end);
-            return;
-          }
-        }
-      }, { spanName: "run.execute", attributes: { "task.id": taskId } });
+        },
+        { spanName: "run.execute", attributes: { "task.id": taskId } },
+      );
     } catch (err) {
       logger.error({ err, taskId }, "run failed; it will be redelivered");
       // Deliveries are unlimited (a run must not be dropped while PostgreSQL is down), so a run

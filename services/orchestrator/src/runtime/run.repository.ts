@@ -143,7 +143,8 @@ export class RunRepository {
       );
       const found = current.rows[0];
       if (!found) return { outcome: "missing" } as const;
-      if (found.status === "RUNNING") return { outcome: "leased", retryInMs: Math.max(100, found.wait_ms ?? 1_000) } as const;
+      if (found.status === "RUNNING")
+        return { outcome: "leased", retryInMs: Math.max(100, found.wait_ms ?? 1_000) } as const;
       return { outcome: "terminal", status: found.status } as const;
     });
   }
@@ -158,7 +159,12 @@ export class RunRepository {
     }
     for (const group of groups.values()) {
       const { owner, leaseMs, timeoutSeconds } = group[0]!;
-      const res = await this.#pool.query<TaskRow>(CLAIM_MANY_SQL, [group.map((c) => c.taskId), owner, leaseMs, timeoutSeconds]);
+      const res = await this.#pool.query<TaskRow>(CLAIM_MANY_SQL, [
+        group.map((c) => c.taskId),
+        owner,
+        leaseMs,
+        timeoutSeconds,
+      ]);
       for (const row of res.rows) found.set(row.id, row);
     }
     return claims.map((c) => found.get(c.taskId.toLowerCase()));
@@ -172,14 +178,20 @@ export class RunRepository {
     const key = `${owner}\u0000${leaseMs}`;
     let keeper = this.#keepers.get(key);
     if (!keeper) {
-      keeper = new LeaseKeeper({ intervalMs: Math.max(200, Math.floor(leaseMs / 3)), renew: (ids) => this.#renewLeases(ids, owner, leaseMs) });
+      keeper = new LeaseKeeper({
+        intervalMs: Math.max(200, Math.floor(leaseMs / 3)),
+        renew: (ids) => this.#renewLeases(ids, owner, leaseMs),
+      });
       this.#keepers.set(key, keeper);
     }
     return keeper.hold(taskId, holder);
   }
 
   async #renewLeases(taskIds: string[], owner: string, leaseMs: number): Promise<Map<string, LeaseState>> {
-    const res = await this.#pool.query<{ id: string; cancel_requested: boolean; cancel_reason: string | null }>(RENEW_LEASES_SQL, [taskIds, owner, leaseMs]);
+    const res = await this.#pool.query<{ id: string; cancel_requested: boolean; cancel_reason: string | null }>(
+      RENEW_LEASES_SQL,
+      [taskIds, owner, leaseMs],
+    );
     return new Map(res.rows.map((r) => [r.id, { cancelRequested: r.cancel_requested, cancelReason: r.cancel_reason }]));
   }
 
@@ -263,17 +275,38 @@ export class RunRepository {
     for (const f of finishes) {
       const { write: w, step: st } = f;
       const u = w.usage;
-      const values = [f.workflowId, f.owner, w.status, w.result, w.error, w.errorType, w.mode, w.modelUsed, w.provider,
-        u?.inputTokens ?? null, u?.outputTokens ?? null, u?.totalTokens ?? null, u?.costUsd ?? null,
-        st.key, st.kind, st.name, st.agentId, st.status, st.output === undefined ? null : JSON.stringify(st.output),
-        st.events === null ? null : JSON.stringify(st.events), st.firstSeq, st.lastSeq, st.startedAt.toISOString(), st.completedAt.toISOString()];
+      const values = [
+        f.workflowId,
+        f.owner,
+        w.status,
+        w.result,
+        w.error,
+        w.errorType,
+        w.mode,
+        w.modelUsed,
+        w.provider,
+        u?.inputTokens ?? null,
+        u?.outputTokens ?? null,
+        u?.totalTokens ?? null,
+        u?.costUsd ?? null,
+        st.key,
+        st.kind,
+        st.name,
+        st.agentId,
+        st.status,
+        st.output === undefined ? null : JSON.stringify(st.output),
+        st.events === null ? null : JSON.stringify(st.events),
+        st.firstSeq,
+        st.lastSeq,
+        st.startedAt.toISOString(),
+        st.completedAt.toISOString(),
+      ];
       values.forEach((v, k) => cols[k]!.push(v));
     }
     const res = await this.#pool.query<{ id: string }>(FINISH_MANY_SQL, cols);
     const done = new Set(res.rows.map((r) => r.id));
     return finishes.map((f) => done.has(f.workflowId.toLowerCase()));
   }
-
 }
 
 const RENEW_LEASES_SQL = `

@@ -18,7 +18,17 @@ import type { ApprovalThreshold, RiskLevel, ToolRegistry } from "@tog/tools";
 //   inside a step (LLM_PARTIAL, AGENT_THINKING, PROGRESS...): a step redone after a crash may
 //   emit its live events again, with new seqs.
 
-export type StepKind = "start" | "plan" | "llm" | "tool" | "child" | "approval" | "timer" | "synthesis" | "team" | "finish";
+export type StepKind =
+  | "start"
+  | "plan"
+  | "llm"
+  | "tool"
+  | "child"
+  | "approval"
+  | "timer"
+  | "synthesis"
+  | "team"
+  | "finish";
 
 export interface PendingEvent<T extends EventType = EventType> {
   type: T;
@@ -29,7 +39,12 @@ export interface PendingEvent<T extends EventType = EventType> {
 }
 
 /** Build a PendingEvent with its payload type checked against its event type. */
-export function pending<T extends EventType>(type: T, message: string, data: EventPayloads[T], agentId?: string): PendingEvent<T> {
+export function pending<T extends EventType>(
+  type: T,
+  message: string,
+  data: EventPayloads[T],
+  agentId?: string,
+): PendingEvent<T> {
   return agentId === undefined ? { type, message, data } : { type, message, data, agent_id: agentId };
 }
 
@@ -96,7 +111,13 @@ export interface ApprovalRequest {
 }
 
 export type ApprovalOutcome =
-  | { decision: "approved"; approvalId: string; approvedBy: string; comments: string; modifiedAction?: string | undefined }
+  | {
+      decision: "approved";
+      approvalId: string;
+      approvedBy: string;
+      comments: string;
+      modifiedAction?: string | undefined;
+    }
   | { decision: "denied" | "timeout"; approvalId: string; approvedBy: string; comments: string };
 
 export interface WorkflowSettings {
@@ -167,7 +188,11 @@ export class WorkflowFailure extends Error {
   readonly errorType: string;
   readonly retryCount: number;
   readonly maxRetries: number;
-  constructor(errorType: string, message: string, options: { cause?: unknown; retryCount?: number; maxRetries?: number } = {}) {
+  constructor(
+    errorType: string,
+    message: string,
+    options: { cause?: unknown; retryCount?: number; maxRetries?: number } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "WorkflowFailure";
     this.errorType = errorType;

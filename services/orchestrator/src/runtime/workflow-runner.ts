@@ -10,7 +10,13 @@ import type { ApprovalRepository } from "./approval.repository.ts";
 import { busPosition } from "./bus-position.ts";
 import type { SignalListener } from "./signal-listener.ts";
 import { WorkflowEventEmitter } from "./event-emitter.ts";
-import { LeaseLostError, type RunRepository, type ClaimedTask, type FinalWrite, type StepRecord } from "./run.repository.ts";
+import {
+  LeaseLostError,
+  type RunRepository,
+  type ClaimedTask,
+  type FinalWrite,
+  type StepRecord,
+} from "./run.repository.ts";
 import {
   WorkflowFailure,
   type ApprovalOutcome,
@@ -93,7 +99,8 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
   const stop = (reason: StopReason) => {
     if (!root.signal.aborted) root.abort(new StopSignal(reason));
   };
-  const stopReason = (): StopReason | undefined => (root.signal.reason instanceof StopSignal ? root.signal.reason.stop : undefined);
+  const stopReason = (): StopReason | undefined =>
+    root.signal.reason instanceof StopSignal ? root.signal.reason.stop : undefined;
 
   const onEmitterFailure = (error: Error) => stop({ kind: "lost", error });
   const emitter = fresh
@@ -166,7 +173,18 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     }
 
     const runDeps = deps.routerFor ? { ...deps, llm: deps.routerFor(task, deps.llm) } : deps;
-    const ctx = createContext({ deps: runDeps, task, steps, emitter, signal: root.signal, prefix: "", agentId: "orchestrator", inflight, wakers, log });
+    const ctx = createContext({
+      deps: runDeps,
+      task,
+      steps,
+      emitter,
+      signal: root.signal,
+      prefix: "",
+      agentId: "orchestrator",
+      inflight,
+      wakers,
+      log,
+    });
     let outcome: WorkflowOutcome | undefined;
     let failure: unknown;
     try {
@@ -197,7 +215,10 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     }
 
     // Cancelled after its last step but before the final write: the cancel wins (the API answered 202).
-    const final = outcome !== undefined && reason?.kind !== "cancel" ? completed(outcome, claimed) : failed(failure, reason, deps.timeoutSeconds, log);
+    const final =
+      outcome !== undefined && reason?.kind !== "cancel"
+        ? completed(outcome, claimed)
+        : failed(failure, reason, deps.timeoutSeconds, log);
     await emitter.commit(
       [final.event],
       async (built) => {
@@ -251,7 +272,10 @@ export async function openEmitter(
   logger: Logger,
   onFailure: (error: Error) => void,
 ): Promise<WorkflowEventEmitter> {
-  const [position, persisted] = await Promise.all([busPosition(deps.bus, workflowId), deps.runs.persistedLastSeq(workflowId)]);
+  const [position, persisted] = await Promise.all([
+    busPosition(deps.bus, workflowId),
+    deps.runs.persistedLastSeq(workflowId),
+  ]);
   const delivered = Math.max(position.lastSeq, persisted);
   let lastSeq = delivered;
   const missing: TaskEvent[] = [];
@@ -271,12 +295,16 @@ export async function openEmitter(
     onPublished: deps.onEventPublished,
   });
   if (missing.length > 0) {
-    logger.info({ count: missing.length, fromSeq: missing[0]!.seq }, "republishing committed events the bus never received");
+    logger.info(
+      { count: missing.length, fromSeq: missing[0]!.seq },
+      "republishing committed events the bus never received",
+    );
     await emitter.republish(missing);
   }
   // Seqs a crashed worker allocated to live events it never published are free again: the next
   // event takes the first seq after everything delivered or committed, so there is no gap.
-  if (emitter.lastSeq < lastSeq) throw new Error(`committed events of ${workflowId} end at seq ${lastSeq}, bus at ${emitter.lastSeq}`);
+  if (emitter.lastSeq < lastSeq)
+    throw new Error(`committed events of ${workflowId} end at seq ${lastSeq}, bus at ${emitter.lastSeq}`);
   return emitter;
 }
 
@@ -344,7 +372,12 @@ function createContext(state: ContextState): WorkflowContext {
     const forward = () => controller.abort(signal.reason);
     signal.addEventListener("abort", forward, { once: true });
     const startedAt = new Date();
-    const childCtx = createContext({ ...state, prefix: `${fullKey}/`, agentId: childAgentId, signal: controller.signal });
+    const childCtx = createContext({
+      ...state,
+      prefix: `${fullKey}/`,
+      agentId: childAgentId,
+      signal: controller.signal,
+    });
     const run = (async () => {
       try {
         const output = await fn(childCtx);
@@ -429,7 +462,11 @@ function createContext(state: ContextState): WorkflowContext {
           {
             type: "WAITING",
             message: `Waiting for approval ${approvalId}`,
-            data: { waiting_for: "approval", wait_reason: `Human approval of: ${request.operation}`, estimated_wait_seconds: timeoutSeconds },
+            data: {
+              waiting_for: "approval",
+              wait_reason: `Human approval of: ${request.operation}`,
+              estimated_wait_seconds: timeoutSeconds,
+            },
           } satisfies PendingEvent<"WAITING">,
         ],
       };
@@ -442,7 +479,13 @@ function createContext(state: ContextState): WorkflowContext {
       const comments = row.comments ?? "";
       const outcome: ApprovalOutcome =
         decision === "approved"
-          ? { decision, approvalId, approvedBy, comments, ...(row.modifiedAction ? { modifiedAction: row.modifiedAction } : {}) }
+          ? {
+              decision,
+              approvalId,
+              approvedBy,
+              comments,
+              ...(row.modifiedAction ? { modifiedAction: row.modifiedAction } : {}),
+            }
           : { decision, approvalId, approvedBy, comments };
       return {
         output: outcome,
@@ -450,7 +493,13 @@ function createContext(state: ContextState): WorkflowContext {
           {
             type: "APPROVAL_DECISION",
             message: `Approval ${approvalId} ${decision}`,
-            data: { approval_id: approvalId, decision, approved_by: approvedBy, timestamp: new Date().toISOString(), comments },
+            data: {
+              approval_id: approvalId,
+              decision,
+              approved_by: approvedBy,
+              timestamp: new Date().toISOString(),
+              comments,
+            },
           } satisfies PendingEvent<"APPROVAL_DECISION">,
         ],
       };
@@ -463,7 +512,8 @@ function createContext(state: ContextState): WorkflowContext {
       throwIfStopped();
       let row = await deps.approvals.get(approvalId);
       if (!row) throw new Error(`approval ${approvalId} not found`);
-      if (row.status === "pending" && row.expiresAt.getTime() <= Date.now()) row = (await deps.approvals.expire(approvalId)) ?? row;
+      if (row.status === "pending" && row.expiresAt.getTime() <= Date.now())
+        row = (await deps.approvals.expire(approvalId)) ?? row;
       if (row.status !== "pending") return row;
       const waitMs = Math.max(10, Math.min(pollMs, row.expiresAt.getTime() - Date.now()));
       await new Promise<void>((resolve) => {
@@ -555,12 +605,27 @@ function failed(failure: unknown, reason: StopReason | undefined, timeoutSeconds
     log.error({ err: failure }, "workflow failed unexpectedly");
   }
   return {
-    write: { status, result: null, error: message, errorType, mode: null, modelUsed: null, provider: null, usage: null },
+    write: {
+      status,
+      result: null,
+      error: message,
+      errorType,
+      mode: null,
+      modelUsed: null,
+      provider: null,
+      usage: null,
+    },
     event: {
       type: "ERROR_OCCURRED",
       agent_id: "orchestrator",
       message,
-      data: terminalErrorData({ status, error_type: errorType, error_message: message, retry_count: retryCount, max_retries: maxRetries }),
+      data: terminalErrorData({
+        status,
+        error_type: errorType,
+        error_message: message,
+        retry_count: retryCount,
+        max_retries: maxRetries,
+      }),
     } as PendingEvent<"ERROR_OCCURRED">,
   };
 }

@@ -36,7 +36,11 @@ export function tokensOf(messages: readonly ChatMessage[]): number {
 }
 
 /** `messages` in conversation order; `total`: how many the session really has (the list may hold only its head and tail). */
-export function applyWindow(messages: readonly ChatMessage[], settings: Pick<WindowSettings, "historyWindowSize" | "primersCount">, total = messages.length): { messages: ChatMessage[]; omitted: number } {
+export function applyWindow(
+  messages: readonly ChatMessage[],
+  settings: Pick<WindowSettings, "historyWindowSize" | "primersCount">,
+  total = messages.length,
+): { messages: ChatMessage[]; omitted: number } {
   const w = settings.historyWindowSize;
   if (total <= w && messages.length <= w) return { messages: [...messages], omitted: 0 };
   const head = Math.min(settings.primersCount, w);
@@ -58,14 +62,20 @@ export function shapeHistory(
   const before = tokensOf(windowed.messages);
   if (before <= settings.compressionTriggerRatio * contextWindow) return shaped;
   // Compressing "down to" a share above the trigger would leave the history over the trigger.
-  const targetTokens = Math.floor(Math.min(settings.compressionTargetRatio, settings.compressionTriggerRatio) * contextWindow);
+  const targetTokens = Math.floor(
+    Math.min(settings.compressionTargetRatio, settings.compressionTriggerRatio) * contextWindow,
+  );
   const { messages: compressed, summarized } = compress(windowed.messages, settings, targetTokens);
   shaped.messages = compressed;
   shaped.compression = { summarized, tokensBefore: before, tokensAfter: tokensOf(compressed), targetTokens };
   return shaped;
 }
 
-function compress(window: readonly ChatMessage[], settings: WindowSettings, targetTokens: number): { messages: ChatMessage[]; summarized: number } {
+function compress(
+  window: readonly ChatMessage[],
+  settings: WindowSettings,
+  targetTokens: number,
+): { messages: ChatMessage[]; summarized: number } {
   const n = window.length;
   const head = Math.min(settings.primersCount, n);
   const tailStart = Math.max(head, n - settings.recentsCount);

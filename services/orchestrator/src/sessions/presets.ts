@@ -33,11 +33,29 @@ export const USE_CASE_PRESETS = Object.freeze({
   /** The documented defaults. */
   default: DEFAULT_WINDOW,
   /** Casual conversation: a short memory, compressed early (cheaper turns). */
-  chat: Object.freeze({ historyWindowSize: 30, primersCount: 3, recentsCount: 12, compressionTriggerRatio: 0.7, compressionTargetRatio: 0.4 }),
+  chat: Object.freeze({
+    historyWindowSize: 30,
+    primersCount: 3,
+    recentsCount: 12,
+    compressionTriggerRatio: 0.7,
+    compressionTargetRatio: 0.4,
+  }),
   /** Support conversations: the opening (the customer's problem) and the recent exchange matter most. */
-  support: Object.freeze({ historyWindowSize: 60, primersCount: 8, recentsCount: 20, compressionTriggerRatio: 0.75, compressionTargetRatio: 0.5 }),
+  support: Object.freeze({
+    historyWindowSize: 60,
+    primersCount: 8,
+    recentsCount: 20,
+    compressionTriggerRatio: 0.75,
+    compressionTargetRatio: 0.5,
+  }),
   /** Long analytical sessions: a wide window, compressed late and little. */
-  analysis: Object.freeze({ historyWindowSize: 100, primersCount: 5, recentsCount: 30, compressionTriggerRatio: 0.85, compressionTargetRatio: 0.6 }),
+  analysis: Object.freeze({
+    historyWindowSize: 100,
+    primersCount: 5,
+    recentsCount: 30,
+    compressionTriggerRatio: 0.85,
+    compressionTargetRatio: 0.6,
+  }),
 } satisfies Record<string, Readonly<WindowSettings>>);
 
 export type UseCasePreset = keyof typeof USE_CASE_PRESETS;
@@ -50,7 +68,9 @@ export function isUseCasePreset(value: unknown): value is UseCasePreset {
 /** Submit-time check (400): preset names are case-sensitive, like `mode` and `model_tier`. */
 export function validateUseCasePreset(value: string | undefined): void {
   if (value === undefined || isUseCasePreset(value)) return;
-  throw new ValidationError(`Invalid use_case_preset: ${JSON.stringify(value)} (allowed: ${USE_CASE_PRESET_NAMES.join(", ")})`);
+  throw new ValidationError(
+    `Invalid use_case_preset: ${JSON.stringify(value)} (allowed: ${USE_CASE_PRESET_NAMES.join(", ")})`,
+  );
 }
 
 /**
@@ -59,8 +79,11 @@ export function validateUseCasePreset(value: string | undefined): void {
  * for a task queued before a preset was removed) counts as no preset.
  */
 export function effectiveWindow(window: TaskSpec["window"]): WindowSettings {
-  const preset: Readonly<WindowSettings> = isUseCasePreset(window.useCasePreset) ? USE_CASE_PRESETS[window.useCasePreset] : DEFAULT_WINDOW;
-  const pick = <K extends keyof WindowSettings>(key: K): WindowSettings[K] => (window[key] === DEFAULT_WINDOW[key] ? preset[key] : window[key]);
+  const preset: Readonly<WindowSettings> = isUseCasePreset(window.useCasePreset)
+    ? USE_CASE_PRESETS[window.useCasePreset]
+    : DEFAULT_WINDOW;
+  const pick = <K extends keyof WindowSettings>(key: K): WindowSettings[K] =>
+    window[key] === DEFAULT_WINDOW[key] ? preset[key] : window[key];
   return {
     historyWindowSize: pick("historyWindowSize"),
     primersCount: pick("primersCount"),

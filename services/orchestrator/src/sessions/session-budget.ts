@@ -64,7 +64,10 @@ export function budgetFailure(state: BudgetState | null, needed: number, usedInR
   const used = state.used + usedInRun;
   const left = state.budget - used;
   if (left <= 0) {
-    return new WorkflowFailure("BUDGET_EXCEEDED", `Session token budget exceeded: ${used} of ${state.budget} tokens used`);
+    return new WorkflowFailure(
+      "BUDGET_EXCEEDED",
+      `Session token budget exceeded: ${used} of ${state.budget} tokens used`,
+    );
   }
   if (needed > left) {
     return new WorkflowFailure(
@@ -87,7 +90,11 @@ export function estimateMessages(messages: readonly ChatMessage[]): number {
  * after a crash counts from 0 again (calls checkpointed by the earlier attempt are not re-made,
  * so they are not seen here); the session total is still checked.
  */
-export function budgetedRouter(llm: LlmRouter, budgets: SessionBudgets, task: Pick<TaskInfo, "id" | "sessionId">): LlmRouter {
+export function budgetedRouter(
+  llm: LlmRouter,
+  budgets: SessionBudgets,
+  task: Pick<TaskInfo, "id" | "sessionId">,
+): LlmRouter {
   let usedInRun = 0;
   return {
     candidates: (options) => llm.candidates(options),

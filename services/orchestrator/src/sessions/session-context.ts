@@ -8,7 +8,10 @@ import type { SessionMemory } from "./session-memory.ts";
 // for the agent, then the budget check of the first model call (history + prompt), so a task
 // over budget fails right after WORKFLOW_STARTED, before any model call is announced.
 
-export function sessionContextLoader(options: { memory: SessionMemory; budgets: SessionBudgets }): (task: TaskInfo) => Promise<ChatMessage[]> {
+export function sessionContextLoader(options: {
+  memory: SessionMemory;
+  budgets: SessionBudgets;
+}): (task: TaskInfo) => Promise<ChatMessage[]> {
   return async (task) => {
     // Both reads at once; the budget check needs the shaped messages only for its estimate.
     const [{ messages }, state] = await Promise.all([options.memory.load(task), options.budgets.state(task)]);
@@ -22,11 +25,19 @@ export function sessionContextLoader(options: { memory: SessionMemory; budgets: 
  * The smallest context window among the models the router would try for the task (a fallback
  * may answer), else among the tier's enabled catalog models; `fallback` when none is known.
  */
-export function contextWindowOf(llm: Pick<LlmRouter, "candidates">, catalog: Catalog, fallback = 8_192): (spec: TaskSpec) => number {
+export function contextWindowOf(
+  llm: Pick<LlmRouter, "candidates">,
+  catalog: Catalog,
+  fallback = 8_192,
+): (spec: TaskSpec) => number {
   return (spec) => {
     let models: readonly { contextWindow: number }[] = [];
     try {
-      models = llm.candidates({ tier: spec.modelTier, modelOverride: spec.modelOverride, providerOverride: spec.providerOverride });
+      models = llm.candidates({
+        tier: spec.modelTier,
+        modelOverride: spec.modelOverride,
+        providerOverride: spec.providerOverride,
+      });
     } catch {
       models = catalog.models({ tier: spec.modelTier }).filter((m) => m.enabled);
     }

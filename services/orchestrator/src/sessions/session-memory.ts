@@ -20,7 +20,6 @@ export interface SessionMemoryOptions {
   logger?: Logger | undefined;
 }
 
-
 interface TurnRow {
   id: string;
   query: string;
@@ -67,12 +66,19 @@ export class SessionMemory {
       turnRows = [...turns.values()];
     }
     const messages: ChatMessage[] = [];
-    for (const t of turnRows) messages.push({ role: "user", content: t.query }, { role: "assistant", content: t.result });
+    for (const t of turnRows)
+      messages.push({ role: "user", content: t.query }, { role: "assistant", content: t.result });
 
     const shaped = shapeHistory(messages, settings, this.#contextWindow(task.spec));
     if (shaped.compression || shaped.omitted > 0) {
       this.#logger?.info(
-        { workflowId: task.id, sessionId: task.sessionId, available: shaped.available, omitted: shaped.omitted, compression: shaped.compression },
+        {
+          workflowId: task.id,
+          sessionId: task.sessionId,
+          available: shaped.available,
+          omitted: shaped.omitted,
+          compression: shaped.compression,
+        },
         "session history shaped",
       );
     }

@@ -7,7 +7,10 @@ import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 
 /** What the resolver needs of a pg client or pool. */
 export interface Sql {
-  query<R extends object = Record<string, unknown>>(text: string, values?: unknown[]): Promise<{ rows: R[]; rowCount: number | null }>;
+  query<R extends object = Record<string, unknown>>(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: R[]; rowCount: number | null }>;
 }
 
 export interface ResolvedSession {
@@ -27,7 +30,12 @@ interface SessionRow {
  * Finds (locking it) or creates the session a submission names. Must run inside the submit
  * transaction; counts the task on the session.
  */
-export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: string, tokenBudget: number): Promise<ResolvedSession> {
+export async function resolveSessionForSubmit(
+  sql: Sql,
+  userId: string,
+  ref: string,
+  tokenBudget: number,
+): Promise<ResolvedSession> {
   const byId = isUuid(ref);
   const find = async () =>
     (
@@ -53,7 +61,10 @@ export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: str
   }
   if (row.user_id !== userId) throw new ForbiddenError();
   if (row.deleted_at !== null) throw new NotFoundError("Session not found");
-  await sql.query("UPDATE sessions SET task_count = task_count + 1, updated_at = now(), last_activity_at = now() WHERE id = $1::uuid", [row.id]);
+  await sql.query(
+    "UPDATE sessions SET task_count = task_count + 1, updated_at = now(), last_activity_at = now() WHERE id = $1::uuid",
+    [row.id],
+  );
   return { id: row.id, ref, created };
 }
 
@@ -61,6 +72,9 @@ export async function resolveSessionForSubmit(sql: Sql, userId: string, ref: str
 export async function findSessionId(sql: Sql, ref: string, userId: string): Promise<string | null> {
   const rows = isUuid(ref)
     ? await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE id = $1::uuid AND deleted_at IS NULL", [ref])
-    : await sql.query<{ id: string }>("SELECT id::text FROM sessions WHERE user_id = $2::uuid AND external_id = $1 AND deleted_at IS NULL", [ref, userId]);
+    : await sql.query<{ id: string }>(
+        "SELECT id::text FROM sessions WHERE user_id = $2::uuid AND external_id = $1 AND deleted_at IS NULL",
+        [ref, userId],
+      );
   return rows.rows[0]?.id ?? null;
 }

@@ -49,21 +49,44 @@ export class SubmitRepository {
         return await this.#insert(task, enqueue);
       } catch (err) {
         if (!(err instanceof DuplicateKey) || !task.idempotency || attempt > 1) throw err;
-        const existing = await this.#existing(task.userId, task.idempotency.keyHash, task.idempotency.ttlSeconds, attempt === 0);
+        const existing = await this.#existing(
+          task.userId,
+          task.idempotency.keyHash,
+          task.idempotency.ttlSeconds,
+          attempt === 0,
+        );
         if (existing) return existing;
       }
     }
   }
 
   /** The task holding the identity, if within the TTL; otherwise (when allowed) frees the identity. */
-  async #existing(userId: string, keyHash: string, ttlSeconds: number, mayExpire: boolean): Promise<SubmitOutcome | undefined> {
-    const res = await this.#pool.query<{ id: string; session_id: string; status: string; created_at: Date; live: boolean }>(
+  async #existing(
+    userId: string,
+    keyHash: string,
+    ttlSeconds: number,
+    mayExpire: boolean,
+  ): Promise<SubmitOutcome | undefined> {
+    const res = await this.#pool.query<{
+      id: string;
+      session_id: string;
+      status: string;
+      created_at: Date;
+      live: boolean;
+    }>(
       `SELECT id::text, session_id::text, status, created_at, created_at > now() - $3 * interval '1 second' AS live
        FROM tasks WHERE user_id = $1::uuid AND idempotency_key = $2`,
       [userId, keyHash, ttlSeconds],
     );
     const row = res.rows[0];
-    if (row && (row.live || !mayExpire)) return { kind: "existing", taskId: row.id, sessionId: row.session_id, status: row.status, createdAt: row.created_at };
+    if (row && (row.live || !mayExpire))
+      return {
+        kind: "existing",
+        taskId: row.id,
+        sessionId: row.session_id,
+        status: row.status,
+        createdAt: row.created_at,
+      };
     if (row) {
       await this.#pool.query(
         `UPDATE tasks SET idempotency_key = NULL WHERE user_id = $1::uuid AND idempotency_key = $2 AND created_at <= now() - $3 * interval '1 second'`,
@@ -107,7 +130,17 @@ export class SubmitRepository {
                VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7, $9)${ON_KEY_CONFLICT} RETURNING created_at`
             : `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
            VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7) RETURNING created_at`,
-          [task.id, task.userId, task.query, task.requestedMode, JSON.stringify(task.spec), task.traceId, task.traceparent, session.id, ...(key ? [key] : [])],
+          [
+            task.id,
+            task.userId,
+            task.query,
+            task.requestedMode,
+            JSON.stringify(task.spec),
+            task.traceId,
+            task.traceparent,
+            session.id,
+            ...(key ? [key] : []),
+          ],
         );
         const row = res.rows[0];
         if (!row) throw new DuplicateKey();

@@ -11,7 +11,10 @@ import type { TaskSpec } from "../runtime/workflow-context.ts";
 const text = (v: string | undefined): string | undefined => (v === "" ? undefined : v);
 
 /** `defaultTier`: the catalog default (DEFAULT_MODEL_TIER), for a submission without a tier. */
-export function specFromCommand(command: Pick<SubmitTaskCommand, "query" | "mode" | "context">, defaultTier: ModelTier = "small"): TaskSpec {
+export function specFromCommand(
+  command: Pick<SubmitTaskCommand, "query" | "mode" | "context">,
+  defaultTier: ModelTier = "small",
+): TaskSpec {
   const { context: c, extra } = readTaskContext(command.context);
   return {
     query: command.query,

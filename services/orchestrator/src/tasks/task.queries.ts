@@ -49,7 +49,13 @@ export class TaskQueries {
    * walks the user's index and is cut at the number of matches left, so an empty or finished
    * result stops at once. Only the status + session combination counts rows, within one session.
    */
-  async list(q: { userId: string; status?: TaskStatus | undefined; sessionId?: string | undefined; limit: number; offset: number }): Promise<{ rows: TaskRow[]; total: number }> {
+  async list(q: {
+    userId: string;
+    status?: TaskStatus | undefined;
+    sessionId?: string | undefined;
+    limit: number;
+    offset: number;
+  }): Promise<{ rows: TaskRow[]; total: number }> {
     const total = await this.#count(q);
     const limit = Math.min(q.limit, Math.max(0, total - q.offset));
     if (limit === 0) return { rows: [], total };
@@ -57,12 +63,20 @@ export class TaskQueries {
     // 20261124160000_list_plans). A session's owner was checked when its id was resolved.
     const status = q.status ?? null;
     const rows = q.sessionId
-      ? await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM session_tasks_newest(${q.sessionId}::uuid, ${status}::varchar, ${limit}::int, ${q.offset}::int)`
-      : await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks_page(${q.userId}::uuid, ${status}::varchar, ${limit}::int, ${q.offset}::int)`;
+      ? await this.#db.$queryRaw<
+          TaskRow[]
+        >`SELECT ${COLUMNS} FROM session_tasks_newest(${q.sessionId}::uuid, ${status}::varchar, ${limit}::int, ${q.offset}::int)`
+      : await this.#db.$queryRaw<
+          TaskRow[]
+        >`SELECT ${COLUMNS} FROM tasks_page(${q.userId}::uuid, ${status}::varchar, ${limit}::int, ${q.offset}::int)`;
     return { rows, total };
   }
 
-  async #count(q: { userId: string; status?: TaskStatus | undefined; sessionId?: string | undefined }): Promise<number> {
+  async #count(q: {
+    userId: string;
+    status?: TaskStatus | undefined;
+    sessionId?: string | undefined;
+  }): Promise<number> {
     if (q.sessionId !== undefined) {
       const rows = q.status
         ? await this.#db.$queryRaw<{ n: bigint }[]>`
@@ -72,7 +86,9 @@ export class TaskQueries {
       return Number(rows[0]?.n ?? 0);
     }
     const column = q.status ? STATUS_COUNTER[q.status] : ALL_TASKS;
-    const rows = await this.#db.$queryRaw<{ n: bigint | null }[]>`SELECT sum(${column})::bigint AS n FROM user_counters WHERE user_id = ${q.userId}::uuid`;
+    const rows = await this.#db.$queryRaw<
+      { n: bigint | null }[]
+    >`SELECT sum(${column})::bigint AS n FROM user_counters WHERE user_id = ${q.userId}::uuid`;
     return Number(rows[0]?.n ?? 0);
   }
 }

@@ -1,7 +1,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { publish, publishCore, publishSessionChanged, systemSubjects, type Bus } from "@tog/bus";
-import { ConflictError, currentTraceIds, ForbiddenError, injectTraceContext, isUuid, type Logger, NotFoundError, OverloadedError } from "@tog/core";
+import {
+  ConflictError,
+  currentTraceIds,
+  ForbiddenError,
+  injectTraceContext,
+  isUuid,
+  type Logger,
+  NotFoundError,
+  OverloadedError,
+} from "@tog/core";
 import type { Db, DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
 import { buildEvent, eventMessageId, isTerminalStatus, terminalErrorData } from "@tog/events";
@@ -49,7 +58,12 @@ export interface TaskServiceOptions {
   sessionTokenBudget: number;
   /** Rejects specs naming unknown roles, templates or models (ValidationError → 400). */
   validateSpec: (spec: TaskSpec) => void;
-  listEvents: (query: { workflowId: string; limit: number; offset: number; afterSeq?: number | undefined }) => Promise<{ events: string[]; totalCount: number }>;
+  listEvents: (query: {
+    workflowId: string;
+    limit: number;
+    offset: number;
+    afterSeq?: number | undefined;
+  }) => Promise<{ events: string[]; totalCount: number }>;
   buildTimeline: (query: { workflowId: string; includePayloads: boolean }) => Promise<TimelineResult>;
   onSubmitted?: (() => void) | undefined;
   /** Refuses submits at once while NATS is known to be away (queue-breaker.ts). */
@@ -155,14 +169,22 @@ export class TaskService implements TaskOrchestrator {
       if (found === null) return { tasks: [], totalCount: 0 };
       sessionId = found;
     }
-    const { rows, total } = await this.#queries.list({ userId: query.userId, status: query.status, sessionId, limit: query.limit, offset: query.offset });
+    const { rows, total } = await this.#queries.list({
+      userId: query.userId,
+      status: query.status,
+      sessionId,
+      limit: query.limit,
+      offset: query.offset,
+    });
     return { tasks: rows.map(toDetail), totalCount: total };
   }
 
   async cancelTask(userId: string, taskId: string, reason: string | undefined): Promise<CancelTaskResult> {
     const outcome = await this.#db.$transaction(async (tx) => {
-      const row = (await tx.$queryRaw<{ user_id: string; session_id: string; status: TaskStatus; trace_id: string }[]>`
-        SELECT user_id::text, session_id::text, status, trace_id FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`)[0];
+      const row = (
+        await tx.$queryRaw<{ user_id: string; session_id: string; status: TaskStatus; trace_id: string }[]>`
+        SELECT user_id::text, session_id::text, status, trace_id FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`
+      )[0];
       if (!row) throw new NotFoundError("Task not found");
       if (row.user_id !== userId) throw new ForbiddenError();
       if (isTerminalStatus(row.status)) return { kind: "terminal" as const, status: row.status };
@@ -202,10 +224,17 @@ export class TaskService implements TaskOrchestrator {
     }
     if (outcome.kind === "cancelled") {
       publishSessionChanged(this.#bus, outcome.sessionId);
-      await publish(this.#bus, systemSubjects(this.#bus.prefix).events(taskId), new TextEncoder().encode(JSON.stringify(outcome.event)), {
-        msgID: eventMessageId(outcome.event),
-        expect: { lastSubjectSequence: 0 },
-      }).catch((err: unknown) => this.#logger.warn({ err, taskId }, "publishing the cancel event failed; the worker will republish it"));
+      await publish(
+        this.#bus,
+        systemSubjects(this.#bus.prefix).events(taskId),
+        new TextEncoder().encode(JSON.stringify(outcome.event)),
+        {
+          msgID: eventMessageId(outcome.event),
+          expect: { lastSubjectSequence: 0 },
+        },
+      ).catch((err: unknown) =>
+        this.#logger.warn({ err, taskId }, "publishing the cancel event failed; the worker will republish it"),
+      );
       return { accepted: true, status: "CANCELLED", message: "Task cancelled before it started" };
     }
     publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(taskId), { signal: "cancel" });
@@ -216,15 +245,25 @@ export class TaskService implements TaskOrchestrator {
     const decision = command.approved ? "approved" : "denied";
     await this.#db.$transaction(async (tx) => {
       const task = isUuid(command.workflowId)
-        ? (await tx.$queryRaw<{ user_id: string }[]>`SELECT user_id::text FROM tasks WHERE id = ${command.workflowId}::uuid`)[0]
+        ? (
+            await tx.$queryRaw<
+              { user_id: string }[]
+            >`SELECT user_id::text FROM tasks WHERE id = ${command.workflowId}::uuid`
+          )[0]
         : undefined;
-      if (!task) throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
+      if (!task)
+        throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
       if (task.user_id !== command.userId) throw new ForbiddenError();
-      const approval = (await tx.$queryRaw<{ status: string }[]>`
-        SELECT status FROM approvals WHERE id = ${command.approvalId} AND workflow_id = ${command.workflowId}::uuid FOR UPDATE`)[0];
-      if (!approval) throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
+      const approval = (
+        await tx.$queryRaw<{ status: string }[]>`
+        SELECT status FROM approvals WHERE id = ${command.approvalId} AND workflow_id = ${command.workflowId}::uuid FOR UPDATE`
+      )[0];
+      if (!approval)
+        throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
       if (approval.status !== "pending") {
-        throw new ConflictError(`Approval ${command.approvalId} was already decided: ${approval.status}`, { details: { decision: approval.status } });
+        throw new ConflictError(`Approval ${command.approvalId} was already decided: ${approval.status}`, {
+          details: { decision: approval.status },
+        });
       }
       await tx.$executeRaw`
         UPDATE approvals SET status = ${decision}, decided_at = now(), decided_by = ${command.approvedBy},
@@ -234,13 +273,21 @@ export class TaskService implements TaskOrchestrator {
         INSERT INTO task_signals (workflow_id, name, payload)
         VALUES (${command.workflowId}::uuid, 'approval', ${JSON.stringify({ approval_id: command.approvalId, decision, by: command.approvedBy })}::jsonb)`;
     });
-    publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(command.workflowId), { signal: "approval", approval_id: command.approvalId });
+    publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(command.workflowId), {
+      signal: "approval",
+      approval_id: command.approvalId,
+    });
     return { workflowId: command.workflowId, approvalId: command.approvalId, runId: command.runId ?? "", decision };
   }
 
   async getTaskEvents(query: TaskEventsQuery): Promise<TaskEventsResult> {
     await this.#owned(query.userId, query.taskId, "read");
-    return this.#options.listEvents({ workflowId: query.taskId, limit: query.limit, offset: query.offset, afterSeq: query.afterSeq });
+    return this.#options.listEvents({
+      workflowId: query.taskId,
+      limit: query.limit,
+      offset: query.offset,
+      afterSeq: query.afterSeq,
+    });
   }
 
   async getTimeline(query: TimelineQuery): Promise<TimelineResult> {

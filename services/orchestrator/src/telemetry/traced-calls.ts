@@ -57,7 +57,11 @@ export function tracedTools(tools: ToolRegistry): ToolRegistry {
 }
 
 /** Runs one workflow step inside a `step <kind> <name>` span (when spans are exported). */
-export function tracedStep<T>(key: string, meta: { kind: string; name?: string | null | undefined }, fn: () => Promise<T>): Promise<T> {
+export function tracedStep<T>(
+  key: string,
+  meta: { kind: string; name?: string | null | undefined },
+  fn: () => Promise<T>,
+): Promise<T> {
   return withOptionalSpan(`step ${meta.kind}${meta.name ? ` ${meta.name}` : ""}`, () => fn(), {
     attributes: { "tog.step.key": key, "tog.step.kind": meta.kind },
   });
@@ -78,6 +82,10 @@ export function tracedPersist<T>(msgs: readonly ReceivedMessage[], fn: () => Pro
     parent,
     kind: SpanKind.CONSUMER,
     links: contexts.map((c) => ({ context: c })),
-    attributes: { "messaging.system": "nats", "messaging.operation.type": "process", "messaging.batch.message_count": msgs.length },
+    attributes: {
+      "messaging.system": "nats",
+      "messaging.operation.type": "process",
+      "messaging.batch.message_count": msgs.length,
+    },
   });
 }

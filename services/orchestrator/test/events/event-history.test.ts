@@ -68,8 +68,14 @@ describe("event history repository", () => {
 
   it("keeps workflows apart and answers empty for unknown or malformed ids", async () => {
     expect((await repo.listEvents({ workflowId: w2, limit: 200, offset: 0 })).totalCount).toBe(5);
-    expect(await repo.listEvents({ workflowId: newWorkflowId(), limit: 10, offset: 0 })).toEqual({ events: [], totalCount: 0 });
-    expect(await repo.listEvents({ workflowId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({ events: [], totalCount: 0 });
+    expect(await repo.listEvents({ workflowId: newWorkflowId(), limit: 10, offset: 0 })).toEqual({
+      events: [],
+      totalCount: 0,
+    });
+    expect(await repo.listEvents({ workflowId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({
+      events: [],
+      totalCount: 0,
+    });
     await expect(repo.listEvents({ workflowId: w1, limit: 0, offset: 0 })).rejects.toBeInstanceOf(ValidationError);
     await expect(repo.listEvents({ workflowId: w1, limit: 1, offset: -1 })).rejects.toBeInstanceOf(ValidationError);
   });

@@ -60,9 +60,16 @@ describe("event persister", () => {
   const publishAll = async (events: EncodedEvent[], withMsgId = true) => {
     for (let i = 0; i < events.length; i += 200) {
       await Promise.all(
-        events.slice(i, i + 200).map((e) =>
-          publish(bus, subjects().events(e.workflowId), new TextEncoder().encode(e.json), withMsgId ? { msgID: e.msgId } : {}),
-        ),
+        events
+          .slice(i, i + 200)
+          .map((e) =>
+            publish(
+              bus,
+              subjects().events(e.workflowId),
+              new TextEncoder().encode(e.json),
+              withMsgId ? { msgID: e.msgId } : {},
+            ),
+          ),
       );
     }
   };
@@ -135,9 +142,21 @@ describe("event persister", () => {
     const bad = [
       "not json",
       "[1,2,3]",
-      JSON.stringify({ workflow_id: "not-a-uuid", seq: 1, type: "PROGRESS", agent_id: "a", timestamp: "2026-01-01T00:00:00Z" }),
+      JSON.stringify({
+        workflow_id: "not-a-uuid",
+        seq: 1,
+        type: "PROGRESS",
+        agent_id: "a",
+        timestamp: "2026-01-01T00:00:00Z",
+      }),
       JSON.stringify({ workflow_id: w, seq: 0, type: "PROGRESS", agent_id: "a", timestamp: "2026-01-01T00:00:00Z" }),
-      JSON.stringify({ workflow_id: w, seq: 99, type: "X".repeat(33), agent_id: "a", timestamp: "2026-01-01T00:00:00Z" }),
+      JSON.stringify({
+        workflow_id: w,
+        seq: 99,
+        type: "X".repeat(33),
+        agent_id: "a",
+        timestamp: "2026-01-01T00:00:00Z",
+      }),
       JSON.stringify({ workflow_id: w, seq: 98, type: "PROGRESS", agent_id: "a", timestamp: "yesterday" }),
       JSON.stringify({ workflow_id: w, type: "PROGRESS", agent_id: "a", timestamp: "2026-01-01T00:00:00Z" }),
     ];
@@ -213,7 +232,11 @@ describe("event persister", () => {
       expect(during.pending + during.ackPending).toBe(700);
 
       await admin.$executeRawUnsafe(`ALTER DATABASE "${tdb.name}" ALLOW_CONNECTIONS true`);
-      await waitFor(async () => (await countOf([w])) === 1_000 && (await drained()), 30_000, "catch-up after the outage");
+      await waitFor(
+        async () => (await countOf([w])) === 1_000 && (await drained()),
+        30_000,
+        "catch-up after the outage",
+      );
 
       const stored = await storedTexts([w]);
       expect([...stored.keys()]).toEqual(events.map((e) => `${w}:${e.seq}`));
@@ -265,7 +288,11 @@ describe("event persister", () => {
     // Handed back with a short nak delay: the next instance gets them well before ack_wait (30 s).
     const handedBackAt = Date.now();
     persister = startEventPersister({ bus, db, logger: silentLogger });
-    await waitFor(async () => (await countOf([w])) === 50 && (await drained()), 15_000, "events stored by the next instance");
+    await waitFor(
+      async () => (await countOf([w])) === 50 && (await drained()),
+      15_000,
+      "events stored by the next instance",
+    );
     expect(Date.now() - handedBackAt).toBeLessThan(15_000);
   });
 });

@@ -11,7 +11,14 @@ describe("toEventRow", () => {
     const r = toEventRow(encode(text));
     expect(r).toEqual({
       ok: true,
-      row: { workflowId: WF.toLowerCase(), seq: 7, type: "PROGRESS", agentId: "a", timestamp: "2026-01-01T10:00:00.000Z", json: text },
+      row: {
+        workflowId: WF.toLowerCase(),
+        seq: 7,
+        type: "PROGRESS",
+        agentId: "a",
+        timestamp: "2026-01-01T10:00:00.000Z",
+        json: text,
+      },
     });
   });
 

@@ -58,10 +58,20 @@ describe("event retention", () => {
 
   const count = async () => (await db.$queryRaw<{ n: number }[]>`SELECT count(*)::int AS n FROM task_events`)[0]!.n;
   const oldest = async () =>
-    (await db.$queryRaw<{ days: number }[]>`SELECT extract(day FROM now() - min("timestamp"))::int AS days FROM task_events`)[0]!.days;
+    (
+      await db.$queryRaw<
+        { days: number }[]
+      >`SELECT extract(day FROM now() - min("timestamp"))::int AS days FROM task_events`
+    )[0]!.days;
 
   const start = (database: Db, batchSize: number) => {
-    const job = startRetentionJob({ db: database, logger: silentLogger, eventRetentionDays: 90, batchSize, initialDelayMs: 3_600_000 });
+    const job = startRetentionJob({
+      db: database,
+      logger: silentLogger,
+      eventRetentionDays: 90,
+      batchSize,
+      initialDelayMs: 3_600_000,
+    });
     jobs.push(job);
     return job;
   };
@@ -108,7 +118,13 @@ describe("event retention", () => {
 
   it("runs on its schedule and stops", async () => {
     await insertEventRows(db, rows(30, 100));
-    const job = startRetentionJob({ db, logger: silentLogger, eventRetentionDays: 90, initialDelayMs: 10, intervalMs: 60_000 });
+    const job = startRetentionJob({
+      db,
+      logger: silentLogger,
+      eventRetentionDays: 90,
+      initialDelayMs: 10,
+      intervalMs: 60_000,
+    });
     jobs.push(job);
     const deadline = Date.now() + 5_000;
     while ((await count()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));

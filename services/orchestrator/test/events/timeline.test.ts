@@ -22,17 +22,92 @@ interface Step {
 // A complex run: two children started in the same millisecond, a grandchild, an approval
 // (its durable step and its record start together), two signals in the same millisecond.
 const STEPS: Step[] = [
-  { key: "start", kind: "start", name: "start", agent: "orchestrator", status: "completed", start: 100, end: 150, output: { mode: "complex" } },
-  { key: "plan", kind: "plan", name: "decompose", agent: "orchestrator", status: "completed", start: 200, end: 400, output: { subtasks: 2 } },
+  {
+    key: "start",
+    kind: "start",
+    name: "start",
+    agent: "orchestrator",
+    status: "completed",
+    start: 100,
+    end: 150,
+    output: { mode: "complex" },
+  },
+  {
+    key: "plan",
+    kind: "plan",
+    name: "decompose",
+    agent: "orchestrator",
+    status: "completed",
+    start: 200,
+    end: 400,
+    output: { subtasks: 2 },
+  },
   { key: "child:b", kind: "child", name: "writer", agent: "agent-b", status: "completed", start: 500, end: 2_900 },
   { key: "child:a", kind: "child", name: "researcher", agent: "agent-a", status: "completed", start: 500, end: 3_000 },
-  { key: "child:a/llm:0", kind: "llm", name: "gpt-5-nano", agent: "agent-a", status: "completed", start: 500, end: 900, output: { text: "é🌍" } },
-  { key: "child:b/tool:0:calculator", kind: "tool", name: "calculator", agent: "agent-b", status: "running", start: 600, end: null },
-  { key: "child:a/child:x/tool:0:json", kind: "tool", name: "json", agent: "agent-x", status: "completed", start: 1_000, end: 1_000 },
-  { key: "child:a/child:x", kind: "child", name: "helper", agent: "agent-x", status: "completed", start: 1_000, end: 1_200 },
-  { key: "approval:tool:3", kind: "approval", name: "http_fetch", agent: "orchestrator", status: "completed", start: 2_000, end: 2_500 },
-  { key: "synthesis", kind: "synthesis", name: "synthesize", agent: "orchestrator", status: "completed", start: 3_100, end: 4_800 },
-  { key: "finish", kind: "finish", name: "finish", agent: "orchestrator", status: "completed", start: 4_900, end: 4_950 },
+  {
+    key: "child:a/llm:0",
+    kind: "llm",
+    name: "gpt-5-nano",
+    agent: "agent-a",
+    status: "completed",
+    start: 500,
+    end: 900,
+    output: { text: "é🌍" },
+  },
+  {
+    key: "child:b/tool:0:calculator",
+    kind: "tool",
+    name: "calculator",
+    agent: "agent-b",
+    status: "running",
+    start: 600,
+    end: null,
+  },
+  {
+    key: "child:a/child:x/tool:0:json",
+    kind: "tool",
+    name: "json",
+    agent: "agent-x",
+    status: "completed",
+    start: 1_000,
+    end: 1_000,
+  },
+  {
+    key: "child:a/child:x",
+    kind: "child",
+    name: "helper",
+    agent: "agent-x",
+    status: "completed",
+    start: 1_000,
+    end: 1_200,
+  },
+  {
+    key: "approval:tool:3",
+    kind: "approval",
+    name: "http_fetch",
+    agent: "orchestrator",
+    status: "completed",
+    start: 2_000,
+    end: 2_500,
+  },
+  {
+    key: "synthesis",
+    kind: "synthesis",
+    name: "synthesize",
+    agent: "orchestrator",
+    status: "completed",
+    start: 3_100,
+    end: 4_800,
+  },
+  {
+    key: "finish",
+    kind: "finish",
+    name: "finish",
+    agent: "orchestrator",
+    status: "completed",
+    start: 4_900,
+    end: 4_950,
+  },
 ];
 
 describe("timeline", () => {
@@ -52,7 +127,11 @@ describe("timeline", () => {
     await tdb.drop();
   });
 
-  async function insertTask(options: { status: string; started: number | null; completed: number | null }): Promise<string> {
+  async function insertTask(options: {
+    status: string;
+    started: number | null;
+    completed: number | null;
+  }): Promise<string> {
     const id = randomUUID();
     await db.$executeRaw`
       INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id, mode, result, created_at, started_at, completed_at)
@@ -116,10 +195,19 @@ describe("timeline", () => {
       parent: null,
     });
     // A step still running has no end and no duration.
-    expect(timeline.entries[6]).toMatchObject({ agentId: "agent-b", status: "running", completedAt: null, durationMs: null });
+    expect(timeline.entries[6]).toMatchObject({
+      agentId: "agent-b",
+      status: "running",
+      completedAt: null,
+      durationMs: null,
+    });
     // The approval record spans request → decision; a signal is an instant.
     expect(timeline.entries[10]).toMatchObject({ status: "approved", durationMs: 400 });
-    expect(timeline.entries[11]).toMatchObject({ status: "received", durationMs: 0, startedAt: "2026-01-01T10:00:02.400Z" });
+    expect(timeline.entries[11]).toMatchObject({
+      status: "received",
+      durationMs: 0,
+      startedAt: "2026-01-01T10:00:02.400Z",
+    });
     for (const e of timeline.entries) expect(e).not.toHaveProperty("payload");
   });
 
@@ -143,7 +231,13 @@ describe("timeline", () => {
     const id = await insertTask({ status: "COMPLETED", started: 100, completed: 5_000 });
     await insertRun(id, STEPS);
     const { entries } = await buildTimeline({ db, workflowId: id, includePayloads: true });
-    expect(entries[0]!.payload).toEqual({ query: "what is 2+2?", mode: "EXECUTION_MODE_COMPLEX", result: "4", error: "", error_type: null });
+    expect(entries[0]!.payload).toEqual({
+      query: "what is 2+2?",
+      mode: "EXECUTION_MODE_COMPLEX",
+      result: "4",
+      error: "",
+      error_type: null,
+    });
     expect(entries[1]!.payload).toEqual({ mode: "complex" });
     expect(entries[5]!.payload).toEqual({ text: "é🌍" });
     expect(entries[3]!.payload).toBeNull();
@@ -184,7 +278,9 @@ describe("timeline", () => {
   });
 
   it("answers Task not found for an unknown or malformed id", async () => {
-    await expect(buildTimeline({ db, workflowId: randomUUID(), includePayloads: false })).rejects.toThrow(NotFoundError);
+    await expect(buildTimeline({ db, workflowId: randomUUID(), includePayloads: false })).rejects.toThrow(
+      NotFoundError,
+    );
     await expect(buildTimeline({ db, workflowId: "nope", includePayloads: false })).rejects.toThrow("Task not found");
   });
 });

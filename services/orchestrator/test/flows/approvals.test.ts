@@ -9,8 +9,22 @@ describe("task approval (require_approval)", () => {
     const r = memoryRun({ spec: { query: "Hello there", mode: "simple", requireApproval: true } });
     const { outcome } = await r.run(taskWorkflow);
     expect(invalidPayloads(r.events)).toEqual([]);
-    expect(types(r.events).slice(0, 5)).toEqual(["WORKFLOW_STARTED", "APPROVAL_REQUESTED", "WAITING", "APPROVAL_DECISION", "AGENT_STARTED"]);
-    expect(r.approvals).toEqual([{ key: "task", toolName: "agent", operation: "execute task", riskLevel: "medium", details: { query: "Hello there", mode: "simple" } }]);
+    expect(types(r.events).slice(0, 5)).toEqual([
+      "WORKFLOW_STARTED",
+      "APPROVAL_REQUESTED",
+      "WAITING",
+      "APPROVAL_DECISION",
+      "AGENT_STARTED",
+    ]);
+    expect(r.approvals).toEqual([
+      {
+        key: "task",
+        toolName: "agent",
+        operation: "execute task",
+        riskLevel: "medium",
+        details: { query: "Hello there", mode: "simple" },
+      },
+    ]);
     expect(outcome?.result).toContain("Hello there");
   });
 
@@ -20,11 +34,15 @@ describe("task approval (require_approval)", () => {
   ] as const) {
     it(`${decision} → WorkflowFailure ${errorType}, nothing run`, async () => {
       const deps = counted();
-      const r = memoryRun({ spec: { query: "Hello there", requireApproval: true }, approve: () => ({ decision, comments: "not now" }) }, deps);
+      const r = memoryRun(
+        { spec: { query: "Hello there", requireApproval: true }, approve: () => ({ decision, comments: "not now" }) },
+        deps,
+      );
       const { failure } = await r.run(taskWorkflow);
       expect(failure).toBeInstanceOf(WorkflowFailure);
       expect((failure as WorkflowFailure).errorType).toBe(errorType);
-      if (decision === "denied") expect((failure as WorkflowFailure).message).toBe("Task was denied by reviewer: not now");
+      if (decision === "denied")
+        expect((failure as WorkflowFailure).message).toBe("Task was denied by reviewer: not now");
       expect(types(r.events)).toEqual(["WORKFLOW_STARTED", "APPROVAL_REQUESTED", "WAITING", "APPROVAL_DECISION"]);
       expect(deps.calls).toEqual({ llm: 0, tools: 0 });
     });
@@ -36,7 +54,9 @@ describe("task approval (require_approval)", () => {
       approve: () => ({ decision: "approved", modifiedAction: "Answer in one sentence." }),
     });
     await r.run(taskWorkflow);
-    expect(ofType(r.events, "LLM_PROMPT")[0]?.data.sanitized_prompt).toContain("[system] Instruction from the approver of this task: Answer in one sentence.");
+    expect(ofType(r.events, "LLM_PROMPT")[0]?.data.sanitized_prompt).toContain(
+      "[system] Instruction from the approver of this task: Answer in one sentence.",
+    );
   });
 
   it("a replay reuses the recorded decision", async () => {
@@ -47,7 +67,11 @@ describe("task approval (require_approval)", () => {
     };
     const r1 = memoryRun({ spec: { query: "Hello there", requireApproval: true }, approve });
     await r1.run(taskWorkflow);
-    const r2 = memoryRun({ spec: { query: "Hello there", requireApproval: true }, approve, checkpoints: r1.checkpoints });
+    const r2 = memoryRun({
+      spec: { query: "Hello there", requireApproval: true },
+      approve,
+      checkpoints: r1.checkpoints,
+    });
     await r2.run(taskWorkflow);
     expect(asked).toBe(1);
   });
@@ -61,7 +85,13 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
     const { outcome } = await r.run(taskWorkflow);
     expect(invalidPayloads(r.events)).toEqual([]);
     expect(r.approvals).toEqual([
-      { key: "tool:0.0", toolName: "calculator", operation: "invoke calculator", riskLevel: "low", details: { agent_id: "generalist", tool_args: { expression: "12*(3+4)" } } },
+      {
+        key: "tool:0.0",
+        toolName: "calculator",
+        operation: "invoke calculator",
+        riskLevel: "low",
+        details: { agent_id: "generalist", tool_args: { expression: "12*(3+4)" } },
+      },
     ]);
     const order = types(r.events);
     expect(order.indexOf("APPROVAL_DECISION")).toBeLessThan(order.indexOf("TOOL_INVOKED"));
@@ -88,7 +118,11 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
   it("other modified_action text is not run: the model gets it as an instruction", async () => {
     const deps = counted();
     const r = memoryRun(
-      { spec: { query, mode: "standard" }, settings: { approvalThreshold: "low" }, approve: () => ({ decision: "approved", modifiedAction: "Estimate it mentally instead" }) },
+      {
+        spec: { query, mode: "standard" },
+        settings: { approvalThreshold: "low" },
+        approve: () => ({ decision: "approved", modifiedAction: "Estimate it mentally instead" }),
+      },
       deps,
     );
     const { outcome } = await r.run(taskWorkflow);
@@ -100,7 +134,14 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
 
   it("a denied tool call fails the task with APPROVAL_DENIED after AGENT_FAILED", async () => {
     const deps = counted();
-    const r = memoryRun({ spec: { query, mode: "standard" }, settings: { approvalThreshold: "low" }, approve: () => ({ decision: "denied", approvedBy: "alice" }) }, deps);
+    const r = memoryRun(
+      {
+        spec: { query, mode: "standard" },
+        settings: { approvalThreshold: "low" },
+        approve: () => ({ decision: "denied", approvedBy: "alice" }),
+      },
+      deps,
+    );
     const { failure } = await r.run(taskWorkflow);
     expect((failure as WorkflowFailure).errorType).toBe("APPROVAL_DENIED");
     expect((failure as WorkflowFailure).message).toBe("Tool call calculator was denied by alice");

@@ -17,11 +17,26 @@ afterAll(() => upstream.close());
 
 it("the flows together emit every event type but the runtime's", async () => {
   const runs: MemoryRun[] = [
-    memoryRun({ spec: { query: "Research the history of Rome; summarize the economy of Spain. Then write a report comparing them", mode: "supervisor" } }),
+    memoryRun({
+      spec: {
+        query: "Research the history of Rome; summarize the economy of Spain. Then write a report comparing them",
+        mode: "supervisor",
+      },
+    }),
     memoryRun({ spec: { query: "What is 1/0?", mode: "standard" }, history: [{ role: "user", content: "earlier" }] }),
     memoryRun({ spec: { query: "What is 12*(3+4)?", mode: "standard" } }),
-    createMemoryRun({ spec: { query: "Hello", mode: "simple" }, catalog: upstream.catalog, llm: upstream.router(), tools: createToolRegistry(builtinTools()) }),
-    createMemoryRun({ spec: { query: "Plan it", mode: "complex", modelTier: "medium", modelOverride: "picky-1" }, catalog: upstream.catalog, llm: upstream.router(), tools: createToolRegistry(builtinTools()) }),
+    createMemoryRun({
+      spec: { query: "Hello", mode: "simple" },
+      catalog: upstream.catalog,
+      llm: upstream.router(),
+      tools: createToolRegistry(builtinTools()),
+    }),
+    createMemoryRun({
+      spec: { query: "Plan it", mode: "complex", modelTier: "medium", modelOverride: "picky-1" },
+      catalog: upstream.catalog,
+      llm: upstream.router(),
+      tools: createToolRegistry(builtinTools()),
+    }),
   ];
   const seen = new Set<EventType>();
   for (const r of runs) {

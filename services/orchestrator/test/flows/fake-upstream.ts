@@ -28,7 +28,8 @@ export const FAKE_PLAN = {
 
 function sse(text: string): string {
   const head = { id: "c", object: "chat.completion.chunk", created: 0, model: "m" };
-  const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  const chunk = (delta: object, finish: string | null) =>
+    `data: ${JSON.stringify({ ...head, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
   const usage = `data: ${JSON.stringify({ ...head, choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`;
   return chunk({ role: "assistant", content: text }, null) + chunk({}, "stop") + usage + "data: [DONE]\n\n";
 }
@@ -72,7 +73,14 @@ defaults: { default_tier: small, complexity_model_id: flaky-1, decomposition_mod
   return {
     catalog,
     router: () =>
-      createLlmRouter({ catalog, apiKeys: { OPENAI_API_KEY: "sk-test" }, logger, offlineFallback: true, retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2 }, random: () => 1 }),
+      createLlmRouter({
+        catalog,
+        apiKeys: { OPENAI_API_KEY: "sk-test" },
+        logger,
+        offlineFallback: true,
+        retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 2 },
+        random: () => 1,
+      }),
     requests: () => requests,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

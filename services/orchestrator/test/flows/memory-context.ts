@@ -68,7 +68,12 @@ export interface MemoryRun {
   run(workflow: TaskWorkflow): Promise<{ outcome?: WorkflowOutcome; failure?: unknown }>;
 }
 
-export const DEFAULT_SETTINGS: WorkflowSettings = { approvalThreshold: "high", approvalTimeoutSeconds: 60, maxToolIterations: 4, llmMaxRetries: 2 };
+export const DEFAULT_SETTINGS: WorkflowSettings = {
+  approvalThreshold: "high",
+  approvalTimeoutSeconds: 60,
+  maxToolIterations: 4,
+  llmMaxRetries: 2,
+};
 
 export function normalizeSpec(spec: MemoryRunOptions["spec"]): TaskSpec {
   return {
@@ -77,7 +82,13 @@ export function normalizeSpec(spec: MemoryRunOptions["spec"]): TaskSpec {
     disableAi: false,
     requireApproval: false,
     metadata: {},
-    window: { historyWindowSize: 50, primersCount: 5, recentsCount: 15, compressionTriggerRatio: 0.8, compressionTargetRatio: 0.5 },
+    window: {
+      historyWindowSize: 50,
+      primersCount: 5,
+      recentsCount: 15,
+      compressionTriggerRatio: 0.8,
+      compressionTargetRatio: 0.5,
+    },
     ...spec,
   };
 }
@@ -103,7 +114,14 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
   let approvalCount = 0;
 
   const record = (e: PendingEvent, agentId: string, committed: boolean) => {
-    events.push({ seq: events.length + 1, type: e.type, agent_id: e.agent_id ?? agentId, message: e.message, data: e.data as Record<string, unknown>, committed });
+    events.push({
+      seq: events.length + 1,
+      type: e.type,
+      agent_id: e.agent_id ?? agentId,
+      message: e.message,
+      data: e.data as Record<string, unknown>,
+      committed,
+    });
   };
 
   function context(prefix: string, agentId: string, signal: AbortSignal): WorkflowContext {
@@ -130,7 +148,11 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
       return structuredClone(output) as T;
     }
 
-    async function child<T>(childId: string, childAgentId: string, fn: (ctx: WorkflowContext) => Promise<T>): Promise<T> {
+    async function child<T>(
+      childId: string,
+      childAgentId: string,
+      fn: (ctx: WorkflowContext) => Promise<T>,
+    ): Promise<T> {
       const fullKey = `${prefix}child:${childId}`;
       claim(fullKey);
       const done = checkpoints.get(fullKey);
@@ -161,32 +183,53 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
 
     async function requestApproval(request: ApprovalRequest): Promise<ApprovalOutcome> {
       const timeoutSeconds = request.timeoutSeconds ?? settings.approvalTimeoutSeconds;
-      const { approvalId } = await step(`approval:${request.key}:requested`, { kind: "approval", name: request.toolName }, async () => {
-        approvals.push(request);
-        const id = `apr_${++approvalCount}`;
-        return {
-          output: { approvalId: id },
-          events: [
-            {
-              type: "APPROVAL_REQUESTED",
-              message: `Approval ${id} requested`,
-              data: { approval_id: id, tool_name: request.toolName, operation: request.operation, risk_level: request.riskLevel, timeout_seconds: timeoutSeconds, details: request.details as never },
-            } satisfies PendingEvent<"APPROVAL_REQUESTED">,
-            {
-              type: "WAITING",
-              message: `Waiting for approval ${id}`,
-              data: { waiting_for: "approval", wait_reason: `Human approval of: ${request.operation}`, estimated_wait_seconds: timeoutSeconds },
-            } satisfies PendingEvent<"WAITING">,
-          ],
-        };
-      });
+      const { approvalId } = await step(
+        `approval:${request.key}:requested`,
+        { kind: "approval", name: request.toolName },
+        async () => {
+          approvals.push(request);
+          const id = `apr_${++approvalCount}`;
+          return {
+            output: { approvalId: id },
+            events: [
+              {
+                type: "APPROVAL_REQUESTED",
+                message: `Approval ${id} requested`,
+                data: {
+                  approval_id: id,
+                  tool_name: request.toolName,
+                  operation: request.operation,
+                  risk_level: request.riskLevel,
+                  timeout_seconds: timeoutSeconds,
+                  details: request.details as never,
+                },
+              } satisfies PendingEvent<"APPROVAL_REQUESTED">,
+              {
+                type: "WAITING",
+                message: `Waiting for approval ${id}`,
+                data: {
+                  waiting_for: "approval",
+                  wait_reason: `Human approval of: ${request.operation}`,
+                  estimated_wait_seconds: timeoutSeconds,
+                },
+              } satisfies PendingEvent<"WAITING">,
+            ],
+          };
+        },
+      );
       return step(`approval:${request.key}`, { kind: "approval", name: "decision" }, async () => {
         const answer: ApprovalAnswer = options.approve ? await options.approve(request) : { decision: "approved" };
         const approvedBy = answer.approvedBy ?? (answer.decision === "timeout" ? "system" : "reviewer");
         const comments = answer.comments ?? "";
         const outcome: ApprovalOutcome =
           answer.decision === "approved"
-            ? { decision: "approved", approvalId, approvedBy, comments, ...(answer.modifiedAction ? { modifiedAction: answer.modifiedAction } : {}) }
+            ? {
+                decision: "approved",
+                approvalId,
+                approvedBy,
+                comments,
+                ...(answer.modifiedAction ? { modifiedAction: answer.modifiedAction } : {}),
+              }
             : { decision: answer.decision, approvalId, approvedBy, comments };
         return {
           output: outcome,
@@ -194,7 +237,13 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
             {
               type: "APPROVAL_DECISION",
               message: `Approval ${approvalId} ${answer.decision}`,
-              data: { approval_id: approvalId, decision: answer.decision, approved_by: approvedBy, timestamp: new Date().toISOString(), comments },
+              data: {
+                approval_id: approvalId,
+                decision: answer.decision,
+                approved_by: approvedBy,
+                timestamp: new Date().toISOString(),
+                comments,
+              },
             } satisfies PendingEvent<"APPROVAL_DECISION">,
           ],
         };

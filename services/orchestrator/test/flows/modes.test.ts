@@ -31,15 +31,25 @@ describe("simple mode", () => {
     expect(r.events[0]).toMatchObject({
       seq: 1,
       type: "WORKFLOW_STARTED",
-      data: { query: "Hello there, who are you?", mode: "simple", session_id: "s-1", estimated_complexity: estimateComplexity("Hello there, who are you?").complexity_score },
+      data: {
+        query: "Hello there, who are you?",
+        mode: "simple",
+        session_id: "s-1",
+        estimated_complexity: estimateComplexity("Hello there, who are you?").complexity_score,
+      },
     });
-    expect(ofType(r.events, "AGENT_STARTED")[0]?.data).toEqual({ role: "generalist", subtask: "Hello there, who are you?", tools_available: [] });
+    expect(ofType(r.events, "AGENT_STARTED")[0]?.data).toEqual({
+      role: "generalist",
+      subtask: "Hello there, who are you?",
+      tools_available: [],
+    });
 
     const output = ofType(r.events, "LLM_OUTPUT")[0] as RecordedEvent;
     const partials = ofType(r.events, "LLM_PARTIAL");
     expect(partials.map((p) => p.data.chunk).join("")).toBe(output.data.output);
     expect(partials.map((p) => p.data.chunk_index)).toEqual(partials.map((_, i) => i));
-    for (const p of partials.slice(0, -1)) expect((p.data.chunk as string).length).toBeGreaterThanOrEqual(PARTIAL_MIN_CHARS);
+    for (const p of partials.slice(0, -1))
+      expect((p.data.chunk as string).length).toBeGreaterThanOrEqual(PARTIAL_MIN_CHARS);
     const tokens = partials.map((p) => p.data.total_tokens_so_far as number);
     expect([...tokens].sort((a, b) => a - b)).toEqual(tokens);
     expect(output.data).toMatchObject({ model: "offline-small", cost_usd: 0 });
@@ -50,7 +60,13 @@ describe("simple mode", () => {
 
     const completed = ofType(r.events, "AGENT_COMPLETED")[0]?.data;
     expect(completed).toMatchObject({ result: outcome?.result, tokens_used: output.data.tokens_used, cost_usd: 0 });
-    expect(outcome).toMatchObject({ modelUsed: "offline-small", provider: "offline", agentsUsed: 1, toolsInvoked: 0, mode: "EXECUTION_MODE_SIMPLE" });
+    expect(outcome).toMatchObject({
+      modelUsed: "offline-small",
+      provider: "offline",
+      agentsUsed: 1,
+      toolsInvoked: 0,
+      mode: "EXECUTION_MODE_SIMPLE",
+    });
     expect(outcome?.usage.totalTokens).toBe(output.data.tokens_used);
     expect(outcome?.result).toContain("Offline answer");
     expect(deps.calls).toEqual({ llm: 1, tools: 0 });
@@ -69,7 +85,10 @@ describe("simple mode", () => {
       const r = memoryRun({ spec: { query } });
       const { outcome } = await r.run(taskWorkflow);
       expect(estimateComplexity(query).mode).toBe(mode);
-      expect(r.events[0]?.data).toMatchObject({ mode, estimated_complexity: estimateComplexity(query).complexity_score });
+      expect(r.events[0]?.data).toMatchObject({
+        mode,
+        estimated_complexity: estimateComplexity(query).complexity_score,
+      });
       expect(outcome?.mode).toBe(`EXECUTION_MODE_${mode.toUpperCase()}`);
     }
   });
@@ -95,8 +114,17 @@ describe("standard mode", () => {
       "generalist:LLM_OUTPUT",
       "generalist:AGENT_COMPLETED",
     ]);
-    expect(ofType(r.events, "AGENT_STARTED")[0]?.data.tools_available).toEqual(["calculator", "datetime", "json", "text"]);
-    expect(ofType(r.events, "TOOL_INVOKED")[0]?.data).toEqual({ tool_name: "calculator", tool_args: { expression: "12*(3+4)" }, timeout_seconds: 5 });
+    expect(ofType(r.events, "AGENT_STARTED")[0]?.data.tools_available).toEqual([
+      "calculator",
+      "datetime",
+      "json",
+      "text",
+    ]);
+    expect(ofType(r.events, "TOOL_INVOKED")[0]?.data).toEqual({
+      tool_name: "calculator",
+      tool_args: { expression: "12*(3+4)" },
+      timeout_seconds: 5,
+    });
     const observation = ofType(r.events, "TOOL_OBSERVATION")[0]?.data;
     expect(observation).toMatchObject({ tool_name: "calculator" });
     expect(JSON.stringify(observation?.result)).toContain("84");
@@ -108,18 +136,28 @@ describe("standard mode", () => {
   });
 
   it("uses datetime and json for date and JSON questions", async () => {
-    const dates = memoryRun({ spec: { query: "How many days are between 2024-01-01 and 2024-03-01?", mode: "standard" } });
+    const dates = memoryRun({
+      spec: { query: "How many days are between 2024-01-01 and 2024-03-01?", mode: "standard" },
+    });
     const d = await dates.run(taskWorkflow);
     expectValid(dates.events);
-    expect(ofType(dates.events, "TOOL_INVOKED")[0]?.data).toMatchObject({ tool_name: "datetime", tool_args: { from: "2024-01-01", to: "2024-03-01" } });
+    expect(ofType(dates.events, "TOOL_INVOKED")[0]?.data).toMatchObject({
+      tool_name: "datetime",
+      tool_args: { from: "2024-01-01", to: "2024-03-01" },
+    });
     expect(ofType(dates.events, "TOOL_OBSERVATION")[0]?.data.result).toMatchObject({ difference: { days: 60 } });
     expect(d.outcome?.result).toContain("60 days");
 
     const json = memoryRun({ spec: { query: 'Format this JSON: {"b":1,"a":[1,2]}', mode: "standard" } });
     const j = await json.run(taskWorkflow);
     expectValid(json.events);
-    expect(ofType(json.events, "TOOL_INVOKED")[0]?.data).toMatchObject({ tool_name: "json", tool_args: { operation: "format" } });
-    expect(ofType(json.events, "TOOL_OBSERVATION")[0]?.data.result).toEqual({ formatted: JSON.stringify({ b: 1, a: [1, 2] }, null, 2) });
+    expect(ofType(json.events, "TOOL_INVOKED")[0]?.data).toMatchObject({
+      tool_name: "json",
+      tool_args: { operation: "format" },
+    });
+    expect(ofType(json.events, "TOOL_OBSERVATION")[0]?.data.result).toEqual({
+      formatted: JSON.stringify({ b: 1, a: [1, 2] }, null, 2),
+    });
     expect(j.outcome?.toolsInvoked).toBe(1);
   });
 
@@ -146,7 +184,10 @@ describe("standard mode", () => {
   it("offers only the role's tools", async () => {
     const r = memoryRun({ spec: { query: "What is 12*(3+4)?", mode: "standard", role: "writer" } });
     const { outcome } = await r.run(taskWorkflow);
-    expect(ofType(r.events, "AGENT_STARTED")[0]).toMatchObject({ agent_id: "writer", data: { role: "writer", tools_available: ["text", "datetime"] } });
+    expect(ofType(r.events, "AGENT_STARTED")[0]).toMatchObject({
+      agent_id: "writer",
+      data: { role: "writer", tools_available: ["text", "datetime"] },
+    });
     expect(ofType(r.events, "TOOL_INVOKED")).toHaveLength(0);
     expect(outcome?.toolsInvoked).toBe(0);
   });
@@ -170,19 +211,32 @@ describe("complex mode", () => {
     expectValid(r.events);
 
     const index = (agent: string, type: string) => r.events.findIndex((e) => e.agent_id === agent && e.type === type);
-    const firstCompletion = Math.min(index("agent-task-1", "AGENT_COMPLETED"), index("agent-task-2", "AGENT_COMPLETED"));
+    const firstCompletion = Math.min(
+      index("agent-task-1", "AGENT_COMPLETED"),
+      index("agent-task-2", "AGENT_COMPLETED"),
+    );
     expect(index("agent-task-1", "AGENT_STARTED")).toBeLessThan(firstCompletion);
     expect(index("agent-task-2", "AGENT_STARTED")).toBeLessThan(firstCompletion);
     expect(index("agent-task-1", "LLM_PROMPT")).toBeLessThan(index("agent-task-2", "LLM_OUTPUT"));
     expect(index("agent-task-2", "LLM_PROMPT")).toBeLessThan(index("agent-task-1", "LLM_OUTPUT"));
 
-    expect(ofType(r.events, "AGENT_STARTED").map((e) => e.data.subtask)).toEqual(["Research the history of Rome", "Summarize the economy of Spain"]);
+    expect(ofType(r.events, "AGENT_STARTED").map((e) => e.data.subtask)).toEqual([
+      "Research the history of Rome",
+      "Summarize the economy of Spain",
+    ]);
     expect(ofType(r.events, "DEPENDENCY_SATISFIED")).toHaveLength(0);
-    expect(ofType(r.events, "PROGRESS").map((e) => [e.agent_id, e.data.current_step, e.data.total_steps, e.data.percentage])).toEqual([
+    expect(
+      ofType(r.events, "PROGRESS").map((e) => [e.agent_id, e.data.current_step, e.data.total_steps, e.data.percentage]),
+    ).toEqual([
       ["orchestrator", 1, 2, 50],
       ["orchestrator", 2, 2, 100],
     ]);
-    expect(ofType(r.events, "DATA_PROCESSING")[0]?.data).toEqual({ operation: "aggregate_results", records_processed: 2, total_records: 2, processing_stage: "synthesis" });
+    expect(ofType(r.events, "DATA_PROCESSING")[0]?.data).toEqual({
+      operation: "aggregate_results",
+      records_processed: 2,
+      total_records: 2,
+      processing_stage: "synthesis",
+    });
     // Planner and synthesizer speak as the orchestrator.
     expect(byAgent(r.events, "orchestrator").filter((e) => e.type === "LLM_OUTPUT")).toHaveLength(2);
     expect(outcome).toMatchObject({ agentsUsed: 2, mode: "EXECUTION_MODE_COMPLEX", modelUsed: "offline-small" });
@@ -196,7 +250,9 @@ describe("complex mode", () => {
     const { outcome } = await r.run(taskWorkflow);
     expectValid(r.events);
     const satisfied = ofType(r.events, "DEPENDENCY_SATISFIED");
-    expect(satisfied.map((e) => e.data)).toEqual([{ subtask_id: "task-3", satisfied_dependencies: ["task-2"], can_proceed: true }]);
+    expect(satisfied.map((e) => e.data)).toEqual([
+      { subtask_id: "task-3", satisfied_dependencies: ["task-2"], can_proceed: true },
+    ]);
     const at = r.events.indexOf(satisfied[0] as RecordedEvent);
     const completed2 = r.events.findIndex((e) => e.agent_id === "agent-task-2" && e.type === "AGENT_COMPLETED");
     const started3 = r.events.findIndex((e) => e.agent_id === "agent-task-3" && e.type === "AGENT_STARTED");
@@ -222,12 +278,16 @@ describe("supervisor mode", () => {
     expect(recruited).toHaveLength(1);
     expect(recruited[0]?.agent_id).toBe("supervisor");
     expect(recruited[0]?.data.team_size).toBe(3);
-    expect((recruited[0]!.data.agents as Array<{ agent_id: string; role: string }>).map((a) => [a.agent_id, a.role])).toEqual([
+    expect(
+      (recruited[0]!.data.agents as Array<{ agent_id: string; role: string }>).map((a) => [a.agent_id, a.role]),
+    ).toEqual([
       ["researcher-1", "researcher"],
       ["writer-2", "writer"],
       ["analyst-3", "analyst"],
     ]);
-    expect(ofType(r.events, "ROLE_ASSIGNED").map((e) => [e.agent_id, e.data.role])).toEqual(members.map((m) => [m, m.split("-")[0]]));
+    expect(ofType(r.events, "ROLE_ASSIGNED").map((e) => [e.agent_id, e.data.role])).toEqual(
+      members.map((m) => [m, m.split("-")[0]]),
+    );
     expect(ofType(r.events, "ROLE_ASSIGNED")[0]?.data.tools).toEqual(["datetime", "text", "http_fetch"]);
     expect(ofType(r.events, "DELEGATION").map((e) => [e.agent_id, e.data.to_agent, e.data.priority])).toEqual([
       ["supervisor", "researcher-1", "normal"],
@@ -239,10 +299,20 @@ describe("supervisor mode", () => {
       const mine = byAgent(r.events, m);
       expect(mine.map((e) => e.type)).toContain("AGENT_STARTED");
       expect(mine.map((e) => e.type)).toContain("AGENT_COMPLETED");
-      expect(ofType(r.events, "MESSAGE_SENT").filter((e) => e.agent_id === "supervisor" && e.data.to === m)).toHaveLength(1);
-      expect(ofType(r.events, "MESSAGE_RECEIVED").filter((e) => e.agent_id === m && e.data.from === "supervisor")).toHaveLength(1);
-      expect(ofType(r.events, "MESSAGE_SENT").filter((e) => e.agent_id === m && e.data.to === "supervisor" && e.data.message_type === "task_result")).toHaveLength(1);
-      expect(ofType(r.events, "MESSAGE_RECEIVED").filter((e) => e.agent_id === "supervisor" && e.data.from === m)).toHaveLength(1);
+      expect(
+        ofType(r.events, "MESSAGE_SENT").filter((e) => e.agent_id === "supervisor" && e.data.to === m),
+      ).toHaveLength(1);
+      expect(
+        ofType(r.events, "MESSAGE_RECEIVED").filter((e) => e.agent_id === m && e.data.from === "supervisor"),
+      ).toHaveLength(1);
+      expect(
+        ofType(r.events, "MESSAGE_SENT").filter(
+          (e) => e.agent_id === m && e.data.to === "supervisor" && e.data.message_type === "task_result",
+        ),
+      ).toHaveLength(1);
+      expect(
+        ofType(r.events, "MESSAGE_RECEIVED").filter((e) => e.agent_id === "supervisor" && e.data.from === m),
+      ).toHaveLength(1);
     }
     const results = ofType(r.events, "AGENT_COMPLETED").map((e) => [e.agent_id, e.data.result]);
     const workspace = ofType(r.events, "WORKSPACE_UPDATED");
@@ -252,12 +322,22 @@ describe("supervisor mode", () => {
       expect(w.data).toMatchObject({ action: "set", value: results.find(([id]) => id === member)?.[1] });
     }
     const statuses = ofType(r.events, "TEAM_STATUS");
-    expect(statuses[0]?.data).toEqual({ active_agents: 0, idle_agents: 3, tasks_completed: 0, tasks_remaining: 3, coordination_mode: "supervisor" });
+    expect(statuses[0]?.data).toEqual({
+      active_agents: 0,
+      idle_agents: 3,
+      tasks_completed: 0,
+      tasks_remaining: 3,
+      coordination_mode: "supervisor",
+    });
     expect(statuses.at(-1)?.data).toMatchObject({ active_agents: 0, tasks_completed: 3, tasks_remaining: 0 });
     const retired = ofType(r.events, "TEAM_RETIRED")[0];
     expect(retired?.data).toMatchObject({ team_size: 3, reason: "All delegated subtasks completed" });
-    expect(retired?.data.total_tokens).toBe(ofType(r.events, "AGENT_COMPLETED").reduce((n, e) => n + (e.data.tokens_used as number), 0));
-    expect(r.events.indexOf(retired as RecordedEvent)).toBeLessThan(r.events.findIndex((e) => e.type === "DATA_PROCESSING"));
+    expect(retired?.data.total_tokens).toBe(
+      ofType(r.events, "AGENT_COMPLETED").reduce((n, e) => n + (e.data.tokens_used as number), 0),
+    );
+    expect(r.events.indexOf(retired as RecordedEvent)).toBeLessThan(
+      r.events.findIndex((e) => e.type === "DATA_PROCESSING"),
+    );
     expect(r.events.at(-1)).toMatchObject({ agent_id: "supervisor", type: "LLM_OUTPUT" });
     expect(outcome).toMatchObject({ agentsUsed: 4, mode: "EXECUTION_MODE_COMPLEX" });
     expect(outcome?.result).toMatch(/^Offline synthesis: /);

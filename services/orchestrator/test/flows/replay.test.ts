@@ -36,7 +36,11 @@ describe("replay from checkpoints", () => {
     const a = await r1.run(taskWorkflow);
 
     // The worker died after subtask 3's model call: its finish, the child record and the synthesis are lost.
-    const kept = new Map<string, Checkpoint>([...r1.checkpoints].filter(([key]) => !["child:subtask:task-3", "child:subtask:task-3/agent:finish", "synthesis"].includes(key)));
+    const kept = new Map<string, Checkpoint>(
+      [...r1.checkpoints].filter(
+        ([key]) => !["child:subtask:task-3", "child:subtask:task-3/agent:finish", "synthesis"].includes(key),
+      ),
+    );
     const deps = counted();
     const r2 = memoryRun({ spec: { query, mode: "complex" }, checkpoints: kept }, deps);
     const b = await r2.run(taskWorkflow);
@@ -59,7 +63,12 @@ describe("replay from checkpoints", () => {
         "start",
         "history",
         "plan",
-        ...[1, 2, 3].flatMap((n) => [`child:subtask:task-${n}`, `child:subtask:task-${n}/agent:start`, `child:subtask:task-${n}/llm:0`, `child:subtask:task-${n}/agent:finish`]),
+        ...[1, 2, 3].flatMap((n) => [
+          `child:subtask:task-${n}`,
+          `child:subtask:task-${n}/agent:start`,
+          `child:subtask:task-${n}/llm:0`,
+          `child:subtask:task-${n}/agent:finish`,
+        ]),
         "synthesis",
       ].sort(),
     );

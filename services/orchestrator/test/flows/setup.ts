@@ -20,7 +20,10 @@ export function offlineRouter(options: Partial<LlmRouterOptions> = {}): LlmRoute
   return createLlmRouter({ catalog, apiKeys: {}, logger, ...options });
 }
 
-export function counted(llm: LlmRouter = offlineRouter(), tools: ToolRegistry = createToolRegistry(builtinTools())): Counted {
+export function counted(
+  llm: LlmRouter = offlineRouter(),
+  tools: ToolRegistry = createToolRegistry(builtinTools()),
+): Counted {
   const calls = { llm: 0, tools: 0 };
   return {
     calls,
@@ -41,13 +44,19 @@ export function counted(llm: LlmRouter = offlineRouter(), tools: ToolRegistry = 
   };
 }
 
-export function memoryRun(options: Omit<MemoryRunOptions, "llm" | "tools" | "catalog"> & Partial<Pick<MemoryRunOptions, "llm" | "tools" | "catalog">>, deps: Counted = counted()): MemoryRun {
+export function memoryRun(
+  options: Omit<MemoryRunOptions, "llm" | "tools" | "catalog"> &
+    Partial<Pick<MemoryRunOptions, "llm" | "tools" | "catalog">>,
+  deps: Counted = counted(),
+): MemoryRun {
   return createMemoryRun({ catalog, llm: deps.llm, tools: deps.tools, ...options });
 }
 
 export const types = (events: readonly RecordedEvent[]) => events.map((e) => e.type);
-export const ofType = <T extends RecordedEvent["type"]>(events: readonly RecordedEvent[], type: T) => events.filter((e) => e.type === type);
-export const byAgent = (events: readonly RecordedEvent[], agentId: string) => events.filter((e) => e.agent_id === agentId);
+export const ofType = <T extends RecordedEvent["type"]>(events: readonly RecordedEvent[], type: T) =>
+  events.filter((e) => e.type === type);
+export const byAgent = (events: readonly RecordedEvent[], agentId: string) =>
+  events.filter((e) => e.agent_id === agentId);
 
 /** Events without their timing fields, for determinism comparisons. */
 export function timeless(events: readonly RecordedEvent[]) {

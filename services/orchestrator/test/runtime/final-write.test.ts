@@ -24,13 +24,24 @@ describe("final writes", () => {
     usage: { inputTokens: 1, outputTokens: tokens - 1, totalTokens: tokens, costUsd: tokens / 1000 },
   });
   const step = (): StepRecord => ({
-    key: "finish", kind: "finish", name: "COMPLETED", agentId: "orchestrator", status: "completed", output: { status: "COMPLETED" },
-    events: null, firstSeq: null, lastSeq: null, startedAt: new Date(), completedAt: new Date(),
+    key: "finish",
+    kind: "finish",
+    name: "COMPLETED",
+    agentId: "orchestrator",
+    status: "completed",
+    output: { status: "COMPLETED" },
+    events: null,
+    firstSeq: null,
+    lastSeq: null,
+    startedAt: new Date(),
+    completedAt: new Date(),
   });
 
   it("tasks of one session finishing together all count on the session; a lost lease is refused", async () => {
     const first = await h.service.submitTask(submitCommand(h.userId, "one"));
-    const others = await Promise.all([1, 2].map(() => h.service.submitTask(submitCommand(h.userId, "more", { sessionId: first.sessionId }))));
+    const others = await Promise.all(
+      [1, 2].map(() => h.service.submitTask(submitCommand(h.userId, "more", { sessionId: first.sessionId }))),
+    );
     const ids = [first.taskId, ...others.map((o) => o.taskId)];
     const owner = `test-${randomUUID()}`;
     const claims = await Promise.all(ids.map((id) => h.runs.claim(id, owner, 60_000, 60)));
@@ -44,12 +55,24 @@ describe("final writes", () => {
     expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
     expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(LeaseLostError);
 
-    const session = await h.pool.query("SELECT tokens_used, total_cost_usd FROM sessions WHERE id = $1", [first.sessionId]);
+    const session = await h.pool.query("SELECT tokens_used, total_cost_usd FROM sessions WHERE id = $1", [
+      first.sessionId,
+    ]);
     expect(session.rows[0].tokens_used).toBe(30);
     expect(session.rows[0].total_cost_usd).toBeCloseTo(0.03);
-    const tasks = await h.pool.query("SELECT id::text, status, total_tokens FROM tasks WHERE id = ANY($1::uuid[]) ORDER BY total_tokens NULLS LAST", [ids]);
-    expect(tasks.rows.map((r) => [r.status, r.total_tokens])).toEqual([["COMPLETED", 10], ["COMPLETED", 20], ["RUNNING", null]]);
-    const steps = await h.pool.query("SELECT count(*)::int AS n FROM task_steps WHERE workflow_id = ANY($1::uuid[]) AND key = 'finish'", [ids]);
+    const tasks = await h.pool.query(
+      "SELECT id::text, status, total_tokens FROM tasks WHERE id = ANY($1::uuid[]) ORDER BY total_tokens NULLS LAST",
+      [ids],
+    );
+    expect(tasks.rows.map((r) => [r.status, r.total_tokens])).toEqual([
+      ["COMPLETED", 10],
+      ["COMPLETED", 20],
+      ["RUNNING", null],
+    ]);
+    const steps = await h.pool.query(
+      "SELECT count(*)::int AS n FROM task_steps WHERE workflow_id = ANY($1::uuid[]) AND key = 'finish'",
+      [ids],
+    );
     expect(steps.rows[0].n).toBe(2);
   });
 });

@@ -26,7 +26,10 @@ describe("GroupCommit", () => {
 
   it("items of the same tick share a statement, and a batch is cut at maxBatch", async () => {
     const batches: number[][] = [];
-    const group = new GroupCommit<number, number>({ maxBatch: 2, flush: async (items) => (batches.push(items), items) });
+    const group = new GroupCommit<number, number>({
+      maxBatch: 2,
+      flush: async (items) => (batches.push(items), items),
+    });
     expect(await Promise.all([1, 2, 3].map((i) => group.submit(i)))).toEqual([1, 2, 3]);
     expect(batches).toEqual([[1, 2], [3]]);
   });

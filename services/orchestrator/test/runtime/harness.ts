@@ -6,7 +6,12 @@ import { loadCatalog } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
 import { builtinTools, createToolRegistry } from "@tog/tools";
 import { createTestDatabase, deleteStreamsOf, openTestBus, provisionTestBus, type TestDatabase } from "@tog/testkit";
-import { buildTimeline, createEventHistoryRepository, startEventPersister, type EventPersister } from "../../src/events/index.ts";
+import {
+  buildTimeline,
+  createEventHistoryRepository,
+  startEventPersister,
+  type EventPersister,
+} from "../../src/events/index.ts";
 import { ApprovalRepository } from "../../src/runtime/approval.repository.ts";
 import { RunRepository } from "../../src/runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "../../src/runtime/run-worker.ts";
@@ -32,7 +37,10 @@ export interface RuntimeHarness {
   startWorker(workflow: TaskWorkflow, overrides?: Partial<RunnerDeps>): Promise<RunWorker>;
   waitForStatus(taskId: string, statuses: string[], timeoutMs?: number): Promise<string>;
   /** Persisted events of a task (waits until the terminal one is stored). */
-  events(taskId: string, timeoutMs?: number): Promise<Array<{ seq: number; type: string; agent_id: string; data: Record<string, unknown> }>>;
+  events(
+    taskId: string,
+    timeoutMs?: number,
+  ): Promise<Array<{ seq: number; type: string; agent_id: string; data: Record<string, unknown> }>>;
   close(): Promise<void>;
 }
 
@@ -92,7 +100,13 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
     runs,
     runner,
     async startWorker(workflow, overrides) {
-      const worker = await startRunWorker({ bus, runner: runner(workflow, overrides), concurrency: 16, ackWaitMs: 2_000, logger });
+      const worker = await startRunWorker({
+        bus,
+        runner: runner(workflow, overrides),
+        concurrency: 16,
+        ackWaitMs: 2_000,
+        logger,
+      });
       workers.push(worker);
       return worker;
     },
@@ -111,7 +125,11 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
         const page = await history.listEvents({ workflowId: taskId, limit: 1_000, offset: 0 });
         const events = page.events.map((e) => JSON.parse(e));
         const last = events.at(-1);
-        if (last && (last.type === "WORKFLOW_COMPLETED" || (last.type === "ERROR_OCCURRED" && last.data.terminal === true))) return events;
+        if (
+          last &&
+          (last.type === "WORKFLOW_COMPLETED" || (last.type === "ERROR_OCCURRED" && last.data.terminal === true))
+        )
+          return events;
         if (Date.now() > end) throw new Error(`events of ${taskId} incomplete: ${events.map((e) => e.type).join(",")}`);
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -129,6 +147,10 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
   return harness;
 }
 
-export function submitCommand(userId: string, query: string, extra: { sessionId?: string; context?: Record<string, unknown> } = {}) {
+export function submitCommand(
+  userId: string,
+  query: string,
+  extra: { sessionId?: string; context?: Record<string, unknown> } = {},
+) {
   return { userId, query, sessionId: extra.sessionId, mode: undefined, context: extra.context ?? {}, streaming: false };
 }

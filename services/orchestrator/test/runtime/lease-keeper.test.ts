@@ -22,7 +22,9 @@ describe("LeaseKeeper", () => {
       intervalMs: 30,
       renew: async (ids) => {
         calls.push([...ids].sort());
-        return new Map(ids.filter((id) => id !== "b").map((id) => [id, { cancelRequested: id === "c", cancelReason: null }]));
+        return new Map(
+          ids.filter((id) => id !== "b").map((id) => [id, { cancelRequested: id === "c", cancelReason: null }]),
+        );
       },
     });
     const r = recorder();
@@ -39,7 +41,8 @@ describe("LeaseKeeper", () => {
 
   it("reports a failed renewal to every holder and does not stack renewals on a slow database", async () => {
     let calls = 0;
-    const pending: Array<{ ids: string[]; resolve: (m: Map<string, LeaseState>) => void; reject: (e: Error) => void }> = [];
+    const pending: Array<{ ids: string[]; resolve: (m: Map<string, LeaseState>) => void; reject: (e: Error) => void }> =
+      [];
     const keeper = new LeaseKeeper({
       intervalMs: 5,
       renew: (ids) => {

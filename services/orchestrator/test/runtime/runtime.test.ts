@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, ConflictError } from "@tog/core";
-import { pending, WorkflowFailure, type TaskWorkflow, type WorkflowContext, type WorkflowOutcome } from "../../src/runtime/workflow-context.ts";
+import {
+  pending,
+  WorkflowFailure,
+  type TaskWorkflow,
+  type WorkflowContext,
+  type WorkflowOutcome,
+} from "../../src/runtime/workflow-context.ts";
 import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
 const outcome = (result: string, agentsUsed = 1): WorkflowOutcome => ({
@@ -16,7 +22,14 @@ const outcome = (result: string, agentsUsed = 1): WorkflowOutcome => ({
 const started = (ctx: WorkflowContext) =>
   ctx.step("start", { kind: "start", name: "start" }, async () => ({
     output: null,
-    events: [pending("WORKFLOW_STARTED", "started", { query: ctx.task.spec.query, mode: "standard", session_id: ctx.task.sessionId, estimated_complexity: 0.5 })],
+    events: [
+      pending("WORKFLOW_STARTED", "started", {
+        query: ctx.task.spec.query,
+        mode: "standard",
+        session_id: ctx.task.sessionId,
+        estimated_complexity: 0.5,
+      }),
+    ],
   }));
 
 const untilAborted = (signal: AbortSignal) =>
@@ -24,7 +37,9 @@ const untilAborted = (signal: AbortSignal) =>
 
 function expectGapFree(events: Array<{ seq: number; type: string; data: Record<string, unknown> }>) {
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-  const terminal = events.filter((e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data.terminal === true));
+  const terminal = events.filter(
+    (e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data.terminal === true),
+  );
   expect(terminal).toHaveLength(1);
   expect(terminal[0]).toBe(events.at(-1));
 }
@@ -61,15 +76,34 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
       return outcome("unreachable");
     }
     if (q.startsWith("approve")) {
-      const decision = await ctx.requestApproval({ key: "task", toolName: "agent", operation: "execute task", riskLevel: "medium", details: { q } });
+      const decision = await ctx.requestApproval({
+        key: "task",
+        toolName: "agent",
+        operation: "execute task",
+        riskLevel: "medium",
+        details: { q },
+      });
       if (decision.decision === "denied") throw new WorkflowFailure("APPROVAL_DENIED", "Approval denied");
       if (decision.decision === "timeout") throw new WorkflowFailure("APPROVAL_TIMEOUT", "Approval timed out");
-      return outcome(`approved by ${decision.approvedBy}: ${decision.decision === "approved" ? (decision.modifiedAction ?? "") : ""}`);
+      return outcome(
+        `approved by ${decision.approvedBy}: ${decision.decision === "approved" ? (decision.modifiedAction ?? "") : ""}`,
+      );
     }
     if (q.startsWith("resume")) {
       const a = await ctx.step("a", { kind: "llm", name: "a" }, async () => {
         count(`${ctx.task.id}:a`);
-        return { output: "A", events: [pending("LLM_OUTPUT", "a", { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never)] };
+        return {
+          output: "A",
+          events: [
+            pending("LLM_OUTPUT", "a", {
+              output: "A",
+              model: "m",
+              tokens_used: 1,
+              cost_usd: 0,
+              duration_ms: 1,
+            } as never),
+          ],
+        };
       });
       const b = await ctx.step("b", { kind: "llm", name: "b" }, async () => {
         count(`${ctx.task.id}:b`);
@@ -77,7 +111,8 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
       });
       return outcome(a + b);
     }
-    if (q.startsWith("fail")) throw new WorkflowFailure("LLM_ERROR", "model unavailable", { retryCount: 2, maxRetries: 2 });
+    if (q.startsWith("fail"))
+      throw new WorkflowFailure("LLM_ERROR", "model unavailable", { retryCount: 2, maxRetries: 2 });
     return outcome(`echo: ${q}`);
   };
 
@@ -92,7 +127,13 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     expect(submitted.status).toBe("QUEUED");
     await h.waitForStatus(submitted.taskId, ["COMPLETED"]);
     const task = await h.service.getTask(h.userId, submitted.taskId);
-    expect(task).toMatchObject({ result: "echo: hello", modelUsed: "offline-small", provider: "offline", mode: "EXECUTION_MODE_STANDARD", error: "" });
+    expect(task).toMatchObject({
+      result: "echo: hello",
+      modelUsed: "offline-small",
+      provider: "offline",
+      mode: "EXECUTION_MODE_STANDARD",
+      error: "",
+    });
     expect(task.usage).toEqual({ inputTokens: 3, outputTokens: 4, totalTokens: 7, costUsd: 0 });
     expect(task.completedAt).not.toBeNull();
     const events = await h.events(submitted.taskId);
@@ -106,9 +147,15 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     await h.waitForStatus(taskId, ["COMPLETED"]);
     const events = await h.events(taskId);
     expectGapFree(events);
-    expect(new Set(events.filter((e) => e.type === "AGENT_COMPLETED").map((e) => e.agent_id))).toEqual(new Set(["agent-a", "agent-b", "agent-c"]));
+    expect(new Set(events.filter((e) => e.type === "AGENT_COMPLETED").map((e) => e.agent_id))).toEqual(
+      new Set(["agent-a", "agent-b", "agent-c"]),
+    );
     const timeline = await h.service.getTimeline({ userId: h.userId, taskId, includePayloads: false });
-    expect(timeline.entries.filter((e) => e.kind === "child").map((e) => e.status)).toEqual(["completed", "completed", "completed"]);
+    expect(timeline.entries.filter((e) => e.kind === "child").map((e) => e.status)).toEqual([
+      "completed",
+      "completed",
+      "completed",
+    ]);
     expect(await h.service.getTimeline({ userId: h.userId, taskId, includePayloads: true })).toEqual(
       await h.service.getTimeline({ userId: h.userId, taskId, includePayloads: true }),
     );
@@ -120,7 +167,13 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     const task = await h.service.getTask(h.userId, taskId);
     expect(task).toMatchObject({ error: "model unavailable", errorType: "LLM_ERROR", result: null, usage: null });
     const last = (await h.events(taskId)).at(-1)!;
-    expect(last.data).toMatchObject({ error_type: "LLM_ERROR", terminal: true, status: "FAILED", recoverable: false, retry_count: 2 });
+    expect(last.data).toMatchObject({
+      error_type: "LLM_ERROR",
+      terminal: true,
+      status: "FAILED",
+      recoverable: false,
+      retry_count: 2,
+    });
   });
 
   it("cancels a running task and every child; a second cancel is 409-shaped", async () => {
@@ -133,10 +186,23 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     await h.waitForStatus(taskId, ["CANCELLED"]);
     const events = await h.events(taskId);
     expectGapFree(events);
-    expect(events.at(-1)!.data).toMatchObject({ status: "CANCELLED", error_type: "CANCELLED", error_message: "Task cancelled: changed my mind" });
+    expect(events.at(-1)!.data).toMatchObject({
+      status: "CANCELLED",
+      error_type: "CANCELLED",
+      error_message: "Task cancelled: changed my mind",
+    });
     const timeline = await h.service.getTimeline({ userId: h.userId, taskId, includePayloads: false });
-    expect(timeline.entries.filter((e) => e.kind === "child").map((e) => e.status).sort()).toEqual(["cancelled", "cancelled"]);
-    expect(await h.service.cancelTask(h.userId, taskId, undefined)).toEqual({ accepted: false, status: "CANCELLED", message: "Task is already CANCELLED" });
+    expect(
+      timeline.entries
+        .filter((e) => e.kind === "child")
+        .map((e) => e.status)
+        .sort(),
+    ).toEqual(["cancelled", "cancelled"]);
+    expect(await h.service.cancelTask(h.userId, taskId, undefined)).toEqual({
+      accepted: false,
+      status: "CANCELLED",
+      message: "Task is already CANCELLED",
+    });
   });
 
   it("ends a run that passes AGENT_TIMEOUT_SECONDS as TIMEOUT", async () => {
@@ -151,7 +217,9 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     const deny = await h.service.submitTask(submitCommand(h.userId, "approve me too"));
     const approvalOf = async (taskId: string) => {
       for (let i = 0; i < 200; i++) {
-        const rows = await h.db.$queryRaw<{ id: string }[]>`SELECT id FROM approvals WHERE workflow_id = ${taskId}::uuid`;
+        const rows = await h.db.$queryRaw<
+          { id: string }[]
+        >`SELECT id FROM approvals WHERE workflow_id = ${taskId}::uuid`;
         if (rows[0]) return rows[0].id;
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -160,7 +228,14 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     const a1 = await approvalOf(approve.taskId);
     const a2 = await approvalOf(deny.taskId);
     const decide = (workflowId: string, approvalId: string, approved: boolean, userId = h.userId) =>
-      h.service.decideApproval({ userId, workflowId, approvalId, approved, approvedBy: "alice", modifiedAction: "be brief" });
+      h.service.decideApproval({
+        userId,
+        workflowId,
+        approvalId,
+        approved,
+        approvedBy: "alice",
+        modifiedAction: "be brief",
+      });
     await expect(decide(approve.taskId, "apr_unknown", true)).rejects.toBeInstanceOf(NotFoundError);
     await expect(decide(approve.taskId, a1, true, h.otherUserId)).rejects.toBeInstanceOf(ForbiddenError);
     expect(await decide(approve.taskId, a1, true)).toMatchObject({ decision: "approved", approvalId: a1, runId: "" });
@@ -171,10 +246,24 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     expect((await h.service.getTask(h.userId, approve.taskId)).result).toBe("approved by alice: be brief");
     const events = await h.events(approve.taskId);
     expectGapFree(events);
-    expect(events.map((e) => e.type)).toEqual(["WORKFLOW_STARTED", "APPROVAL_REQUESTED", "WAITING", "APPROVAL_DECISION", "WORKFLOW_COMPLETED"]);
-    expect(events[1]!.data).toMatchObject({ approval_id: a1, tool_name: "agent", risk_level: "medium", timeout_seconds: 30 });
+    expect(events.map((e) => e.type)).toEqual([
+      "WORKFLOW_STARTED",
+      "APPROVAL_REQUESTED",
+      "WAITING",
+      "APPROVAL_DECISION",
+      "WORKFLOW_COMPLETED",
+    ]);
+    expect(events[1]!.data).toMatchObject({
+      approval_id: a1,
+      tool_name: "agent",
+      risk_level: "medium",
+      timeout_seconds: 30,
+    });
     expect(events[3]!.data).toMatchObject({ approval_id: a1, decision: "approved", approved_by: "alice" });
-    expect((await h.events(deny.taskId)).at(-1)!.data).toMatchObject({ error_type: "APPROVAL_DENIED", status: "FAILED" });
+    expect((await h.events(deny.taskId)).at(-1)!.data).toMatchObject({
+      error_type: "APPROVAL_DENIED",
+      status: "FAILED",
+    });
   });
 });
 
@@ -187,7 +276,12 @@ describe("queued tasks (no worker running yet)", () => {
     await started(ctx);
     const a = await ctx.step("a", { kind: "llm", name: "a" }, async () => {
       stepRuns.push(`${ctx.task.id}:a`);
-      return { output: "A", events: [pending("LLM_OUTPUT", "a", { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never)] };
+      return {
+        output: "A",
+        events: [
+          pending("LLM_OUTPUT", "a", { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never),
+        ],
+      };
     });
     return outcome(`ran ${a}`);
   };
@@ -203,14 +297,42 @@ describe("queued tasks (no worker running yet)", () => {
     expect(claim.outcome).toBe("claimed");
     const { buildEvent } = await import("@tog/events");
     const trace = claim.outcome === "claimed" ? claim.task.traceId : "";
-    const ev1 = buildEvent({ workflow_id: taskId, type: "WORKFLOW_STARTED", agent_id: "orchestrator", message: "started", seq: 1, trace_id: trace,
-      data: { query: "q", mode: "standard", session_id: "s", estimated_complexity: 0.5 } });
-    const ev2 = buildEvent({ workflow_id: taskId, type: "LLM_OUTPUT", agent_id: "orchestrator", message: "a", seq: 2, trace_id: trace,
-      data: { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never });
+    const ev1 = buildEvent({
+      workflow_id: taskId,
+      type: "WORKFLOW_STARTED",
+      agent_id: "orchestrator",
+      message: "started",
+      seq: 1,
+      trace_id: trace,
+      data: { query: "q", mode: "standard", session_id: "s", estimated_complexity: 0.5 },
+    });
+    const ev2 = buildEvent({
+      workflow_id: taskId,
+      type: "LLM_OUTPUT",
+      agent_id: "orchestrator",
+      message: "a",
+      seq: 2,
+      trace_id: trace,
+      data: { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never,
+    });
     const now = new Date();
-    for (const [key, ev] of [["start", ev1], ["a", ev2]] as const) {
-      await h.runs.commitStep(taskId, "dead-worker", { key, kind: "llm", name: key, agentId: "orchestrator", status: "completed",
-        output: key === "a" ? "A" : null, events: [ev], firstSeq: ev.seq, lastSeq: ev.seq, startedAt: now, completedAt: now });
+    for (const [key, ev] of [
+      ["start", ev1],
+      ["a", ev2],
+    ] as const) {
+      await h.runs.commitStep(taskId, "dead-worker", {
+        key,
+        kind: "llm",
+        name: key,
+        agentId: "orchestrator",
+        status: "completed",
+        output: key === "a" ? "A" : null,
+        events: [ev],
+        firstSeq: ev.seq,
+        lastSeq: ev.seq,
+        startedAt: now,
+        completedAt: now,
+      });
     }
     const worker = await h.startWorker(workflow);
     await h.waitForStatus(taskId, ["COMPLETED"]);
@@ -219,7 +341,12 @@ describe("queued tasks (no worker running yet)", () => {
     expect(stepRuns.filter((k) => k.startsWith(taskId))).toEqual([]);
     const events = await h.events(taskId);
     expectGapFree(events);
-    expect(events.map((e) => e.type)).toEqual(["WORKFLOW_STARTED", "LLM_OUTPUT", "ERROR_RECOVERY", "WORKFLOW_COMPLETED"]);
+    expect(events.map((e) => e.type)).toEqual([
+      "WORKFLOW_STARTED",
+      "LLM_OUTPUT",
+      "ERROR_RECOVERY",
+      "WORKFLOW_COMPLETED",
+    ]);
     expect(events[2]!.data).toMatchObject({ recovery_action: "resume_from_checkpoint", attempt: 2 });
   });
 
@@ -227,7 +354,10 @@ describe("queued tasks (no worker running yet)", () => {
     const { taskId } = await h.service.submitTask(submitCommand(h.userId, "never runs"));
     const other = await h.service.submitTask(submitCommand(h.userId, "runs"));
     expect((await h.service.getTask(h.userId, taskId)).status).toBe("QUEUED");
-    expect(await h.service.cancelTask(h.userId, taskId, undefined)).toMatchObject({ accepted: true, status: "CANCELLED" });
+    expect(await h.service.cancelTask(h.userId, taskId, undefined)).toMatchObject({
+      accepted: true,
+      status: "CANCELLED",
+    });
     expect((await h.service.getTask(h.userId, taskId)).status).toBe("CANCELLED");
     await h.startWorker(workflow);
     await h.waitForStatus(other.taskId, ["COMPLETED"]);
@@ -238,13 +368,19 @@ describe("queued tasks (no worker running yet)", () => {
   });
 
   it("refuses another user's session and reads of another user's task; external ids are per user", async () => {
-    const { sessionRef, sessionId: mine, taskId } = await h.service.submitTask(submitCommand(h.userId, "mine", { sessionId: "my-chat" }));
+    const {
+      sessionRef,
+      sessionId: mine,
+      taskId,
+    } = await h.service.submitTask(submitCommand(h.userId, "mine", { sessionId: "my-chat" }));
     expect(sessionRef).toBe("my-chat");
     // The same external id of another user is that user's own session (docs/security.md) …
     const theirs = await h.service.submitTask(submitCommand(h.otherUserId, "theirs", { sessionId: "my-chat" }));
     expect(theirs.sessionId).not.toBe(mine);
     // … while a session UUID of another user stays forbidden.
-    await expect(h.service.submitTask(submitCommand(h.otherUserId, "theirs", { sessionId: mine }))).rejects.toBeInstanceOf(ForbiddenError);
+    await expect(
+      h.service.submitTask(submitCommand(h.otherUserId, "theirs", { sessionId: mine })),
+    ).rejects.toBeInstanceOf(ForbiddenError);
     await expect(h.service.getTask(h.otherUserId, taskId)).rejects.toBeInstanceOf(NotFoundError);
     const again = await h.service.submitTask(submitCommand(h.userId, "again", { sessionId: "my-chat" }));
     expect(again.sessionId).toBe((await h.service.getTask(h.userId, taskId)).sessionId);

@@ -25,7 +25,9 @@ describe("submit", () => {
     const context = { note: query, nested: { quote: "'", backslash: "\\" } };
     const submitted = await h.service.submitTask(submitCommand(h.userId, query, { context }));
     expect(submitted.sessionId).toBe(submitted.sessionRef);
-    const rows = await h.db.$queryRaw<{ query: string; spec: { query: string; metadata: Record<string, unknown> }; task_count: number }[]>`
+    const rows = await h.db.$queryRaw<
+      { query: string; spec: { query: string; metadata: Record<string, unknown> }; task_count: number }[]
+    >`
       SELECT t.query, t.spec, s.task_count FROM tasks t JOIN sessions s ON s.id = t.session_id WHERE t.id = ${submitted.taskId}::uuid`;
     expect(rows[0]!.query).toBe(query);
     expect(rows[0]!.spec.query).toBe(query);
@@ -36,9 +38,21 @@ describe("submit", () => {
   it("rolls the task and its new session back when the run cannot be queued", async () => {
     const repository = new SubmitRepository({ pool: h.pool });
     const id = randomUUID();
-    const task = { id, userId: h.userId, sessionRef: undefined, query: "never queued", requestedMode: null, spec: {}, traceId: "0".repeat(32), traceparent: null, tokenBudget: 10 };
+    const task = {
+      id,
+      userId: h.userId,
+      sessionRef: undefined,
+      query: "never queued",
+      requestedMode: null,
+      spec: {},
+      traceId: "0".repeat(32),
+      traceparent: null,
+      tokenBudget: 10,
+    };
     const sessionsBefore = await h.pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1", [h.userId]);
-    await expect(repository.submit(task, async () => Promise.reject(new Error("queue down")))).rejects.toThrow("queue down");
+    await expect(repository.submit(task, async () => Promise.reject(new Error("queue down")))).rejects.toThrow(
+      "queue down",
+    );
     expect((await h.pool.query("SELECT id FROM tasks WHERE id = $1", [id])).rows).toEqual([]);
     const sessionsAfter = await h.pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1", [h.userId]);
     expect(sessionsAfter.rows[0].n).toBe(sessionsBefore.rows[0].n);
@@ -48,8 +62,10 @@ describe("submit", () => {
 
   describe("with an idempotency identity (the task row keeps it: durable beyond Redis)", () => {
     const key = () => randomUUID().replace(/-/g, "").repeat(2);
-    const queued = async (taskId: string) => (await h.pool.query("SELECT 1 FROM tasks WHERE id = $1", [taskId])).rowCount;
-    const tasksWith = async (hash: string) => (await h.pool.query("SELECT count(*)::int AS n FROM tasks WHERE idempotency_key = $1", [hash])).rows[0].n;
+    const queued = async (taskId: string) =>
+      (await h.pool.query("SELECT 1 FROM tasks WHERE id = $1", [taskId])).rowCount;
+    const tasksWith = async (hash: string) =>
+      (await h.pool.query("SELECT count(*)::int AS n FROM tasks WHERE idempotency_key = $1", [hash])).rows[0].n;
 
     it.each([
       ["a new session", undefined],
@@ -58,13 +74,28 @@ describe("submit", () => {
       const idempotency = { keyHash: key(), ttlSeconds: 3_600 };
       const first = await h.service.submitTask({ ...submitCommand(h.userId, "once", { sessionId }), idempotency });
       expect(first.replayed).toBeUndefined();
-      const sessions = await h.pool.query("SELECT count(*)::int AS n, sum(task_count)::int AS c FROM sessions WHERE user_id = $1", [h.userId]);
+      const sessions = await h.pool.query(
+        "SELECT count(*)::int AS n, sum(task_count)::int AS c FROM sessions WHERE user_id = $1",
+        [h.userId],
+      );
       const again = await h.service.submitTask({ ...submitCommand(h.userId, "once", { sessionId }), idempotency });
-      expect(again).toMatchObject({ taskId: first.taskId, sessionId: first.sessionId, sessionRef: first.sessionRef, createdAt: first.createdAt, replayed: true });
+      expect(again).toMatchObject({
+        taskId: first.taskId,
+        sessionId: first.sessionId,
+        sessionRef: first.sessionRef,
+        createdAt: first.createdAt,
+        replayed: true,
+      });
       expect(await tasksWith(idempotency.keyHash)).toBe(1);
       expect(await queued(first.taskId)).toBe(1);
       // No orphan session, no second count on the named one.
-      expect((await h.pool.query("SELECT count(*)::int AS n, sum(task_count)::int AS c FROM sessions WHERE user_id = $1", [h.userId])).rows[0]).toEqual(sessions.rows[0]);
+      expect(
+        (
+          await h.pool.query("SELECT count(*)::int AS n, sum(task_count)::int AS c FROM sessions WHERE user_id = $1", [
+            h.userId,
+          ])
+        ).rows[0],
+      ).toEqual(sessions.rows[0]);
       // Another user with the same identity is someone else's request.
       const other = await h.service.submitTask({ ...submitCommand(h.otherUserId, "once"), idempotency });
       expect(other.taskId).not.toBe(first.taskId);
@@ -72,7 +103,9 @@ describe("submit", () => {
 
     it("concurrent repeats create one task", async () => {
       const idempotency = { keyHash: key(), ttlSeconds: 3_600 };
-      const results = await Promise.all(Array.from({ length: 6 }, () => h.service.submitTask({ ...submitCommand(h.userId, "race"), idempotency })));
+      const results = await Promise.all(
+        Array.from({ length: 6 }, () => h.service.submitTask({ ...submitCommand(h.userId, "race"), idempotency })),
+      );
       expect(new Set(results.map((r) => r.taskId)).size).toBe(1);
       expect(await tasksWith(idempotency.keyHash)).toBe(1);
     });

@@ -1,13 +1,23 @@
 import { describe, expect, it } from "vitest";
 import { estimateTokens, type ChatMessage } from "@tog/providers";
-import { applyWindow, clipTokens, shapeHistory, SUMMARY_HEADER, tokensOf, waterLevel } from "../../src/sessions/history-shaping.ts";
+import {
+  applyWindow,
+  clipTokens,
+  shapeHistory,
+  SUMMARY_HEADER,
+  tokensOf,
+  waterLevel,
+} from "../../src/sessions/history-shaping.ts";
 import { DEFAULT_WINDOW, type WindowSettings } from "../../src/sessions/presets.ts";
 
 /** `turns` question/answer pairs; each content exactly `chars` characters long (chars/4 tokens). */
 function conversation(turns: number, chars = 40): ChatMessage[] {
   const out: ChatMessage[] = [];
   for (let i = 1; i <= turns; i++) {
-    out.push({ role: "user", content: `q${i}:`.padEnd(chars, "q") }, { role: "assistant", content: `a${i}:`.padEnd(chars, "a") });
+    out.push(
+      { role: "user", content: `q${i}:`.padEnd(chars, "q") },
+      { role: "assistant", content: `a${i}:`.padEnd(chars, "a") },
+    );
   }
   return out;
 }
@@ -24,7 +34,16 @@ describe("window", () => {
     const all = conversation(10); // 20 messages
     const { messages, omitted } = applyWindow(all, settings({ historyWindowSize: 8, primersCount: 3 }));
     expect(omitted).toBe(12);
-    expect(messages.map((m) => m.content.slice(0, 3))).toEqual(["q1:", "a1:", "q2:", "a8:", "q9:", "a9:", "q10", "a10"]);
+    expect(messages.map((m) => m.content.slice(0, 3))).toEqual([
+      "q1:",
+      "a1:",
+      "q2:",
+      "a8:",
+      "q9:",
+      "a9:",
+      "q10",
+      "a10",
+    ]);
   });
 
   it("works on a head-and-tail list given the session's real size", () => {
@@ -86,7 +105,12 @@ describe("compression at the trigger ratio", () => {
       { role: "user", content: "middle".repeat(100) },
       { role: "assistant", content: "y".repeat(4_000) },
     ];
-    const s = settings({ compressionTriggerRatio: 0.5, compressionTargetRatio: 0.25, primersCount: 2, recentsCount: 1 });
+    const s = settings({
+      compressionTriggerRatio: 0.5,
+      compressionTargetRatio: 0.25,
+      primersCount: 2,
+      recentsCount: 1,
+    });
     const shaped = shapeHistory(long, s, 2_000); // target 500 tokens, history ~2160
     expect(tokensOf(shaped.messages)).toBeLessThanOrEqual(500);
     expect(shaped.messages[1]).toEqual(long[1]); // short ones stay whole
@@ -96,7 +120,12 @@ describe("compression at the trigger ratio", () => {
   });
 
   it("with no middle (everything is a primer or a recent) only cuts", () => {
-    const s = settings({ compressionTriggerRatio: 0.1, compressionTargetRatio: 0.1, primersCount: 10, recentsCount: 10 });
+    const s = settings({
+      compressionTriggerRatio: 0.1,
+      compressionTargetRatio: 0.1,
+      primersCount: 10,
+      recentsCount: 10,
+    });
     const shaped = shapeHistory(all, s, 10_000);
     expect(shaped.messages).toHaveLength(all.length);
     expect(shaped.compression!.summarized).toBe(0);

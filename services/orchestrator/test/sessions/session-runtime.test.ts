@@ -30,8 +30,14 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function run(query: string, options: { sessionId?: string; mode?: "simple" | "standard"; context?: Record<string, unknown> } = {}) {
-  const submitted = await h.service.submitTask({ ...submitCommand(h.userId, query, options), mode: options.mode ?? "simple" });
+async function run(
+  query: string,
+  options: { sessionId?: string; mode?: "simple" | "standard"; context?: Record<string, unknown> } = {},
+) {
+  const submitted = await h.service.submitTask({
+    ...submitCommand(h.userId, query, options),
+    mode: options.mode ?? "simple",
+  });
   await h.waitForStatus(submitted.taskId, ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
   const task = await h.service.getTask(h.userId, submitted.taskId);
   return { task, sessionId: submitted.sessionId, events: await h.events(submitted.taskId) };
@@ -39,7 +45,8 @@ async function run(query: string, options: { sessionId?: string; mode?: "simple"
 
 async function newSession(budget: number, used = 0): Promise<string> {
   const id = randomUUID();
-  await h.db.$executeRaw`INSERT INTO sessions (id, user_id, token_budget, tokens_used) VALUES (${id}::uuid, ${h.userId}::uuid, ${budget}, ${used})`;
+  await h.db
+    .$executeRaw`INSERT INTO sessions (id, user_id, token_budget, tokens_used) VALUES (${id}::uuid, ${h.userId}::uuid, ${budget}, ${used})`;
   return id;
 }
 
@@ -61,7 +68,12 @@ describe("conversation memory", () => {
 
   it("compresses the history once it passes the trigger ratio of the model's context window", async () => {
     // offline-small: 128,000 tokens. Trigger 0.002 → 256 tokens; target 0.001 → 128 tokens.
-    const context = { compression_trigger_ratio: 0.002, compression_target_ratio: 0.001, primers_count: 1, recents_count: 1 };
+    const context = {
+      compression_trigger_ratio: 0.002,
+      compression_target_ratio: 0.001,
+      primers_count: 1,
+      recents_count: 1,
+    };
     const a = await run(`First: ${"alpha ".repeat(60)}`, { context });
     const b = await run(`Second: ${"beta ".repeat(60)}`, { sessionId: a.sessionId, context });
     // Two turns of ~90 + ~120 tokens each: above 256 → compressed to primer + summary + recent.
@@ -74,7 +86,10 @@ describe("conversation memory", () => {
     expect(prompt).toContain(`[assistant] ${b.task.result!.slice(0, 40)}`);
 
     // The same session below the trigger: no summary.
-    const d = await run("Fourth question", { sessionId: a.sessionId, context: { ...context, compression_trigger_ratio: 0.5 } });
+    const d = await run("Fourth question", {
+      sessionId: a.sessionId,
+      context: { ...context, compression_trigger_ratio: 0.5 },
+    });
     const plain = d.events.find((e) => e.type === "LLM_PROMPT")!.data.sanitized_prompt as string;
     expect(plain).not.toContain(SUMMARY_HEADER);
     expect(d.events.find((e) => e.type === "DATA_PROCESSING")?.data.records_processed).toBe(6);
@@ -96,7 +111,17 @@ describe("conversation memory", () => {
     const current = await insert(sessionId, 13, "RUNNING", null);
     await insert(sessionId, 14, "COMPLETED", "later");
 
-    const spec = (window: Record<string, unknown>) => ({ window: { historyWindowSize: 50, primersCount: 5, recentsCount: 15, compressionTriggerRatio: 0.8, compressionTargetRatio: 0.5, ...window } }) as never;
+    const spec = (window: Record<string, unknown>) =>
+      ({
+        window: {
+          historyWindowSize: 50,
+          primersCount: 5,
+          recentsCount: 15,
+          compressionTriggerRatio: 0.8,
+          compressionTargetRatio: 0.5,
+          ...window,
+        },
+      }) as never;
     const all = await memory.load({ id: current, sessionId, createdAt: at(13), spec: spec({}) });
     expect(all.messages.map((m) => m.content)).toEqual(
       [1, 2, 5, 6, 7, 8, 9, 10, 11, 12].flatMap((i) => [`q${i}`, `r${i}`]),
@@ -104,7 +129,12 @@ describe("conversation memory", () => {
     expect(all.messages.map((m) => m.role).slice(0, 2)).toEqual(["user", "assistant"]);
 
     // A window of 6 with 2 primers: the first turn, then the last two turns.
-    const windowed = await memory.load({ id: current, sessionId, createdAt: at(13), spec: spec({ historyWindowSize: 6, primersCount: 2 }) });
+    const windowed = await memory.load({
+      id: current,
+      sessionId,
+      createdAt: at(13),
+      spec: spec({ historyWindowSize: 6, primersCount: 2 }),
+    });
     expect(windowed.messages.map((m) => m.content)).toEqual(["q1", "r1", "q11", "r11", "q12", "r12"]);
     // Head and tail do not meet: the turns between them are never read, not even counted, so the
     // logged figures are lower bounds (the 8 messages fetched), the window's content is exact.
@@ -116,9 +146,18 @@ describe("session token budget", () => {
   it("a session whose budget is used up fails the next task with BUDGET_EXCEEDED right after WORKFLOW_STARTED", async () => {
     const sessionId = await newSession(1_000, 1_000);
     const { task, events } = await run("Say hello", { sessionId });
-    expect(task).toMatchObject({ status: "FAILED", errorType: "BUDGET_EXCEEDED", error: "Session token budget exceeded: 1000 of 1000 tokens used" });
+    expect(task).toMatchObject({
+      status: "FAILED",
+      errorType: "BUDGET_EXCEEDED",
+      error: "Session token budget exceeded: 1000 of 1000 tokens used",
+    });
     expect(events.map((e) => e.type)).toEqual(["WORKFLOW_STARTED", "ERROR_OCCURRED"]);
-    expect(events[1]!.data).toMatchObject({ error_type: "BUDGET_EXCEEDED", terminal: true, status: "FAILED", recoverable: false });
+    expect(events[1]!.data).toMatchObject({
+      error_type: "BUDGET_EXCEEDED",
+      terminal: true,
+      status: "FAILED",
+      recoverable: false,
+    });
   });
 
   it("a model call whose input does not fit what is left is not made", async () => {

@@ -65,7 +65,9 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
       // visible), so its rows go explicitly; the rest cascades from sessions.
       const events = await tx.$executeRaw`
         DELETE FROM task_events WHERE workflow_id IN (SELECT id FROM tasks WHERE session_id = ANY(${ids}::uuid[]))`;
-      const tasks = await tx.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM tasks WHERE session_id = ANY(${ids}::uuid[])`;
+      const tasks = await tx.$queryRaw<
+        { n: bigint }[]
+      >`SELECT count(*) AS n FROM tasks WHERE session_id = ANY(${ids}::uuid[])`;
       await tx.$executeRaw`DELETE FROM sessions WHERE id = ANY(${ids}::uuid[])`;
       return { sessions: ids, tasks: Number(tasks[0]?.n ?? 0), events };
     });
@@ -77,7 +79,9 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
     const startedAt = Date.now();
     await db.$transaction(
       async (tx) => {
-        const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(${SESSION_RETENTION_LOCK_KEY}) AS locked`;
+        const [lock] = await tx.$queryRaw<
+          { locked: boolean }[]
+        >`SELECT pg_try_advisory_xact_lock(${SESSION_RETENTION_LOCK_KEY}) AS locked`;
         if (!lock?.locked) return;
         result.ran = true;
         while (!stopping() && Date.now() - startedAt < maxRunMs) {
@@ -93,7 +97,8 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
       { timeout: maxRunMs + 60_000, maxWait: 10_000 },
     );
     if (!result.ran) logger.debug("session retention skipped: another instance is purging");
-    else if (result.sessions > 0) logger.info({ ...result, retentionDays: days, ms: Date.now() - startedAt }, "idle sessions purged");
+    else if (result.sessions > 0)
+      logger.info({ ...result, retentionDays: days, ms: Date.now() - startedAt }, "idle sessions purged");
     return result;
   }
 

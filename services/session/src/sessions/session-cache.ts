@@ -40,7 +40,8 @@ const PAUSE_MS = 1_000;
 
 const genKey = (id: string) => `sess:${id}:gen`;
 const refKey = (userId: string, externalId: string) => `sess:ref:${userId}:${externalId}`;
-const viewKey = (id: string, view: SessionView) => (typeof view === "string" ? `sess:${id}:${view}` : `sess:${id}:turns`);
+const viewKey = (id: string, view: SessionView) =>
+  typeof view === "string" ? `sess:${id}:${view}` : `sess:${id}:turns`;
 
 export class SessionCache {
   readonly #redis: Redis;
@@ -179,7 +180,10 @@ export class SessionCache {
       return await Promise.race([
         op,
         new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`redis did not answer within ${this.#timeoutMs} ms`)), this.#timeoutMs);
+          timer = setTimeout(
+            () => reject(new Error(`redis did not answer within ${this.#timeoutMs} ms`)),
+            this.#timeoutMs,
+          );
         }),
       ]);
     } finally {

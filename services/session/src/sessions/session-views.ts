@@ -1,6 +1,12 @@
 import type { z } from "zod";
 import { apiTaskStatus, displayMode } from "@tog/proto";
-import type { SessionDetailSchema, SessionHistoryTaskSchema, SessionRenamedSchema, SessionSummarySchema, TurnSchema } from "@tog/api";
+import type {
+  SessionDetailSchema,
+  SessionHistoryTaskSchema,
+  SessionRenamedSchema,
+  SessionSummarySchema,
+  TurnSchema,
+} from "@tog/api";
 import type { SessionRecord, SessionTaskRecord } from "./session.repository.ts";
 import type { TurnTask } from "./session.service.ts";
 
@@ -38,7 +44,8 @@ export function toSessionDetail(s: SessionRecord, retentionDays: number): z.inpu
     ...toSessionSummary(s),
     context: s.context,
     tokens_remaining: Math.max(0, s.tokenBudget - s.tokensUsed),
-    expires_at: retentionDays > 0 ? new Date(Date.parse(s.lastActivityAt) + retentionDays * DAY_MS).toISOString() : null,
+    expires_at:
+      retentionDays > 0 ? new Date(Date.parse(s.lastActivityAt) + retentionDays * DAY_MS).toISOString() : null,
   };
 }
 

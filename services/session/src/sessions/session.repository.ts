@@ -112,7 +112,9 @@ export class SessionRepository {
 
   /** External ids are per user (docs/security.md): the same id of another user is another session. */
   async findByExternalId(userId: string, externalId: string): Promise<SessionRecord | null> {
-    const rows = await this.#db.$queryRaw<SessionRow[]>`SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND external_id = ${externalId}`;
+    const rows = await this.#db.$queryRaw<
+      SessionRow[]
+    >`SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND external_id = ${externalId}`;
     return rows[0] ? toSession(rows[0]) : null;
   }
 
@@ -184,7 +186,9 @@ export class SessionRepository {
 
   /** The session's task count, kept on the session row at submit (no count of rows). */
   async countTasks(sessionId: string): Promise<number> {
-    const rows = await this.#db.$queryRaw<{ n: number }[]>`SELECT task_count AS n FROM sessions WHERE id = ${sessionId}::uuid`;
+    const rows = await this.#db.$queryRaw<
+      { n: number }[]
+    >`SELECT task_count AS n FROM sessions WHERE id = ${sessionId}::uuid`;
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -192,7 +196,18 @@ export class SessionRepository {
   async turnEvents(taskIds: readonly string[], includeData: boolean): Promise<TurnEventRecord[]> {
     if (taskIds.length === 0) return [];
     const rows = await this.#db.$queryRaw<
-      { workflow_id: string; seq: number; type: string; agent_id: string; message: string | null; ts: string | null; timestamp: Date; output: string | null; terminal: boolean; data?: unknown }[]
+      {
+        workflow_id: string;
+        seq: number;
+        type: string;
+        agent_id: string;
+        message: string | null;
+        ts: string | null;
+        timestamp: Date;
+        output: string | null;
+        terminal: boolean;
+        data?: unknown;
+      }[]
     >`
       SELECT workflow_id::text, seq, type, agent_id, event ->> 'message' AS message, event ->> 'timestamp' AS ts, "timestamp",
              CASE WHEN type = 'LLM_OUTPUT' THEN event -> 'data' ->> 'output' END AS output,

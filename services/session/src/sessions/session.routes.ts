@@ -37,48 +37,40 @@ export function registerSessionRoutes(ctx: SessionRoutesContext): void {
   const userId = (req: Request) => req.principal!.userId;
   const guard = [auth.require(), limits.middleware()];
 
-  docs.route(
-    router,
-    { ...listSessionsRoute, middleware: guard },
-    async (req, res, { query }) => {
-      const page = await ctx.service().list(userId(req), query.limit, query.offset);
-      res.json({ sessions: page.sessions.map(toSessionSummary), total_count: page.total } satisfies z.input<typeof SessionListSchema>);
-    },
-  );
+  docs.route(router, { ...listSessionsRoute, middleware: guard }, async (req, res, { query }) => {
+    const page = await ctx.service().list(userId(req), query.limit, query.offset);
+    res.json({ sessions: page.sessions.map(toSessionSummary), total_count: page.total } satisfies z.input<
+      typeof SessionListSchema
+    >);
+  });
 
-  docs.route(
-    router,
-    { ...getSessionRoute, middleware: guard },
-    async (req, res, { params }) => {
-      const session = await ctx.service().get(userId(req), params.sessionId);
-      res.json(toSessionDetail(session, ctx.retentionDays) satisfies z.input<typeof SessionDetailSchema>);
-    },
-  );
+  docs.route(router, { ...getSessionRoute, middleware: guard }, async (req, res, { params }) => {
+    const session = await ctx.service().get(userId(req), params.sessionId);
+    res.json(toSessionDetail(session, ctx.retentionDays) satisfies z.input<typeof SessionDetailSchema>);
+  });
 
-  docs.route(
-    router,
-    { ...getSessionHistoryRoute, middleware: guard },
-    async (req, res, { params }) => {
-      const { session, tasks } = await ctx.service().history(userId(req), params.sessionId);
-      res.json({ session_id: session.id, tasks: tasks.map(toHistoryTask), total: tasks.length } satisfies z.input<typeof SessionHistorySchema>);
-    },
-  );
+  docs.route(router, { ...getSessionHistoryRoute, middleware: guard }, async (req, res, { params }) => {
+    const { session, tasks } = await ctx.service().history(userId(req), params.sessionId);
+    res.json({ session_id: session.id, tasks: tasks.map(toHistoryTask), total: tasks.length } satisfies z.input<
+      typeof SessionHistorySchema
+    >);
+  });
 
-  docs.route(
-    router,
-    { ...getSessionEventsRoute, middleware: guard },
-    async (req, res, { params, query }) => {
-      const page = await ctx.service().turns(userId(req), params.sessionId, { limit: query.limit, offset: query.offset, includePayload: query.include_payload });
-      res.json({
-        session_id: page.session.id,
-        count: page.tasks.length,
-        total_count: page.totalCount,
-        limit: query.limit,
-        offset: query.offset,
-        turns: page.tasks.map((t, i) => toTurn(t, query.offset + i + 1)),
-      } satisfies z.input<typeof TurnsSchema>);
-    },
-  );
+  docs.route(router, { ...getSessionEventsRoute, middleware: guard }, async (req, res, { params, query }) => {
+    const page = await ctx.service().turns(userId(req), params.sessionId, {
+      limit: query.limit,
+      offset: query.offset,
+      includePayload: query.include_payload,
+    });
+    res.json({
+      session_id: page.session.id,
+      count: page.tasks.length,
+      total_count: page.totalCount,
+      limit: query.limit,
+      offset: query.offset,
+      turns: page.tasks.map((t, i) => toTurn(t, query.offset + i + 1)),
+    } satisfies z.input<typeof TurnsSchema>);
+  });
 
   docs.route(
     router,
@@ -89,12 +81,8 @@ export function registerSessionRoutes(ctx: SessionRoutesContext): void {
     },
   );
 
-  docs.route(
-    router,
-    { ...deleteSessionRoute, middleware: guard },
-    async (req, res, { params }) => {
-      await ctx.service().remove(userId(req), params.sessionId);
-      res.status(204).end();
-    },
-  );
+  docs.route(router, { ...deleteSessionRoute, middleware: guard }, async (req, res, { params }) => {
+    await ctx.service().remove(userId(req), params.sessionId);
+    res.status(204).end();
+  });
 }

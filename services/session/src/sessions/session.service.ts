@@ -48,11 +48,20 @@ export class SessionService {
 
   async history(userId: string, ref: string): Promise<{ session: SessionRecord; tasks: SessionTaskRecord[] }> {
     const session = await this.#readable(userId, ref, "forbidden");
-    const tasks = await this.#cached(session.id, "history", () => this.#repo.tasks(session.id), () => true);
+    const tasks = await this.#cached(
+      session.id,
+      "history",
+      () => this.#repo.tasks(session.id),
+      () => true,
+    );
     return { session, tasks };
   }
 
-  async turns(userId: string, ref: string, page: { limit: number; offset: number; includePayload: boolean }): Promise<TurnsPage> {
+  async turns(
+    userId: string,
+    ref: string,
+    page: { limit: number; offset: number; includePayload: boolean },
+  ): Promise<TurnsPage> {
     const session = await this.#readable(userId, ref, "not-found");
     const view: SessionView = { turns: `${page.limit}:${page.offset}:${page.includePayload ? 1 : 0}` };
     const built = await this.#cached(
@@ -104,7 +113,8 @@ export class SessionService {
   async #readable(userId: string, ref: string, foreign: "forbidden" | "not-found"): Promise<SessionRecord> {
     const session = await this.#find(userId, ref);
     if (!session || session.deletedAt !== null) throw new NotFoundError(SESSION_NOT_FOUND);
-    if (session.userId !== userId) throw foreign === "forbidden" ? new ForbiddenError() : new NotFoundError(SESSION_NOT_FOUND);
+    if (session.userId !== userId)
+      throw foreign === "forbidden" ? new ForbiddenError() : new NotFoundError(SESSION_NOT_FOUND);
     return session;
   }
 
@@ -112,12 +122,24 @@ export class SessionService {
   async #find(userId: string, ref: string, options: { fresh?: boolean } = {}): Promise<SessionRecord | null> {
     if (isUuid(ref)) {
       const id = ref.toLowerCase();
-      return options.fresh ? this.#repo.findById(id) : this.#cached(id, "meta", () => this.#repo.findById(id), (s) => s !== null);
+      return options.fresh
+        ? this.#repo.findById(id)
+        : this.#cached(
+            id,
+            "meta",
+            () => this.#repo.findById(id),
+            (s) => s !== null,
+          );
     }
     if (!options.fresh) {
       const known = await this.#cache.refOf(userId, ref);
       if (known !== undefined) {
-        const session = await this.#cached(known, "meta", () => this.#repo.findById(known), (s) => s !== null);
+        const session = await this.#cached(
+          known,
+          "meta",
+          () => this.#repo.findById(known),
+          (s) => s !== null,
+        );
         // Purged and recreated under the same external id: the mapping is stale.
         if (session?.externalId === ref && session.userId === userId) return session;
       }
@@ -127,7 +149,12 @@ export class SessionService {
     return session;
   }
 
-  async #cached<T>(sessionId: string, view: SessionView, build: () => Promise<T>, cacheable: (value: T) => boolean): Promise<T> {
+  async #cached<T>(
+    sessionId: string,
+    view: SessionView,
+    build: () => Promise<T>,
+    cacheable: (value: T) => boolean,
+  ): Promise<T> {
     const hit = await this.#cache.read<T>(sessionId, view);
     if (hit.value !== undefined) return hit.value;
     const value = await build();

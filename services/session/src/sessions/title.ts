@@ -42,8 +42,10 @@ export function codePointLength(text: string): number {
 /** The cleaned title, or ValidationError with the documented 400 text. */
 export function validTitle(raw: string): string {
   const title = cleanTitle(raw);
-  if (title === "") throw new ValidationError("title must not be empty (after removing control characters and surrounding whitespace)");
+  if (title === "")
+    throw new ValidationError("title must not be empty (after removing control characters and surrounding whitespace)");
   const length = codePointLength(title);
-  if (length > TITLE_MAX_CHARS) throw new ValidationError(`title must be at most ${TITLE_MAX_CHARS} characters (got ${length})`);
+  if (length > TITLE_MAX_CHARS)
+    throw new ValidationError(`title must be at most ${TITLE_MAX_CHARS} characters (got ${length})`);
   return title;
 }

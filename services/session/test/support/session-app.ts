@@ -2,10 +2,26 @@ import { randomUUID } from "node:crypto";
 import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
 import { createRedis, type Redis } from "@tog/redis";
-import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer, type StartedServer } from "@tog/edge";
+import {
+  AccessTokens,
+  ApiKeyRepository,
+  createAuth,
+  createRateLimiter,
+  startHttpServer,
+  type StartedServer,
+} from "@tog/edge";
 import { publishSessionChanged, type Bus } from "@tog/bus";
 import { isTerminalStatus } from "@tog/events";
-import { call, createTestDatabase, createTestUser, openTestBus, testInfraConfig, uniqueId, type TestDatabase, type TestUser } from "@tog/testkit";
+import {
+  call,
+  createTestDatabase,
+  createTestUser,
+  openTestBus,
+  testInfraConfig,
+  uniqueId,
+  type TestDatabase,
+  type TestUser,
+} from "@tog/testkit";
 import { createSessionApp } from "../../src/app.ts";
 import { startChangeFeed, type ChangeFeed } from "../../src/sessions/change-feed.ts";
 import { SessionCache } from "../../src/sessions/session-cache.ts";
@@ -31,7 +47,9 @@ export interface SessionApp {
 
 export const logger = createLogger({ service: "session-test", level: "silent" });
 
-export async function startSessionApp(options: { cacheTtlSeconds?: number; retentionDays?: number } = {}): Promise<SessionApp> {
+export async function startSessionApp(
+  options: { cacheTtlSeconds?: number; retentionDays?: number } = {},
+): Promise<SessionApp> {
   const database: TestDatabase = await createTestDatabase();
   const db = createDbClient({ databaseUrl: database.url, poolMax: 4 });
   const redis = createRedis({ url: testInfraConfig.TEST_REDIS_URL, keyPrefix: `${uniqueId("sess")}:` });
@@ -47,7 +65,11 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
   await feed.ready;
   const { app } = createSessionApp({
     logger,
-    auth: createAuth({ repository: new ApiKeyRepository({ db, cacheTtlMs: 0 }), tokens: new AccessTokens({ secret: "x".repeat(32), ttlSeconds: 60 }), skipAuth: false }),
+    auth: createAuth({
+      repository: new ApiKeyRepository({ db, cacheTtlMs: 0 }),
+      tokens: new AccessTokens({ secret: "x".repeat(32), ttlSeconds: 60 }),
+      skipAuth: false,
+    }),
     limits: createRateLimiter({ redis, rpm: 10_000, burst: 10_000 }),
     cors: { mode: "development", allowedOrigins: [] },
     maxBodyBytes: 1_048_576,
@@ -79,7 +101,11 @@ export async function startSessionApp(options: { cacheTtlSeconds?: number; reten
   };
 }
 
-export async function insertSession(db: Db, userId: string, over: { id?: string; externalId?: string; lastActivityAt?: Date; budget?: number } = {}): Promise<string> {
+export async function insertSession(
+  db: Db,
+  userId: string,
+  over: { id?: string; externalId?: string; lastActivityAt?: Date; budget?: number } = {},
+): Promise<string> {
   const id = over.id ?? randomUUID();
   const context = over.externalId ? { external_id: over.externalId } : {};
   await db.$executeRaw`
@@ -116,7 +142,16 @@ export async function insertTask(db: Db, userId: string, sessionId: string, t: T
   for (const [i, e] of events.entries()) {
     const seq = i + 1;
     const timestamp = new Date(created.getTime() + seq).toISOString();
-    const event = { workflow_id: id, type: e.type, agent_id: e.agent_id ?? "orchestrator", message: e.message ?? e.type, timestamp, seq, stream_id: `${Date.parse(timestamp)}-${seq}`, data: e.data ?? {} };
+    const event = {
+      workflow_id: id,
+      type: e.type,
+      agent_id: e.agent_id ?? "orchestrator",
+      message: e.message ?? e.type,
+      timestamp,
+      seq,
+      stream_id: `${Date.parse(timestamp)}-${seq}`,
+      data: e.data ?? {},
+    };
     await db.$executeRaw`
       INSERT INTO task_events (workflow_id, seq, type, agent_id, "timestamp", event)
       VALUES (${id}::uuid, ${seq}, ${e.type}, ${event.agent_id}, ${timestamp}::timestamptz, ${JSON.stringify(event)}::json)`;

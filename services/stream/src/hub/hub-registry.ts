@@ -105,7 +105,9 @@ export class HubRegistry {
     const now = Date.now();
     for (const hub of this.#hubs.values()) {
       if (hub.refs > 0 && hub.terminalSeq === null && hub.idleMs(now) >= this.#options.headCheckMs) {
-        hub.checkHead().catch((err: unknown) => this.#options.logger.warn({ err, workflowId: hub.workflowId }, "head check failed"));
+        hub
+          .checkHead()
+          .catch((err: unknown) => this.#options.logger.warn({ err, workflowId: hub.workflowId }, "head check failed"));
       }
     }
   }

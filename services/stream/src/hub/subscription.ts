@@ -148,7 +148,10 @@ export async function replayAndAttach(sub: Subscription, hub: WorkflowHub, optio
     if (Date.now() - emptySince > options.gapGiveUpMs) {
       const to = hub.firstCached - 1;
       if (to > sub.delivered) {
-        options.logger.error({ workflowId: sub.workflowId, from: sub.delivered + 1, to }, "events missing from every store: skipped for a client");
+        options.logger.error(
+          { workflowId: sub.workflowId, from: sub.delivered + 1, to },
+          "events missing from every store: skipped for a client",
+        );
         sub.delivered = to;
       }
       emptySince = undefined;

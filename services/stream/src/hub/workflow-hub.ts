@@ -158,7 +158,8 @@ export class WorkflowHub {
     this.#lastActivityAt = Date.now();
     const event = decodeHubEvent(text, this.workflowId);
     if (!event) {
-      if (this.#badMessages++ % 1000 === 0) this.#logger.warn({ workflowId: this.workflowId }, "ignoring an unreadable event message");
+      if (this.#badMessages++ % 1000 === 0)
+        this.#logger.warn({ workflowId: this.workflowId }, "ignoring an unreadable event message");
       return;
     }
     if (this.#state === "starting") {
@@ -259,7 +260,10 @@ export class WorkflowHub {
   #skipGap(): void {
     const next = Math.min(...this.#pending.keys());
     const to = Number.isFinite(next) ? next - 1 : this.#wanted;
-    this.#logger.error({ workflowId: this.workflowId, from: this.#head + 1, to }, "events missing from every store: skipped");
+    this.#logger.error(
+      { workflowId: this.workflowId, from: this.#head + 1, to },
+      "events missing from every store: skipped",
+    );
     this.#head = to;
     this.#cache = [];
     this.#cacheStart = to + 1;

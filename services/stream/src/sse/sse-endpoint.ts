@@ -1,6 +1,16 @@
 import type http from "node:http";
 import type { SpanContext } from "@opentelemetry/api";
-import { autoInstrumented, context, extractTraceContext, isAppError, setHttpRoute, SpanKind, trace, tracer, type Logger } from "@tog/core";
+import {
+  autoInstrumented,
+  context,
+  extractTraceContext,
+  isAppError,
+  setHttpRoute,
+  SpanKind,
+  trace,
+  tracer,
+  type Logger,
+} from "@tog/core";
 import { NOSNIFF_NO_STORE, statusOf, type CorsSettings } from "@tog/edge";
 import { SSE_PATH } from "@tog/api";
 import type { StreamContext } from "../stream-context.ts";
@@ -30,7 +40,11 @@ export interface SseEndpoint {
 export function createSseEndpoint(ctx: StreamContext, keepAlive: Ticker<SseSink>, cors: CorsSettings): SseEndpoint {
   const { logger } = ctx;
 
-  async function open(req: http.IncomingMessage, res: http.ServerResponse, extraHeaders: HeaderList = []): Promise<void> {
+  async function open(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    extraHeaders: HeaderList = [],
+  ): Promise<void> {
     const url = req.url ?? "/";
     const principal = await ctx.auth.authenticate({ headers: req.headers, url } as never, { allowBearer: true });
     // Credentials, then the rate limit, then the parameters: the gateway's order (docs/decisions.md).
@@ -78,7 +92,10 @@ function logAtClose(res: http.ServerResponse, ids: SpanContext, started: number,
   // `on`, not `once`: close fires once, and `once` would add a wrapper per stream.
   res.on("close", () => {
     context.with(trace.setSpan(context.active(), trace.wrapSpanContext(ids)), () =>
-      logger.info({ method: "GET", path: SSE_PATH, status: res.statusCode, duration_ms: performance.now() - started }, "request"),
+      logger.info(
+        { method: "GET", path: SSE_PATH, status: res.statusCode, duration_ms: performance.now() - started },
+        "request",
+      ),
     );
   });
 }
@@ -86,7 +103,8 @@ function logAtClose(res: http.ServerResponse, ids: SpanContext, started: number,
 /** The edge's CORS answer for a simple GET (libs/edge cors.ts): `*` in development, the matching origin in production. */
 export function corsHeaders(origin: string | undefined, settings: CorsSettings): HeaderList {
   if (settings.mode === "development") return ["Access-Control-Allow-Origin", "*"];
-  if (origin !== undefined && settings.allowedOrigins.includes(origin)) return ["Access-Control-Allow-Origin", origin, "Vary", "Origin"];
+  if (origin !== undefined && settings.allowedOrigins.includes(origin))
+    return ["Access-Control-Allow-Origin", origin, "Vary", "Origin"];
   return ["Vary", "Origin"];
 }
 
@@ -106,6 +124,13 @@ function answerError(res: http.ServerResponse, err: unknown, headers: HeaderList
   const status = known ? statusOf(known) : 500;
   if (status >= 500) logger.error({ err, path: SSE_PATH }, known ? "request failed" : "unhandled error");
   const body = JSON.stringify(known ? { error: known.message, ...known.details } : { error: "Internal server error" });
-  res.writeHead(status, [...headers, ...NOSNIFF_NO_STORE, "Content-Type", "application/json; charset=utf-8", "Content-Length", String(Buffer.byteLength(body))]);
+  res.writeHead(status, [
+    ...headers,
+    ...NOSNIFF_NO_STORE,
+    "Content-Type",
+    "application/json; charset=utf-8",
+    "Content-Length",
+    String(Buffer.byteLength(body)),
+  ]);
   res.end(body);
 }

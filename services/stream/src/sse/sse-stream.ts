@@ -32,7 +32,13 @@ export type HeaderList = string[];
 
 // `no-store` rather than the usual `no-cache`: the stream carries one user's data, like every
 // other response (docs/security.md, "Headers"); neither lets a cache replay a stream.
-export const SSE_HEADERS: HeaderList = ["Content-Type", "text/event-stream; charset=utf-8", ...NOSNIFF_NO_STORE, "X-Accel-Buffering", "no"];
+export const SSE_HEADERS: HeaderList = [
+  "Content-Type",
+  "text/event-stream; charset=utf-8",
+  ...NOSNIFF_NO_STORE,
+  "X-Accel-Buffering",
+  "no",
+];
 
 export class SseSink implements Sink {
   readonly res: http.ServerResponse;
@@ -102,7 +108,10 @@ export class SseSink implements Sink {
   }
 
   overflow(): void {
-    this.#ctx.logger.info({ workflowId: this.sub?.workflowId, buffered: this.res.writableLength }, "sse client too slow: closing");
+    this.#ctx.logger.info(
+      { workflowId: this.sub?.workflowId, buffered: this.res.writableLength },
+      "sse client too slow: closing",
+    );
     this.#ctx.onSlowClose?.("sse");
     this.res.destroy();
   }

@@ -70,7 +70,11 @@ export function createEventStore(options: EventStoreOptions): EventStore {
       if (!first || afterSeq + 1 < first.seq) {
         const count = first ? Math.min(limit, first.seq - 1 - afterSeq) : limit;
         const rows = await log.readRange(workflowId, afterSeq, count);
-        if (rows.length > 0 || !first) return decodeAll(workflowId, rows.map((r) => r.json));
+        if (rows.length > 0 || !first)
+          return decodeAll(
+            workflowId,
+            rows.map((r) => r.json),
+          );
         logger.warn(
           { workflowId, afterSeq, firstCachedSeq: first.seq },
           "events older than the real-time cache are missing from the permanent log; continuing from the cache",

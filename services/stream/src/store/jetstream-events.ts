@@ -48,7 +48,10 @@ export class JetStreamEvents {
   /** The subject's first message at or after stream sequence `fromStreamSeq`, or null. */
   async nextOf(subject: string, fromStreamSeq = 0): Promise<StreamEntry | null> {
     // `next_by_subj` is understood by 2.9 servers; the client's type only lists seq/last_by_subj.
-    const msg = await this.#jsm.streams.getMessage(this.#stream, { seq: fromStreamSeq, next_by_subj: subject } as never);
+    const msg = await this.#jsm.streams.getMessage(this.#stream, {
+      seq: fromStreamSeq,
+      next_by_subj: subject,
+    } as never);
     return msg ? entryOf(msg.seq, msg.string()) : null;
   }
 

@@ -168,7 +168,11 @@ export class WsConnection {
       this.#refuse(new ValidationError("Invalid message: binary messages are not supported; send JSON text"));
       return;
     }
-    const text = Buffer.isBuffer(data) ? data.toString("utf8") : Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data).toString("utf8");
+    const text = Buffer.isBuffer(data)
+      ? data.toString("utf8")
+      : Array.isArray(data)
+        ? Buffer.concat(data).toString("utf8")
+        : Buffer.from(data).toString("utf8");
     let message: ReturnType<typeof parseClientMessage>;
     try {
       message = parseClientMessage(text);
@@ -196,7 +200,12 @@ export class WsConnection {
     const { workflowId } = request;
     const replacing = this.#entries.has(workflowId);
     if (!replacing && this.#entries.size >= this.#ctx.settings.wsMaxSubscriptions) {
-      this.#refuse(new ValidationError(`Too many subscriptions on this connection (at most ${this.#ctx.settings.wsMaxSubscriptions})`), workflowId);
+      this.#refuse(
+        new ValidationError(
+          `Too many subscriptions on this connection (at most ${this.#ctx.settings.wsMaxSubscriptions})`,
+        ),
+        workflowId,
+      );
       return;
     }
     this.#drop(workflowId);

@@ -31,10 +31,10 @@ export function parseClientMessage(text: string): ClientMessage {
     throw new ValidationError("Invalid message: not JSON");
   }
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ValidationError("Invalid message: expected a JSON object with a \"type\"");
+    throw new ValidationError('Invalid message: expected a JSON object with a "type"');
   }
   const m = value as Record<string, unknown>;
-  if (typeof m.type !== "string") throw new ValidationError("Invalid message: \"type\" is required");
+  if (typeof m.type !== "string") throw new ValidationError('Invalid message: "type" is required');
   switch (m.type) {
     case "ping":
       return { type: "ping" };
@@ -48,7 +48,9 @@ export function parseClientMessage(text: string): ClientMessage {
     }
     default: {
       const shown = m.type.length > 64 ? `${m.type.slice(0, 64)}…` : m.type;
-      throw new ValidationError(`Unknown message type: ${JSON.stringify(shown)} (expected ${CLIENT_MESSAGE_TYPES.join(", ")})`);
+      throw new ValidationError(
+        `Unknown message type: ${JSON.stringify(shown)} (expected ${CLIENT_MESSAGE_TYPES.join(", ")})`,
+      );
     }
   }
 }

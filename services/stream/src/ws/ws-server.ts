@@ -31,7 +31,13 @@ export interface WebSocketEndpoint {
 
 export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext): WebSocketEndpoint {
   // autoPong off: pongs to client pings count against the connection's buffer bound (WsConnection).
-  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 64 * 1024, clientTracking: false, autoPong: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    perMessageDeflate: false,
+    maxPayload: 64 * 1024,
+    clientTracking: false,
+    autoPong: false,
+  });
   // Handshakes `ws` refuses itself (e.g. a malformed Sec-WebSocket-Protocol) get JSON too.
   wss.on("wsClientError", (err: Error & { code?: string }, socket: Duplex) => {
     refuse(socket, new ValidationError(`Invalid WebSocket handshake: ${err.message}`));
@@ -66,7 +72,9 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
       if (closing) throw new OverloadedError("Service restarting");
       checkHandshake(req);
       checkOrigin(req, ctx.settings.allowedOrigins);
-      principal = await ctx.auth.authenticate({ headers: req.headers, url: req.url ?? "/" } as never, { allowBearer: true });
+      principal = await ctx.auth.authenticate({ headers: req.headers, url: req.url ?? "/" } as never, {
+        allowBearer: true,
+      });
       await countStreamOpen(ctx, principal, headers);
       const query = Object.fromEntries(groupQuery(url.searchParams));
       if (query.workflow_id !== undefined) {
@@ -131,11 +139,14 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
 /** What `ws` would refuse with an HTML body, refused here first with JSON (before auth and the slot). */
 function checkHandshake(req: http.IncomingMessage): void {
   if (req.method !== "GET") throw new ValidationError("Invalid WebSocket handshake: method must be GET");
-  if (String(req.headers.upgrade ?? "").toLowerCase() !== "websocket") throw new ValidationError("Invalid WebSocket handshake: Upgrade must be websocket");
+  if (String(req.headers.upgrade ?? "").toLowerCase() !== "websocket")
+    throw new ValidationError("Invalid WebSocket handshake: Upgrade must be websocket");
   const key = req.headers["sec-websocket-key"];
-  if (key === undefined || !KEY_RE.test(key)) throw new ValidationError("Invalid WebSocket handshake: missing or invalid Sec-WebSocket-Key");
+  if (key === undefined || !KEY_RE.test(key))
+    throw new ValidationError("Invalid WebSocket handshake: missing or invalid Sec-WebSocket-Key");
   const version = req.headers["sec-websocket-version"];
-  if (version !== "13" && version !== "8") throw new ValidationError("Invalid WebSocket handshake: Sec-WebSocket-Version must be 13");
+  if (version !== "13" && version !== "8")
+    throw new ValidationError("Invalid WebSocket handshake: Sec-WebSocket-Version must be 13");
 }
 
 /**

@@ -15,7 +15,12 @@ export function ApprovalPanel({ workflowId, approval }: { workflowId: string; ap
     setBusy(true);
     setError(null);
     try {
-      const res = await client.decideApproval({ workflow_id: workflowId, approval_id: approval.approvalId, approved, ...(feedback.trim() ? { feedback: feedback.trim() } : {}) });
+      const res = await client.decideApproval({
+        workflow_id: workflowId,
+        approval_id: approval.approvalId,
+        approved,
+        ...(feedback.trim() ? { feedback: feedback.trim() } : {}),
+      });
       setOutcome(approved ? `Approved. ${res.message}` : `Denied. ${res.message}`);
     } catch (err) {
       setError((err as Error).message);
@@ -27,19 +32,31 @@ export function ApprovalPanel({ workflowId, approval }: { workflowId: string; ap
   return (
     <article class="approval" data-testid="approval" data-approval-id={approval.approvalId}>
       <header>
-        <strong>Approval needed</strong> — {approval.toolName}: {approval.operation} {approval.riskLevel && <span class="badge">risk {approval.riskLevel}</span>}
+        <strong>Approval needed</strong> — {approval.toolName}: {approval.operation}{" "}
+        {approval.riskLevel && <span class="badge">risk {approval.riskLevel}</span>}
       </header>
       {approval.details !== undefined && <pre class="details">{show(approval.details, 1000)}</pre>}
       {outcome ? (
         <p data-testid="approval-outcome">{outcome}</p>
       ) : (
         <>
-          <input placeholder="Feedback (optional)" value={feedback} onInput={(e) => setFeedback((e.target as HTMLInputElement).value)} data-testid="approval-feedback" />
+          <input
+            placeholder="Feedback (optional)"
+            value={feedback}
+            onInput={(e) => setFeedback((e.target as HTMLInputElement).value)}
+            data-testid="approval-feedback"
+          />
           <div class="actions">
             <button type="button" disabled={busy} onClick={() => void decide(true)} data-testid="approve">
               Approve
             </button>
-            <button type="button" class="secondary" disabled={busy} onClick={() => void decide(false)} data-testid="deny">
+            <button
+              type="button"
+              class="secondary"
+              disabled={busy}
+              onClick={() => void decide(false)}
+              data-testid="deny"
+            >
               Deny
             </button>
           </div>

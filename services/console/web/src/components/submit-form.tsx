@@ -27,11 +27,11 @@ export function SubmitForm({ onSubmitted, session }: { onSubmitted(taskId: strin
       try {
         parsed = JSON.parse(context);
       } catch {
-        setError("Context must be a JSON object, e.g. {\"role\": \"analyst\"}.");
+        setError('Context must be a JSON object, e.g. {"role": "analyst"}.');
         return;
       }
       if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-        setError("Context must be a JSON object, e.g. {\"role\": \"analyst\"}.");
+        setError('Context must be a JSON object, e.g. {"role": "analyst"}.');
         return;
       }
       input.context = parsed as Record<string, unknown>;
@@ -51,12 +51,24 @@ export function SubmitForm({ onSubmitted, session }: { onSubmitted(taskId: strin
     <form onSubmit={submit} data-testid="submit-form">
       <label>
         Query
-        <textarea name="query" rows={3} placeholder="What should the agents do?" value={query} onInput={(e) => setQuery((e.target as HTMLTextAreaElement).value)} data-testid="submit-query" />
+        <textarea
+          name="query"
+          rows={3}
+          placeholder="What should the agents do?"
+          value={query}
+          onInput={(e) => setQuery((e.target as HTMLTextAreaElement).value)}
+          data-testid="submit-query"
+        />
       </label>
       <div class="grid">
         <label>
           Mode
-          <select name="mode" value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value)} data-testid="submit-mode">
+          <select
+            name="mode"
+            value={mode}
+            onChange={(e) => setMode((e.target as HTMLSelectElement).value)}
+            data-testid="submit-mode"
+          >
             <option value="">automatic</option>
             {MODES.map((m) => (
               <option value={m}>{m}</option>
@@ -65,12 +77,25 @@ export function SubmitForm({ onSubmitted, session }: { onSubmitted(taskId: strin
         </label>
         <label>
           Session
-          <input name="session" placeholder="new session" value={sessionId} onInput={(e) => setSessionId((e.target as HTMLInputElement).value)} data-testid="submit-session" />
+          <input
+            name="session"
+            placeholder="new session"
+            value={sessionId}
+            onInput={(e) => setSessionId((e.target as HTMLInputElement).value)}
+            data-testid="submit-session"
+          />
         </label>
       </div>
       <label>
         Context (JSON object, optional)
-        <textarea name="context" rows={2} placeholder='{"role": "analyst"}' value={context} onInput={(e) => setContext((e.target as HTMLTextAreaElement).value)} data-testid="submit-context" />
+        <textarea
+          name="context"
+          rows={2}
+          placeholder='{"role": "analyst"}'
+          value={context}
+          onInput={(e) => setContext((e.target as HTMLTextAreaElement).value)}
+          data-testid="submit-context"
+        />
       </label>
       {error && (
         <p role="alert" class="error" data-testid="submit-error">

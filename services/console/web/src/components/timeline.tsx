@@ -16,7 +16,13 @@ export function Timeline({ rows }: { rows: TimelineRow[] }) {
             <pre class="streamed">{row.text}</pre>
           </li>
         ) : (
-          <li class={`tone-${row.line.tone}`} key={`e${row.event.seq}`} data-testid="timeline-event" data-type={row.event.type} data-seq={row.event.seq}>
+          <li
+            class={`tone-${row.line.tone}`}
+            key={`e${row.event.seq}`}
+            data-testid="timeline-event"
+            data-type={row.event.type}
+            data-seq={row.event.seq}
+          >
             <div class="row-head">
               <span class="label">{row.line.label}</span>
               <span class="agent">{row.event.agent_id}</span>

@@ -115,23 +115,36 @@ export function SessionPage() {
         {turns.data?.turns.map((t) => (
           <article class="turn" data-testid="turn" key={t.task_id}>
             <header>
-              <strong>#{t.turn}</strong> <a href={href(`/tasks/${t.task_id}`)}>{t.user_query}</a> <time class="muted">{dateTime(t.timestamp)}</time>
+              <strong>#{t.turn}</strong> <a href={href(`/tasks/${t.task_id}`)}>{t.user_query}</a>{" "}
+              <time class="muted">{dateTime(t.timestamp)}</time>
             </header>
             <pre class="result">{t.final_output || "—"}</pre>
             <footer class="facts">
               <span class="fact">{tokens(t.metadata.tokens_used)}</span>
               <span class="fact">{ms(t.metadata.execution_time_ms)}</span>
               <span class="fact">{t.events.length} events</span>
-              {t.metadata.agents_involved.length > 0 && <span class="fact">agents: {t.metadata.agents_involved.join(", ")}</span>}
+              {t.metadata.agents_involved.length > 0 && (
+                <span class="fact">agents: {t.metadata.agents_involved.join(", ")}</span>
+              )}
             </footer>
           </article>
         ))}
-        {turns.data && s && <Pager offset={offset} limit={TURNS_PER_PAGE} total={s.task_count} onPage={(o) => route(href(`/sessions/${id}${o ? `?offset=${o}` : ""}`))} />}
+        {turns.data && s && (
+          <Pager
+            offset={offset}
+            limit={TURNS_PER_PAGE}
+            total={s.task_count}
+            onPage={(o) => route(href(`/sessions/${id}${o ? `?offset=${o}` : ""}`))}
+          />
+        )}
       </section>
       {s && (
         <details>
           <summary>Continue this session</summary>
-          <SubmitForm session={s.external_id || s.session_id} onSubmitted={(taskId) => route(href(`/tasks/${taskId}`))} />
+          <SubmitForm
+            session={s.external_id || s.session_id}
+            onSubmitted={(taskId) => route(href(`/tasks/${taskId}`))}
+          />
         </details>
       )}
     </>

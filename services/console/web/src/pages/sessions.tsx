@@ -55,7 +55,14 @@ export function SessionsPage() {
           </tbody>
         </table>
       </div>
-      {list.data && <Pager offset={offset} limit={PAGE_SIZE} total={list.data.total_count} onPage={(o) => route(href(`/sessions${o ? `?offset=${o}` : ""}`))} />}
+      {list.data && (
+        <Pager
+          offset={offset}
+          limit={PAGE_SIZE}
+          total={list.data.total_count}
+          onPage={(o) => route(href(`/sessions${o ? `?offset=${o}` : ""}`))}
+        />
+      )}
     </section>
   );
 }

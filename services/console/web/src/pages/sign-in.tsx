@@ -15,7 +15,11 @@ export function SignIn({ apiBaseUrl, onSignedIn }: { apiBaseUrl: string; onSigne
       await new ApiClient({ baseUrl: apiBaseUrl, apiKey: trimmed }).verify();
       onSignedIn(trimmed);
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? "The API key was not accepted (Unauthorized)." : `Sign-in failed: ${(err as Error).message}`);
+      setError(
+        err instanceof ApiError && err.status === 401
+          ? "The API key was not accepted (Unauthorized)."
+          : `Sign-in failed: ${(err as Error).message}`,
+      );
     } finally {
       setBusy(false);
     }
@@ -25,7 +29,9 @@ export function SignIn({ apiBaseUrl, onSignedIn }: { apiBaseUrl: string; onSigne
     <article class="sign-in">
       <header>
         <h1>Task Orchestration Gateway</h1>
-        <p>Sign in with an API key (<code>sk_…</code>, from <code>npm run keys -- create</code>).</p>
+        <p>
+          Sign in with an API key (<code>sk_…</code>, from <code>npm run keys -- create</code>).
+        </p>
       </header>
       {/* method=post: a form submitted before the script runs never puts the key in the URL. */}
       <form method="post" action="#" onSubmit={submit} data-testid="sign-in-form">
@@ -41,7 +47,10 @@ export function SignIn({ apiBaseUrl, onSignedIn }: { apiBaseUrl: string; onSigne
             data-testid="api-key"
             aria-invalid={error ? "true" : undefined}
           />
-          <small>Kept in this tab's session storage only and sent as the X-API-Key header. Leave empty when the server runs without authentication.</small>
+          <small>
+            Kept in this tab's session storage only and sent as the X-API-Key header. Leave empty when the server runs
+            without authentication.
+          </small>
         </label>
         {error && (
           <p role="alert" class="error" data-testid="sign-in-error">

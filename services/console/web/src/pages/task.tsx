@@ -10,7 +10,13 @@ import { buildRows, pendingApprovals, usageOf } from "../timeline-rows.ts";
 import { useAsync } from "../use-async.ts";
 import { useTaskEvents } from "../use-task-events.ts";
 
-const STATE_TEXT = { connecting: "connecting…", open: "live", reconnecting: "reconnecting…", ended: "ended", failed: "stream failed" } as const;
+const STATE_TEXT = {
+  connecting: "connecting…",
+  open: "live",
+  reconnecting: "reconnecting…",
+  ended: "ended",
+  failed: "stream failed",
+} as const;
 
 export function TaskPage() {
   const client = useClient();
@@ -66,7 +72,13 @@ export function TaskPage() {
           <h2 class="query">{t?.query ?? "…"}</h2>
           {t && <StatusBadge status={t.status} />}
           {!finished && (
-            <button type="button" class="contrast outline" disabled={cancelling} onClick={() => void cancel()} data-testid="cancel">
+            <button
+              type="button"
+              class="contrast outline"
+              disabled={cancelling}
+              onClick={() => void cancel()}
+              data-testid="cancel"
+            >
               Cancel task
             </button>
           )}
@@ -96,14 +108,18 @@ export function TaskPage() {
             )}
             <dt>Usage</dt>
             <dd data-testid="usage">
-              {t.usage ? `${tokens(t.usage.total_tokens)} · ${usd(t.usage.estimated_cost ?? 0)}` : `${tokens(usage.tokens)} · ${usd(usage.costUsd)} so far`}
+              {t.usage
+                ? `${tokens(t.usage.total_tokens)} · ${usd(t.usage.estimated_cost ?? 0)}`
+                : `${tokens(usage.tokens)} · ${usd(usage.costUsd)} so far`}
             </dd>
           </dl>
         )}
         {t?.result !== undefined && (
           <section>
             <h3>Result</h3>
-            <pre class="result" data-testid="result">{t.result}</pre>
+            <pre class="result" data-testid="result">
+              {t.result}
+            </pre>
           </section>
         )}
         {t?.error && (
@@ -118,7 +134,12 @@ export function TaskPage() {
       <section>
         <div class="toolbar">
           <h3>Timeline</h3>
-          <span class={`badge stream-${stream.state}`} data-testid="stream-state" data-received={stream.events.length} data-last-seq={stream.lastSeq}>
+          <span
+            class={`badge stream-${stream.state}`}
+            data-testid="stream-state"
+            data-received={stream.events.length}
+            data-last-seq={stream.lastSeq}
+          >
             {STATE_TEXT[stream.state]}
             {stream.detail ? `: ${stream.detail}` : ""}
           </span>

@@ -17,7 +17,10 @@ export function TasksPage() {
   const offset = Math.max(0, Number(query.offset ?? 0) || 0);
   // ?limit= (1–100, the API's range) for longer or shorter pages; the default is the API's.
   const pageSize = Math.min(100, Math.max(1, Number(query.limit ?? DEFAULT_PAGE_SIZE) || DEFAULT_PAGE_SIZE));
-  const list = useAsync(() => client.listTasks({ limit: pageSize, offset, status: status || undefined }), [client, status, offset, pageSize]);
+  const list = useAsync(
+    () => client.listTasks({ limit: pageSize, offset, status: status || undefined }),
+    [client, status, offset, pageSize],
+  );
 
   const go = (next: { status?: string; offset?: number }) => {
     const params = new URLSearchParams();
@@ -43,7 +46,11 @@ export function TasksPage() {
           <h2>Tasks</h2>
           <label class="inline">
             Status
-            <select value={status} onChange={(e) => go({ status: (e.target as HTMLSelectElement).value, offset: 0 })} data-testid="status-filter">
+            <select
+              value={status}
+              onChange={(e) => go({ status: (e.target as HTMLSelectElement).value, offset: 0 })}
+              data-testid="status-filter"
+            >
               <option value="">all</option>
               {TASK_STATUS_FILTERS.map((s) => (
                 <option value={s}>{s.toLowerCase()}</option>
@@ -70,14 +77,20 @@ export function TasksPage() {
               {list.data?.tasks.map((t) => (
                 <tr data-testid="task-row" key={t.task_id}>
                   <td>
-                    <a href={href(`/tasks/${t.task_id}`)}>{t.query.length > 80 ? `${t.query.slice(0, 80)}…` : t.query}</a>
+                    <a href={href(`/tasks/${t.task_id}`)}>
+                      {t.query.length > 80 ? `${t.query.slice(0, 80)}…` : t.query}
+                    </a>
                   </td>
                   <td>
                     <StatusBadge status={t.status} />
                   </td>
                   <td>{modeName(t.mode)}</td>
                   <td>{dateTime(t.created_at)}</td>
-                  <td>{t.total_token_usage ? `${tokens(t.total_token_usage.total_tokens)} · ${usd(t.total_token_usage.cost_usd)}` : "—"}</td>
+                  <td>
+                    {t.total_token_usage
+                      ? `${tokens(t.total_token_usage.total_tokens)} · ${usd(t.total_token_usage.cost_usd)}`
+                      : "—"}
+                  </td>
                 </tr>
               ))}
               {list.data && list.data.tasks.length === 0 && (
@@ -88,7 +101,9 @@ export function TasksPage() {
             </tbody>
           </table>
         </div>
-        {list.data && <Pager offset={offset} limit={pageSize} total={list.data.total_count} onPage={(o) => go({ offset: o })} />}
+        {list.data && (
+          <Pager offset={offset} limit={pageSize} total={list.data.total_count} onPage={(o) => go({ offset: o })} />
+        )}
       </section>
     </>
   );
