@@ -154,8 +154,11 @@ describe("the document and access tokens", () => {
 describe("429 and Retry-After", () => {
   it("retries a safe call after Retry-After and succeeds", async () => {
     const variant = await env.startVariant("gateway", { RATE_LIMIT_BURST: "1", RATE_LIMIT_RPM: "100000" });
-    const limited = new TogClient({ baseUrl: variant.baseUrl, apiKey: key, maxRetries: 0 });
-    const patient = new TogClient({ baseUrl: variant.baseUrl, apiKey: key, maxRetries: 3 });
+    // A key of its own: the limiter's buckets live in Redis per key, shared with the main gateway,
+    // so the other tests' requests in the same second would already have used this burst of 1.
+    const own = (await env.createApiKey({ user: "sdk-429@example.com", createUser: true })).key;
+    const limited = new TogClient({ baseUrl: variant.baseUrl, apiKey: own, maxRetries: 0 });
+    const patient = new TogClient({ baseUrl: variant.baseUrl, apiKey: own, maxRetries: 3 });
     await limited.tasks.listPage();
     const refused = await limited.tasks.listPage().catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(RateLimitError);

@@ -15,7 +15,8 @@ export const tokenRoutes: RouteModule = ({ router, auth, limits, idempotency, to
       res.status(201).json({
         access_token: issued.token,
         token_type: "Bearer",
-        expires_in: Math.round((issued.expiresAt.getTime() - Date.now()) / 1000),
+        // The lifetime as issued, not recomputed from the clock (which could say one second less).
+        expires_in: issued.lifetimeSeconds,
         expires_at: issued.expiresAt.toISOString(),
       } satisfies z.input<typeof AccessTokenSchema>);
     },

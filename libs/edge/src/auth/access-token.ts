@@ -26,6 +26,8 @@ export interface AccessTokensOptions {
 export interface IssuedToken {
   token: string;
   expiresAt: Date;
+  /** The token's lifetime as issued (exp − iat), the `expires_in` of the response. */
+  lifetimeSeconds: number;
 }
 
 export class AccessTokens {
@@ -60,7 +62,7 @@ export class AccessTokens {
       .setAudience(ACCESS_TOKEN_AUDIENCE)
       .setJti(randomUUID())
       .sign(this.key);
-    return { token, expiresAt: new Date(exp * 1000) };
+    return { token, expiresAt: new Date(exp * 1000), lifetimeSeconds: ttlSeconds };
   }
 
   /** The user id of a valid token; undefined for anything else (bad signature, expired, wrong iss/aud, no exp). */
