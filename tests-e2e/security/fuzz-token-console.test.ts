@@ -25,8 +25,7 @@ beforeAll(async () => {
   ({ env, key } = await startFuzzEnvironment(["gateway", "orchestrator", "console"], {
     env: { MAX_BODY_BYTES: "262144" },
   }));
-  token = JSON.parse((await env.keysCli(["token", "--user", "fuzz@example.com", "--json"])).trim().split("\n").at(-1)!)
-    .token as string;
+  token = await env.accessToken("fuzz@example.com");
 }, 120_000);
 afterAll(async () => {
   await env?.close();
