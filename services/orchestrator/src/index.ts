@@ -6,4 +6,4 @@ export { ApprovalRepository } from "./runtime/approval.repository.ts";
 export { startRunWorker, type RunWorker, type RunWorkerOptions } from "./runtime/run-worker.ts";
 export { runClaimedTask, type RunnerDeps, type RunEnd } from "./runtime/workflow-runner.ts";
 export { createSignalListener, type SignalListener } from "./runtime/signal-listener.ts";
-export * from "./runtime/workflow-context.ts";
+export * from "./runtime/flow-context.ts";

@@ -2,7 +2,7 @@ import type { Db, DbPool } from "@tog/db";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
-import type { TaskSpec } from "./workflow-context.ts";
+import type { TaskSpec } from "./flow-context.ts";
 import { CheckpointBatcher } from "./checkpoint-batcher.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { LeaseKeeper, type LeaseHolder, type LeaseState } from "./lease-keeper.ts";

@@ -26,14 +26,14 @@ import {
   type StepResult,
   type TaskInfo,
   type TaskWorkflow,
-  type WorkflowContext,
+  type FlowContext,
   type WorkflowOutcome,
   type WorkflowSettings,
-} from "./workflow-context.ts";
+} from "./flow-context.ts";
 import { tracedLlm, tracedStep, tracedTools } from "../telemetry/traced-calls.ts";
 
 // Runs one claimed task: restores its checkpoints, republishes committed events the bus never
-// got, runs the workflow with a WorkflowContext backed by PostgreSQL and JetStream, and writes
+// got, runs the workflow with a FlowContext backed by PostgreSQL and JetStream, and writes
 // the final status with the terminal event. Cancellation, the agent timeout, worker shutdown
 // and lease loss all arrive as one AbortSignal with a typed reason.
 
@@ -321,7 +321,7 @@ interface ContextState {
   log: Logger;
 }
 
-function createContext(state: ContextState): WorkflowContext {
+function createContext(state: ContextState): FlowContext {
   const { deps, task, steps, emitter, signal, prefix, agentId } = state;
   const throwIfStopped = () => {
     if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new StopSignal({ kind: "shutdown" });
@@ -363,7 +363,7 @@ function createContext(state: ContextState): WorkflowContext {
     return (result.output === undefined ? null : JSON.parse(JSON.stringify(result.output))) as T;
   }
 
-  async function child<T>(childId: string, childAgentId: string, fn: (ctx: WorkflowContext) => Promise<T>): Promise<T> {
+  async function child<T>(childId: string, childAgentId: string, fn: (ctx: FlowContext) => Promise<T>): Promise<T> {
     const fullKey = `${prefix}child:${childId}`;
     const done = steps.get(fullKey);
     if (done && done.status === "completed") return done.output as T;

@@ -30,7 +30,7 @@ import type {
   TimelineQuery,
   TimelineResult,
 } from "@tog/proto";
-import type { TaskSpec } from "../runtime/workflow-context.ts";
+import type { TaskSpec } from "../runtime/flow-context.ts";
 import { findSessionId } from "./session.resolver.ts";
 import type { QueueBreaker } from "./queue-breaker.ts";
 import { SubmitRepository } from "./submit.repository.ts";
