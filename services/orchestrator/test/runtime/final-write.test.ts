@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LeaseLostError, type FinalWrite, type StepRecord } from "../../src/runtime/run.repository.ts";
+import type { FinalWrite } from "../../src/runtime/final-write.repository.ts";
+import { LeaseLostError, type StepRecord } from "../../src/runtime/run.repository.ts";
 import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
 // Final writes are group-committed (run.repository.ts): tasks finishing in the same tick share
