@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
 import type { TaskSpec } from "./flow-context.ts";
-import { CheckpointBatcher } from "./checkpoint-batcher.ts";
+import { CheckpointRepository } from "./checkpoint.repository.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { writeFinals, type FinalRecord, type FinalWrite } from "./final-write.repository.ts";
 import { LeaseKeeper, type LeaseHolder, type LeaseState } from "./lease-keeper.ts";
@@ -76,7 +76,7 @@ interface TaskRow {
 export class RunRepository {
   readonly #db: Db;
   readonly #pool: DbPool;
-  readonly #checkpoints: CheckpointBatcher;
+  readonly #checkpoints: CheckpointRepository;
   readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
   readonly #finishes: GroupCommit<FinalRecord, boolean>;
   readonly #keepers = new Map<string, LeaseKeeper>();
@@ -85,7 +85,7 @@ export class RunRepository {
   constructor(options: { db: Db; pool: DbPool }) {
     this.#db = options.db;
     this.#pool = options.pool;
-    this.#checkpoints = new CheckpointBatcher({ pool: options.pool });
+    this.#checkpoints = new CheckpointRepository({ pool: options.pool });
     this.#claims = new GroupCommit({ flush: (claims) => this.#claimAll(claims) });
     this.#finishes = new GroupCommit({ flush: (finishes) => this.#finishAll(finishes) });
   }
@@ -241,7 +241,7 @@ export class RunRepository {
 
   /**
    * Checkpoints one completed step, fenced by the lease; `mode` also records the run's mode.
-   * Steps of all runs of this process are group-committed (checkpoint-batcher.ts).
+   * Steps of all runs of this process are group-committed (checkpoint.repository.ts).
    */
   async commitStep(workflowId: string, owner: string, step: StepRecord, mode?: string): Promise<void> {
     if (!(await this.#checkpoints.write({ workflowId, owner, step, mode }))) throw new LeaseLostError(workflowId);

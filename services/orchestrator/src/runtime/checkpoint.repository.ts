@@ -35,7 +35,7 @@ const BATCH_SQL = `
   )
   SELECT workflow_id::text AS workflow_id, key FROM i`;
 
-export class CheckpointBatcher {
+export class CheckpointRepository {
   readonly #pool: DbPool;
   readonly #group: GroupCommit<Checkpoint, boolean>;
 
