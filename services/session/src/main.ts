@@ -3,7 +3,7 @@
 import { connectBus } from "@tog/bus";
 import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
-import { createDbClient } from "@tog/db";
+import { createDbClient, pingDb } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
 import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
 import { createSessionApp } from "./app.ts";
@@ -29,7 +29,7 @@ lifecycle.on("clients", "redis", () => redis.quit());
 try {
   await waitFor(
     { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => db.$queryRaw`SELECT 1`,
+    () => pingDb(db),
   );
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
@@ -72,7 +72,7 @@ try {
   });
   const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
 
-  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("postgres", () => pingDb(db));
   metrics.dependency("redis", () => redis.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
 
