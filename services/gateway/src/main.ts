@@ -31,10 +31,7 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => pingDb(db),
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
 
   const users = new UserRepository({ db });

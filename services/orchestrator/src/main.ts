@@ -37,10 +37,7 @@ try {
     await db.$disconnect();
     await pool.end();
   });
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => pingDb(db),
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
   );

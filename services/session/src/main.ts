@@ -11,7 +11,7 @@ import { loadSessionConfig } from "./config.ts";
 import { startChangeFeed } from "./sessions/change-feed.ts";
 import { startSessionRetention } from "./sessions/retention.ts";
 import { SessionCache } from "./sessions/session-cache.ts";
-import { SessionRepository } from "./sessions/session.repository.ts";
+import { SessionRepository } from "@tog/task-data";
 import { SessionService } from "./sessions/session.service.ts";
 
 const SERVICE = "session";
@@ -27,10 +27,7 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => pingDb(db),
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
   if (cache.enabled) {

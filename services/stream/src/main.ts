@@ -37,10 +37,7 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => pingDb(db),
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
