@@ -71,6 +71,8 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
   return new Set(res.rows.map((r) => r.id));
 }
 
+// raw: an `unnest` batch of many tasks in one statement with data-modifying CTEs, which Prisma
+// cannot say (docs/performance.md "Run", final write).
 // `last_activity_at` (indexed, for lists and the purge) moves on submit, not here, so both
 // updates stay HOT (docs/performance.md). A task no run claimed used nothing: its session is
 // left as it is.

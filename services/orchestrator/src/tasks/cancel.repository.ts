@@ -50,6 +50,7 @@ export class CancelRepository {
 function statements(client: PoolClient): CancelStatements {
   return {
     async lock(taskId) {
+      // raw: row lock (FOR UPDATE), which Prisma's model API cannot take; two cancels serialize here.
       const res = await client.query<{ user_id: string; session_id: string; status: TaskStatus; trace_id: string }>(
         "SELECT user_id::text, session_id::text, status, trace_id FROM tasks WHERE id = $1::uuid FOR UPDATE",
         [taskId],
@@ -67,6 +68,7 @@ function statements(client: PoolClient): CancelStatements {
   };
 }
 
+// raw: the signal and the request in one round trip (a data-modifying CTE), the database clock for the request.
 const REQUEST_SQL = `
   WITH signal AS (INSERT INTO task_signals (workflow_id, name, payload) VALUES ($1::uuid, 'cancel', $3::jsonb))
   UPDATE tasks SET cancel_requested_at = coalesce(cancel_requested_at, now()), cancel_reason = coalesce(cancel_reason, $2),
