@@ -3,10 +3,11 @@ import type { ApprovalRepository, ApprovalRow } from "./approval.repository.ts";
 import type { ApprovalOutcome, ApprovalRequest, FlowContext, PendingEvent } from "./flow-context.ts";
 import { throwIfStopped } from "./stop-reason.ts";
 
-// A human approval inside a run (docs/decisions.md, "Approvals"): the request and the decision
-// are two checkpointed steps, so a resumed run finds both; in between the run waits for the
-// decision the orchestrator writes to the approval's row, woken by the task's signal hint or a
-// poll, so a decision made while no worker was listening is still found.
+// A human approval inside a run, durable across worker restarts (docs/decisions.md, "Approvals").
+//
+// The request and the decision are two checkpointed steps, so a resumed run finds both; in
+// between the run waits for the decision the orchestrator writes to the approval's row, woken by
+// the task's signal hint or a poll, so a decision made while no worker was listening is found.
 
 export interface ApprovalWait {
   approvals: ApprovalRepository;

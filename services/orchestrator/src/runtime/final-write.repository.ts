@@ -2,10 +2,12 @@ import type { DbPool } from "@tog/db";
 import type { PoolClient } from "pg";
 import type { StepRecord } from "./run.repository.ts";
 
-// The final write: the one statement that ends tasks — terminal status, result and usage, the
-// `finish` step holding the terminal event, the sessions' totals. Runs end their tasks through it
-// (group-committed, run.repository.ts) and so does a cancel before any run claimed the task
-// (tasks/cancel.repository.ts), so a task ends one way (docs/architecture.md, "Orchestrator runtime").
+// The final write, the one statement that ends tasks, shared by runs and by the cancel of a queued task.
+//
+// It writes the terminal status, result and usage, the `finish` step holding the terminal event,
+// and the sessions' totals. Runs end their tasks through it (group-committed, run.repository.ts),
+// a cancel before any run claimed the task too (tasks/cancel.repository.ts), so a task ends one
+// way (docs/architecture.md, "Orchestrator runtime").
 
 export interface FinalWrite {
   status: "COMPLETED" | "FAILED" | "CANCELLED" | "TIMEOUT";

@@ -6,10 +6,11 @@ import { WorkflowFailure, type PendingEvent, type WorkflowOutcome } from "./flow
 import type { RunRepository, StepRecord } from "./run.repository.ts";
 import type { StopReason } from "./stop-reason.ts";
 
-// What a task's final write holds, built one way for both paths that end a task: its run (the
-// flow's outcome, failure or stop reason) and a cancel before any run claimed it
-// (tasks/task.service.ts). Both commit it as the task's `finish` step with the statement in
-// final-write.repository.ts; the terminal event is published after that commit.
+// A task's final state and terminal event, built one way for a run and for a cancel before any run.
+//
+// The run passes its flow's outcome, failure or stop reason; the cancel of a QUEUED task
+// (tasks/task.service.ts) passes its reason. Both commit it as the task's `finish` step with the
+// statement in final-write.repository.ts; the terminal event is published after that commit.
 
 /** The task's terminal state and its terminal event (WORKFLOW_COMPLETED or a terminal ERROR_OCCURRED). */
 export interface FinalState {

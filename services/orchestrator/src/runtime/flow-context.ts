@@ -3,10 +3,11 @@ import type { Catalog, ModelTier } from "@tog/catalog";
 import type { ChatMessage, LlmRouter } from "@tog/providers";
 import type { ApprovalThreshold, RiskLevel, ToolRegistry } from "@tog/tools";
 
-// What a flow (services/orchestrator/src/flows) sees of its run: the FlowContext it is written
-// against and the types around it. run-context.ts implements it: durable steps checkpointed in
-// PostgreSQL, events with a gap-free per-task seq on JetStream, cancellation, deadlines and
-// approvals (docs/architecture.md, "Orchestrator runtime").
+// The API flows are written against: what a flow (services/orchestrator/src/flows) sees of its run.
+//
+// run-context.ts implements it: durable steps checkpointed in PostgreSQL, events with a gap-free
+// per-task seq on JetStream, cancellation, deadlines and approvals (docs/architecture.md,
+// "Orchestrator runtime").
 //
 // Rules for flow code (the price of resuming from checkpoints after a crash):
 // - Every side effect or non-deterministic value (LLM call, tool call, clock, random id) lives

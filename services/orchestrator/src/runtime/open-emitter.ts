@@ -5,10 +5,11 @@ import { busPosition } from "./bus-position.ts";
 import { WorkflowEventEmitter } from "./event-emitter.ts";
 import type { RunRepository, StepRecord } from "./run.repository.ts";
 
-// Where a run's events continue: a first run starts at seq 1; a later run (after a crash or a
-// shutdown) continues after everything already on the bus, in the permanent log or committed
-// with a checkpoint, and first publishes the committed events the bus never got. This keeps a
-// task's seq gap-free across runs (docs/reliability.md, "Worker crash").
+// Where a run's events continue, so a task's seq stays gap-free across runs (docs/reliability.md).
+//
+// A first run starts at seq 1; a later run (after a crash or a shutdown) continues after
+// everything already on the bus, in the permanent log or committed with a checkpoint, and first
+// publishes the committed events the bus never got ("Worker crash").
 
 export interface EmitterDeps {
   bus: Bus;

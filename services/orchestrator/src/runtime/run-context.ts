@@ -12,10 +12,12 @@ import type { FlowContext, PendingEvent, StepMeta, StepResult, TaskInfo, Workflo
 import type { RunRepository, StepRecord } from "./run.repository.ts";
 import { throwIfStopped } from "./stop-reason.ts";
 
-// The FlowContext a run hands its flow (flow-context.ts says what flows may rely on): steps
-// checkpointed in PostgreSQL with the events they report, child tasks under their own key
-// prefix and agent id, live events, approvals (approval-wait.ts). A step already checkpointed
-// by an earlier run returns its stored output without running again.
+// The FlowContext a run hands its flow, backed by PostgreSQL checkpoints and the task's event stream.
+//
+// flow-context.ts says what flows may rely on. Steps are checkpointed with the events they report,
+// child tasks run under their own key prefix and agent id, live events go out at once, approvals
+// wait in approval-wait.ts. A step already checkpointed by an earlier run returns its stored
+// output without running again.
 
 export interface RunContextDeps {
   bus: Bus;

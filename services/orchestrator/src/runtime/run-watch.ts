@@ -3,10 +3,11 @@ import type { ClaimedTask, RunRepository } from "./run.repository.ts";
 import type { SignalListener } from "./signal-listener.ts";
 import type { RunStops } from "./stop-reason.ts";
 
-// What stops a run from outside its flow, watched for as long as the run lasts: a cancel (found
-// by the claim, the task's signal hint or the lease heartbeat), the task's deadline, the
-// worker's shutdown and a lost lease. The lease is kept alive by the process's one heartbeat
-// (lease-keeper.ts); each of these raises its StopReason (stop-reason.ts) on the run.
+// Turns what stops a run from outside its flow into its StopReason, for as long as the run lasts.
+//
+// A cancel (found by the claim, the task's signal hint or the lease heartbeat), the task's
+// deadline, the worker's shutdown and a lost lease. The lease is kept alive by the process's one
+// heartbeat (lease-keeper.ts); each of these raises its StopReason (stop-reason.ts) on the run.
 
 export interface RunWatchOptions {
   runs: RunRepository;

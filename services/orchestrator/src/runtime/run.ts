@@ -12,10 +12,12 @@ import { watchRun } from "./run-watch.ts";
 import type { SignalListener } from "./signal-listener.ts";
 import { RunStops } from "./stop-reason.ts";
 
-// One run of a claimed task, start to end: restore its checkpoints, reopen its event stream,
-// watch for what stops it (run-watch.ts), run its flow with a FlowContext (run-context.ts), then
-// either hand the run back (shutdown, lost lease, a dependency away) or make the final write
-// (final-write.ts). docs/architecture.md, "Orchestrator runtime".
+// Runs one claimed task start to end, so the order of a run's phases reads in one place.
+//
+// Restore its checkpoints, reopen its event stream, watch for what stops it (run-watch.ts), run
+// its flow with a FlowContext (run-context.ts), then either hand the run back (shutdown, lost
+// lease, a dependency away) or make the final write (final-write.ts). docs/architecture.md,
+// "Orchestrator runtime".
 
 export interface RunnerDeps extends RunContextDeps {
   /** This process's listener for signal hints (one NATS subscription per worker process). */

@@ -1,6 +1,8 @@
-// Why a run stops before its flow returns. Cancellation, the deadline, worker shutdown and
-// lease loss all reach the flow as one AbortSignal whose reason says which (run-watch.ts raises
-// them; final-write.ts turns cancel and timeout into the task's terminal state).
+// Why a run stops before its flow returns, as one AbortSignal with a typed reason.
+//
+// Cancellation, the deadline, worker shutdown and lease loss all reach the flow that way
+// (run-watch.ts raises them; final-write.ts turns cancel and timeout into the task's terminal
+// state).
 
 export type StopReason =
   | { kind: "cancel"; reason: string | null }

@@ -3,9 +3,10 @@ import type { TaskStatus } from "@tog/proto";
 import type { PoolClient } from "pg";
 import { writeFinals, type FinalRecord } from "../runtime/final-write.repository.ts";
 
-// The cancel's statements, one transaction per cancel (docs/decisions.md, "Cancel"): lock the
-// task's row, record the `cancel` signal and the request, and end a task no run has claimed with
-// the final write the runs use (runtime/final-write.repository.ts).
+// The cancel's statements, one transaction per cancel (docs/decisions.md, "Cancel").
+//
+// Lock the task's row, record the `cancel` signal and the request, and end a task no run has
+// claimed with the final write the runs use (runtime/final-write.repository.ts).
 
 export interface CancelTarget {
   userId: string;
