@@ -13,6 +13,7 @@ import { z } from "zod";
 import { startLoad } from "./load.ts";
 import { SCENARIOS, type ChaosSettings, type FaultResult, type Scenario, type ScenarioContext } from "./scenarios.ts";
 import { startSystem } from "./system.ts";
+import type { StreamVerdict } from "./streams.ts";
 import { drain, verify, type Verdict } from "./verify.ts";
 
 const config = loadConfig({
@@ -74,6 +75,8 @@ interface Row {
   failureSamples: Record<string, string>;
   recoveryMs: number | null;
   recoveryMeaning: string;
+  /** Scenarios with stream subscribers: how their streams went. */
+  streams?: StreamVerdict;
   drainMs: number;
   notes: string[];
   /** Distinct error log lines of the services (message and error text), with counts. */
@@ -190,6 +193,7 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       failureSamples,
       recoveryMs: fault.recoveryMs,
       recoveryMeaning: scenario.recoveryMeaning,
+      ...(fault.streams ? { streams: fault.streams } : {}),
       drainMs,
       notes: fault.notes,
       serviceErrors,
@@ -211,14 +215,21 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   }
 }
 
+function streams(r: Row): string {
+  const s = r.streams;
+  if (!s) return "–";
+  const gaveUp = s.gaveUp || s.incomplete ? ` (gave up ${s.gaveUp}, incomplete ${s.incomplete})` : "";
+  return `${s.subscriptions}: ${s.resumed} / ${s.gaps} / ${s.duplicates}${gaveUp}`;
+}
+
 function table(rows: Row[]): string {
   const head =
-    "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Writes: once / lost / duplicated | Seq gaps | Missing from log | Failed requests | Shed (Retry-After) | Recovery |";
-  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+    "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Writes: once / lost / duplicated | Seq gaps | Missing from log | Stream subscriptions: resumed / gaps / duplicates | Failed requests | Shed (Retry-After) | Recovery |";
+  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
   const lines = rows.map((r) => {
     const v = r.verdict;
     const rec = r.recoveryMs === null ? "–" : `${(r.recoveryMs / 1000).toFixed(1)} s`;
-    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.refused} | ${v.completed} | ${v.failed} | ${v.lost} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.writes ? `${v.writesOnce}/${v.writes} / ${v.writesLost} / ${v.writesDuplicated}` : "–"} | ${v.seqGaps} | ${v.missingFromLog} | ${r.failedRequests} | ${r.shedRequests} | ${rec} |`;
+    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.refused} | ${v.completed} | ${v.failed} | ${v.lost} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.writes ? `${v.writesOnce}/${v.writes} / ${v.writesLost} / ${v.writesDuplicated}` : "–"} | ${v.seqGaps} | ${v.missingFromLog} | ${streams(r)} | ${r.failedRequests} | ${r.shedRequests} | ${rec} |`;
   });
   return [head, sep, ...lines].join("\n");
 }
