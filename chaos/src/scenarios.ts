@@ -2,7 +2,7 @@
 // it returns the recovery time it measured and notes for the report (docs/reliability.md says
 // what each one guarantees).
 import pg from "pg";
-import { describeStreams, follow, verifyStreams } from "./streams.ts";
+import { describeStreams, follow, keepFollowing, verifyStreams } from "./streams.ts";
 import { freePort, routesFor, SERVICES, type RunningService, type ServiceDefinition } from "@tog/devstack";
 import type { ChaosSystem, SystemOptions } from "./system.ts";
 import { taskBody, type Load } from "./load.ts";
@@ -278,7 +278,7 @@ const definitionOf = (name: string) => SERVICES.find((d) => d.name === name)!;
 const rollingRestart: Scenario = {
   name: "rolling-restart",
   description:
-    "two instances each of gateway, stream, orchestrator and worker; each instance in turn replaced (SIGTERM after its replacement is up), under load",
+    "two instances each of gateway, stream, orchestrator and worker; each instance in turn replaced (SIGTERM after its replacement is up), under load, with CHAOS_ROLLING_SUBSCRIBERS stream subscribers",
   recoveryMeaning: "longest single replacement (replacement ready to old instance exited)",
   system: { replicas: { gateway: 1, stream: 2, worker: 2 } },
   async prepare(sys) {
@@ -299,12 +299,29 @@ const rollingRestart: Scenario = {
   },
   async fault(ctx) {
     await ctx.accepted(20);
+    // Stream subscribers of the load's recent tasks for the whole rollout: a stream instance's
+    // SIGTERM ends its streams and they resume on another with their last id.
+    const accepted = () => ctx.load.submissions.filter((s) => s.taskId);
+    const subscribers = keepFollowing({
+      baseUrl: ctx.sys.env.baseUrl,
+      apiKey: ctx.sys.apiKey,
+      count: ctx.settings.rollingSubscribers,
+      pick: () => {
+        const recent = accepted().slice(-20);
+        return recent[Math.floor(Math.random() * recent.length)]?.taskId;
+      },
+      timeoutMs: 120_000,
+    });
+    await sleep(2_000);
     const times: number[] = [];
+    const byService: Record<string, number[]> = {};
     const replace = async (label: string, start: () => Promise<RunningService>, stopOld: () => Promise<void>) => {
       const replacement = await start();
       const t = Date.now();
       await stopOld();
       times.push(Date.now() - t);
+      const service = label.split(" ")[0]!;
+      (byService[service] ??= []).push(Date.now() - t);
       ctx.log(`${label} replaced by ${replacement.name}`);
       return replacement;
     };
@@ -344,11 +361,23 @@ const rollingRestart: Scenario = {
       await old.stop(30_000);
       rolling.orchestrators[i] = await ctx.sys.startInstance("orchestrator", { port: old.port! });
       times.push(Date.now() - t);
+      (byService.orchestrator ??= []).push(Date.now() - t);
       ctx.log(`orchestrator on port ${old.port} restarted`);
       // minReadySeconds: the gateways reconnect (back-off at most 2 s) before the next one goes.
       await sleep(3_000);
     }
-    return { recoveryMs: Math.max(...times), notes: [`${times.length} replacements`] };
+    const streams = await verifyStreams(ctx.sys.databaseUrl, await subscribers.stop());
+    const perService = Object.entries(byService)
+      .map(([name, ms]) => `${name} ${ms.map((x) => (x / 1000).toFixed(1)).join(" + ")} s`)
+      .join(", ");
+    return {
+      recoveryMs: Math.max(...times),
+      notes: [
+        `${times.length} replacements (SIGTERM to exit; orchestrators: stop to restarted): ${perService}`,
+        `${ctx.settings.rollingSubscribers} stream subscribers: ${describeStreams(streams)}`,
+      ],
+      streams,
+    };
   },
 };
 

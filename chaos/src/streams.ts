@@ -100,3 +100,37 @@ export async function verifyStreams(databaseUrl: string, subscriptions: Subscrip
 export function describeStreams(v: StreamVerdict): string {
   return `${v.subscriptions} subscriptions, ${v.resumed} resumed after a drop; with a gap after dedup: ${v.gaps}; duplicates: ${v.duplicates} (at or before the resume point sent: ${v.duplicatesBeforeResumePoint}); not matching the permanent log: ${v.incomplete}; gave up: ${v.gaveUp}`;
 }
+
+/**
+ * `count` subscribers that each follow one task after another — a task `pick` returns (a recent
+ * one of the load), alternately SSE and WebSocket — until `stop`, which resolves with every
+ * subscription once the ones under way reached their terminal event.
+ */
+export function keepFollowing(options: {
+  baseUrl: string;
+  apiKey: string;
+  count: number;
+  pick: () => string | undefined;
+  timeoutMs: number;
+}): { stop(): Promise<Subscription[]> } {
+  const subscriptions: Subscription[] = [];
+  let stopped = false;
+  const loops = Array.from({ length: options.count }, async (_, i) => {
+    for (let n = 0; !stopped; n++) {
+      const taskId = options.pick();
+      if (!taskId) {
+        await new Promise((r) => setTimeout(r, 200));
+        continue;
+      }
+      const transport = (i + n) % 2 === 0 ? "sse" : "ws";
+      subscriptions.push(await follow({ ...options, taskId, transport }));
+    }
+  });
+  return {
+    async stop() {
+      stopped = true;
+      await Promise.all(loops);
+      return subscriptions;
+    },
+  };
+}
