@@ -105,8 +105,12 @@ const workerKills: Scenario = {
     const perRun: number[] = [];
     let notResumed = 0;
     let finishedBeforeKill = 0;
+    // A run that its next worker claimed and then lost to the next kill, before any event: its
+    // restart counts under that later kill.
+    let killedAgain = 0;
+    let slowest: { ms: number; id: string } | undefined;
     const killed = new Set<string>();
-    for (const kill of kills) {
+    for (const [k, kill] of kills.entries()) {
       if (kill.held.length === 0) continue;
       for (const id of kill.held) killed.add(id);
       const first = await client.query<{ id: string; ts: Date }>(
@@ -122,8 +126,12 @@ const workerKills: Scenario = {
       const doneBefore = new Set(before.rows.map((r) => r.id));
       for (const id of kill.held) {
         const ts = firstById.get(id);
-        if (ts !== undefined) perRun.push(ts - kill.at);
-        else if (doneBefore.has(id)) finishedBeforeKill++;
+        if (ts !== undefined && kills.slice(k + 1).some((later) => later.at < ts && later.held.includes(id)))
+          killedAgain++;
+        else if (ts !== undefined) {
+          perRun.push(ts - kill.at);
+          if (ts - kill.at > (slowest?.ms ?? -1)) slowest = { ms: ts - kill.at, id };
+        } else if (doneBefore.has(id)) finishedBeforeKill++;
         else notResumed++;
       }
     }
@@ -140,8 +148,13 @@ const workerKills: Scenario = {
     return {
       recoveryMs: perRun.length > 0 ? perRun[perRun.length - 1]! : null,
       notes: [
-        `${kills.length} kills; ${perRun.length} runs of killed workers restarted elsewhere: median ${pct(0.5)} ms, p95 ${pct(0.95)} ms, max ${perRun.at(-1) ?? "-"} ms, over 5 s: ${over5s}; not restarted: ${notResumed}; finished as the kill came: ${finishedBeforeKill}`,
+        `${kills.length} kills; ${perRun.length} runs of killed workers restarted elsewhere: median ${pct(0.5)} ms, p95 ${pct(0.95)} ms, max ${perRun.at(-1) ?? "-"} ms, over 5 s: ${over5s}; not restarted: ${notResumed}; finished as the kill came: ${finishedBeforeKill}; taken by a worker killed before its first event (counted under that kill): ${killedAgain}`,
         `runs resumed from checkpoints that no kill took from their worker (a slow run redelivered): ${needless}`,
+        ...(slowest
+          ? [
+              `slowest restart: a ${ctx.load.submissions.find((x) => x.taskId === slowest!.id)?.kind ?? "?"} task, ${slowest.ms} ms`,
+            ]
+          : []),
       ],
     };
   },
