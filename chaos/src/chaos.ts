@@ -59,6 +59,7 @@ const loadAverage = () =>
     .map((n) => n.toFixed(2))
     .join(" / ");
 let loadStart = loadAverage();
+const machine = describeMachine();
 
 interface Row {
   scenario: string;
@@ -234,7 +235,8 @@ function table(rows: Row[]): string {
   return [head, sep, ...lines].join("\n");
 }
 
-function machine(): string {
+/** Read once at the start: a commit made while the run goes on is not the code that ran. */
+function describeMachine(): string {
   let commit = "unknown";
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"]).toString().trim();
@@ -252,7 +254,7 @@ function writeReport(startedAt: Date, rows: Row[]): string {
   const md = [
     `# Chaos run ${startedAt.toISOString()}`,
     "",
-    `Machine: ${machine()}; load average at the start ${loadStart}. ${config.CHAOS_TASKS} tasks per scenario (workers-sigkill: ${config.CHAOS_WORKER_TASKS}) at ${config.CHAOS_RATE}/s (simple, standard, complex, tool, approval, write in turn).`,
+    `Machine: ${machine}; load average at the start ${loadStart}. ${config.CHAOS_TASKS} tasks per scenario (workers-sigkill: ${config.CHAOS_WORKER_TASKS}) at ${config.CHAOS_RATE}/s (simple, standard, complex, tool, approval, write in turn).`,
     "",
     table(rows),
     "",
@@ -272,7 +274,7 @@ function writeReport(startedAt: Date, rows: Row[]): string {
   writeFileSync(path.join(dir, `chaos-${stamp}.md`), md);
   writeFileSync(
     path.join(dir, `chaos-${stamp}.json`),
-    JSON.stringify({ startedAt, machine: machine(), config, rows }, null, 2),
+    JSON.stringify({ startedAt, machine, config, rows }, null, 2),
   );
   return md;
 }
