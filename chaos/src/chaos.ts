@@ -272,10 +272,7 @@ function writeReport(startedAt: Date, rows: Row[]): string {
     "",
   ].join("\n");
   writeFileSync(path.join(dir, `chaos-${stamp}.md`), md);
-  writeFileSync(
-    path.join(dir, `chaos-${stamp}.json`),
-    JSON.stringify({ startedAt, machine, config, rows }, null, 2),
-  );
+  writeFileSync(path.join(dir, `chaos-${stamp}.json`), JSON.stringify({ startedAt, machine, config, rows }, null, 2));
   return md;
 }
 

@@ -152,7 +152,7 @@ const workerKills: Scenario = {
         `runs resumed from checkpoints that no kill took from their worker (a slow run redelivered): ${needless}`,
         ...(slowest
           ? [
-              `slowest restart: a ${ctx.load.submissions.find((x) => x.taskId === slowest!.id)?.kind ?? "?"} task, ${slowest.ms} ms`,
+              `slowest restart: ${slowest.ms} ms (task kind ${ctx.load.submissions.find((x) => x.taskId === slowest!.id)?.kind ?? "?"})`,
             ]
           : []),
       ],
