@@ -102,6 +102,8 @@ export interface E2eEnvironment {
   /** Runs the keys CLI (`create … --json`) against this environment's database. */
   createApiKey(options?: CreateApiKeyOptions): Promise<CreatedApiKey>;
   revokeApiKey(idOrPrefix: string): Promise<void>;
+  /** An access token (`keys token`) for an existing user, as `POST /auth/token` would issue it. */
+  accessToken(user: string): Promise<string>;
   /** Runs the keys CLI with any arguments; resolves with its stdout. */
   keysCli(args: string[]): Promise<string>;
   /** One more instance of a service with other settings, behind a router of its own. */
@@ -224,6 +226,12 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
       },
       async revokeApiKey(idOrPrefix) {
         await keysCli(["revoke", idOrPrefix]);
+      },
+      async accessToken(user) {
+        const out = await keysCli(["token", "--user", user, "--json"]);
+        const { token } = JSON.parse(out.trim().split("\n").at(-1) ?? "{}") as { token?: string };
+        if (!token) throw new Error(`keys CLI printed no token: ${out}`);
+        return token;
       },
       async startVariant(name, variantEnv) {
         const definition = (options.definitions ?? SERVICES).find((d) => d.name === name);

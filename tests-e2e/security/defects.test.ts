@@ -86,9 +86,7 @@ describe("1. forged bearer tokens", () => {
     });
 
   it("a token from the environment's own secret works (auth on keeps working)", async () => {
-    const token = JSON.parse(
-      (await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!,
-    ).token as string;
+    const token = await env.accessToken("alice@example.com");
     expect((await submitWithToken(env.baseUrl, token)).status).toBe(201);
   });
 
@@ -102,9 +100,7 @@ describe("1. forged bearer tokens", () => {
   }, 60_000);
 
   it("rotation: a gateway with a new secret still accepts tokens of the previous one", async () => {
-    const token = JSON.parse(
-      (await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!,
-    ).token as string;
+    const token = await env.accessToken("alice@example.com");
     const rotated = await env.startVariant("gateway", {
       AUTH_TOKEN_SECRET: "r".repeat(64),
       AUTH_TOKEN_SECRET_PREVIOUS: env.env.AUTH_TOKEN_SECRET!,

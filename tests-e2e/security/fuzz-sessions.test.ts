@@ -2,7 +2,7 @@
 // through the public port with authentication on. 3,000 generated requests.
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+import { request, type E2eEnvironment } from "@tog/tests-e2e";
 import {
   bodyOf,
   expectHealthy,
@@ -12,6 +12,7 @@ import {
   idSegment,
   nastyString,
   queryOf,
+  startFuzzEnvironment,
   type FuzzRequest,
 } from "./fuzz-support.ts";
 
@@ -20,11 +21,9 @@ let key: string;
 const sessions: string[] = [];
 
 beforeAll(async () => {
-  env = await startE2eEnvironment({
-    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000", MAX_BODY_BYTES: "262144" },
-    only: ["gateway", "orchestrator", "session"],
-  });
-  key = (await env.createApiKey({ user: "fuzz@example.com", createUser: true })).key;
+  ({ env, key } = await startFuzzEnvironment(["gateway", "orchestrator", "session"], {
+    env: { MAX_BODY_BYTES: "262144" },
+  }));
   for (const sessionId of ["fuzz-session", "another one"]) {
     const res = await request<{ session_id: string }>(`${env.baseUrl}/tasks`, {
       method: "POST",

@@ -5,7 +5,7 @@
 // 1011 or a 45xx close).
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { e2eConfig, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+import { e2eConfig, type E2eEnvironment } from "@tog/tests-e2e";
 import { createTask, WsClient, wsUrl, type Json } from "../stream/support.ts";
 import {
   expectHealthy,
@@ -16,6 +16,7 @@ import {
   nastyString,
   nastyValue,
   queryOf,
+  startFuzzEnvironment,
   type FuzzRequest,
 } from "./fuzz-support.ts";
 
@@ -24,13 +25,10 @@ let key: string;
 const tasks: string[] = [];
 
 beforeAll(async () => {
-  env = await startE2eEnvironment({
-    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000" },
-    only: ["gateway", "orchestrator", "stream"],
-    // Thousands of stream opens of one key: the stream-open limit must not be what answers.
+  // Thousands of stream opens of one key: the stream-open limit must not be what answers.
+  ({ env, key } = await startFuzzEnvironment(["gateway", "orchestrator", "stream"], {
     services: { stream: { RATE_LIMIT_STREAM_RPM: "1000000", RATE_LIMIT_STREAM_BURST: "100000" } },
-  });
-  key = (await env.createApiKey({ user: "fuzz@example.com", createUser: true })).key;
+  }));
   for (let i = 0; i < 2; i++) tasks.push(await createTask(env.baseUrl, key));
 }, 120_000);
 afterAll(async () => {

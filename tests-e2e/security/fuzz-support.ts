@@ -6,7 +6,24 @@
 import http from "node:http";
 import fc from "fast-check";
 import { expect } from "vitest";
-import { e2eConfig, request, type E2eEnvironment } from "@tog/tests-e2e";
+import { e2eConfig, request, startE2eEnvironment, type E2eEnvironment, type E2eOptions } from "@tog/tests-e2e";
+
+/**
+ * The system every fuzz file attacks: the services it names, authentication on, limits high
+ * enough that rate limiting is not what answers, and one user with an API key.
+ */
+export async function startFuzzEnvironment(
+  only: string[],
+  extra: Pick<E2eOptions, "services"> & { env?: Record<string, string> } = {},
+): Promise<{ env: E2eEnvironment; key: string }> {
+  const env = await startE2eEnvironment({
+    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000", ...extra.env },
+    only,
+    ...(extra.services ? { services: extra.services } : {}),
+  });
+  const key = (await env.createApiKey({ user: "fuzz@example.com", createUser: true })).key;
+  return { env, key };
+}
 
 export interface FuzzRequest {
   method: string;

@@ -2,7 +2,7 @@
 // authentication on. 4,000 generated requests; see fuzz-support.ts for what each must satisfy.
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+import type { E2eEnvironment } from "@tog/tests-e2e";
 import { createTask } from "../stream/support.ts";
 import {
   bodyOf,
@@ -13,6 +13,7 @@ import {
   idSegment,
   nastyString,
   queryOf,
+  startFuzzEnvironment,
   type FuzzRequest,
 } from "./fuzz-support.ts";
 
@@ -21,11 +22,9 @@ let key: string;
 const tasks: string[] = [];
 
 beforeAll(async () => {
-  env = await startE2eEnvironment({
-    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000", MAX_BODY_BYTES: "262144" },
-    only: ["gateway", "orchestrator", "stream", "session"],
-  });
-  key = (await env.createApiKey({ user: "fuzz@example.com", createUser: true })).key;
+  ({ env, key } = await startFuzzEnvironment(["gateway", "orchestrator", "stream", "session"], {
+    env: { MAX_BODY_BYTES: "262144" },
+  }));
   for (let i = 0; i < 3; i++) tasks.push(await createTask(env.baseUrl, key));
 }, 120_000);
 afterAll(async () => {

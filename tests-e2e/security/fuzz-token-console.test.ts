@@ -2,7 +2,7 @@
 // /console, through the public port with authentication on. 1,000 generated requests.
 import fc from "fast-check";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
+import type { E2eEnvironment } from "@tog/tests-e2e";
 import {
   bodyOf,
   checkAnswer,
@@ -13,6 +13,7 @@ import {
   idSegment,
   nastyString,
   queryOf,
+  startFuzzEnvironment,
   type FuzzRequest,
 } from "./fuzz-support.ts";
 
@@ -21,13 +22,10 @@ let key: string;
 let token: string;
 
 beforeAll(async () => {
-  env = await startE2eEnvironment({
-    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "1000000", RATE_LIMIT_BURST: "100000", MAX_BODY_BYTES: "262144" },
-    only: ["gateway", "orchestrator", "console"],
-  });
-  key = (await env.createApiKey({ user: "fuzz@example.com", createUser: true })).key;
-  token = JSON.parse((await env.keysCli(["token", "--user", "fuzz@example.com", "--json"])).trim().split("\n").at(-1)!)
-    .token as string;
+  ({ env, key } = await startFuzzEnvironment(["gateway", "orchestrator", "console"], {
+    env: { MAX_BODY_BYTES: "262144" },
+  }));
+  token = await env.accessToken("fuzz@example.com");
 }, 120_000);
 afterAll(async () => {
   await env?.close();

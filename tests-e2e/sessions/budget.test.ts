@@ -3,7 +3,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { allEvents, get, type Client, type Json } from "../tasks/support.ts";
+import { allEvents, get, newClient, type Client, type Json } from "../tasks/support.ts";
 import { session, turn } from "./support.ts";
 
 const BUDGET = 1_500;
@@ -17,10 +17,7 @@ beforeAll(async () => {
     services: { orchestrator: { SESSION_TOKEN_BUDGET: String(BUDGET) } },
     only: ["gateway", "session", "orchestrator", "worker"],
   });
-  alice = {
-    baseUrl: env.baseUrl,
-    key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key,
-  };
+  alice = await newClient(env, "alice");
 }, 120_000);
 afterAll(async () => {
   await env?.close();

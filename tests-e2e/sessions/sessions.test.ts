@@ -4,7 +4,17 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
-import { allEvents, get, post, submit, waitForEvent, waitForStatus, type Client, type Json } from "../tasks/support.ts";
+import {
+  allEvents,
+  get,
+  post,
+  submit,
+  waitForEvent,
+  waitForStatus,
+  newClient,
+  type Client,
+  type Json,
+} from "../tasks/support.ts";
 import { deleteSession, eventually, firstPrompt, patchTitle, session, turn } from "./support.ts";
 
 let env: E2eEnvironment;
@@ -20,14 +30,8 @@ beforeAll(async () => {
     services: { worker: { TOOL_APPROVAL_THRESHOLD: "low", APPROVAL_TIMEOUT_SECONDS: "30" } },
     only: ["gateway", "session", "orchestrator", "worker"],
   });
-  alice = {
-    baseUrl: env.baseUrl,
-    key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key,
-  };
-  bob = {
-    baseUrl: env.baseUrl,
-    key: (await env.createApiKey({ user: "bob@example.com", createUser: true, name: "bob" })).key,
-  };
+  alice = await newClient(env, "alice");
+  bob = await newClient(env, "bob");
 }, 120_000);
 afterAll(async () => {
   await env?.close();

@@ -31,9 +31,7 @@ beforeAll(async () => {
   bus = await openEnvBus(env);
   aliceKey = (await env.createApiKey({ user: "alice@example.com", createUser: true })).key;
   bobKey = (await env.createApiKey({ user: "bob@example.com", createUser: true })).key;
-  aliceToken = JSON.parse(
-    (await env.keysCli(["token", "--user", "alice@example.com", "--json"])).trim().split("\n").at(-1)!,
-  ).token as string;
+  aliceToken = await env.accessToken("alice@example.com");
 }, 120_000);
 afterAll(async () => {
   await bus?.close();

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { request, type JsonResponse } from "@tog/tests-e2e";
+import { request, type E2eEnvironment, type JsonResponse } from "@tog/tests-e2e";
 
 // Task helpers over the public API (through the router), as a client would use it.
 
@@ -8,6 +8,12 @@ export type Json = Record<string, any>;
 export interface Client {
   baseUrl: string;
   key: string;
+}
+
+/** A client of a new user `<name>@example.com` with an API key, through the environment's public port. */
+export async function newClient(env: E2eEnvironment, name: string): Promise<Client> {
+  const { key } = await env.createApiKey({ user: `${name}@example.com`, createUser: true, name });
+  return { baseUrl: env.baseUrl, key };
 }
 
 export function headers(c: Client, extra: Record<string, string> = {}): Record<string, string> {

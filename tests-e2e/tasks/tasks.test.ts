@@ -12,6 +12,7 @@ import {
   submit,
   waitForEvent,
   waitForStatus,
+  newClient,
   type Client,
   type Json,
 } from "./support.ts";
@@ -25,14 +26,8 @@ beforeAll(async () => {
     env: { GATEWAY_SKIP_AUTH: "0", RUN_ACK_WAIT_SECONDS: "2", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
     services: { worker: { OFFLINE_CHUNK_DELAY_MS: "15", RUN_LEASE_MS: "1500", APPROVAL_TIMEOUT_SECONDS: "4" } },
   });
-  alice = {
-    baseUrl: env.baseUrl,
-    key: (await env.createApiKey({ user: "alice@example.com", createUser: true, name: "alice" })).key,
-  };
-  bob = {
-    baseUrl: env.baseUrl,
-    key: (await env.createApiKey({ user: "bob@example.com", createUser: true, name: "bob" })).key,
-  };
+  alice = await newClient(env, "alice");
+  bob = await newClient(env, "bob");
 }, 120_000);
 afterAll(async () => {
   await env?.close();

@@ -3,7 +3,9 @@ import type { Db } from "@tog/db";
 
 // Reads of the permanent event log. Events come back as the exact JSON text that was
 // published (`event::text` of a json column is the stored text), so the history endpoint and a
-// replay serve byte-for-byte what live subscribers saw.
+// replay serve byte-for-byte what live subscribers saw. raw: `event::text`, which Prisma's model
+// API cannot return (it parses the json column), on the stream's replay path.
+// The log is the orchestrator's table (docs/architecture.md "Tables"); this lib is how others read it.
 
 export interface ListEventsQuery {
   workflowId: string;

@@ -1,5 +1,6 @@
 import type { Request, Response } from "express";
 import type { Logger } from "@tog/core";
+import { pingDb, type PingableDb } from "@tog/db";
 import { pingRedis, type Redis } from "@tog/redis";
 
 // The one readiness probe of the HTTP services (gateway, stream, session): every check runs in
@@ -23,14 +24,9 @@ export interface ReadinessReport {
 
 class DeadlineError extends Error {}
 
-/** What `SELECT 1` needs of a Prisma client. */
-interface SqlClient {
-  $queryRaw(query: TemplateStringsArray, ...values: unknown[]): PromiseLike<unknown>;
-}
-
-export const postgresCheck = (db: SqlClient): ReadinessCheck => ({
+export const postgresCheck = (db: PingableDb): ReadinessCheck => ({
   name: "postgres",
-  check: () => Promise.resolve(db.$queryRaw`SELECT 1`),
+  check: () => pingDb(db),
 });
 
 export const redisCheck = (redis: Redis): ReadinessCheck => ({

@@ -1,6 +1,6 @@
 import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, pingCheck, postgresCheck, redisCheck, startServiceOps } from "@tog/ops";
-import { createDbClient } from "@tog/db";
+import { createDbClient, pingDb } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
 import { clientCredentialsOf, createOrchestratorClient } from "@tog/proto";
 import {
@@ -31,10 +31,7 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => db.$queryRaw`SELECT 1`,
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
 
   const users = new UserRepository({ db });
@@ -66,7 +63,7 @@ try {
   });
   lifecycle.on("clients", "orchestrator", () => orchestrator.close());
 
-  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("postgres", () => pingDb(db));
   metrics.dependency("redis", () => redis.ping());
   metrics.dependency("orchestrator", () => orchestrator.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });

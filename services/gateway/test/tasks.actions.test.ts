@@ -1,27 +1,15 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { pingCheck, runReadiness } from "@tog/ops";
 import { InMemoryOrchestrator } from "./support/in-memory-orchestrator.ts";
-import { call, startTaskApp, type TaskApp, type TestUser } from "./support/task-app.ts";
+import { call, useTaskApp, type TaskApp, type TestUser } from "./support/task-app.ts";
 
 let app: TaskApp;
 let alice: TestUser;
 let bob: TestUser;
 
-beforeAll(async () => {
-  app = await startTaskApp();
-  alice = await app.newUser("alice");
-  bob = await app.newUser("bob");
-});
-
-afterAll(async () => {
-  await app?.close();
-});
-
-beforeEach(() => {
-  app.orchestrator.resetCalls();
-});
+useTaskApp((...fixture) => ([app, alice, bob] = fixture));
 
 describe("POST /api/v1/tasks/{id}/cancel", () => {
   const cancel = (id: string, options: Parameters<typeof call>[3] = {}) =>

@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import type { TaskDetail } from "@tog/proto";
-import { call, startTaskApp, TEST_RPM, type TaskApp, type TestUser } from "./support/task-app.ts";
+import { call, useTaskApp, TEST_RPM, type TaskApp, type TestUser } from "./support/task-app.ts";
 
 let app: TaskApp;
 let alice: TestUser;
 let bob: TestUser;
 
-beforeAll(async () => {
-  app = await startTaskApp();
-  alice = await app.newUser("alice");
-  bob = await app.newUser("bob");
-});
-
-afterAll(async () => {
-  await app?.close();
-});
-
-beforeEach(() => {
-  app.orchestrator.resetCalls();
-});
+useTaskApp((...fixture) => ([app, alice, bob] = fixture));
 
 const get = (path: string, key = alice.key) => call(app.base, "GET", path, { key });
 

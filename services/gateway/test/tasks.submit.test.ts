@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, OverloadedError, UpstreamUnavailableError } from "@tog/core";
-import { call, startTaskApp, TEST_RPM, type TaskApp, type TestUser } from "./support/task-app.ts";
+import { call, useTaskApp, TEST_RPM, type TaskApp, type TestUser } from "./support/task-app.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -19,19 +19,7 @@ let app: TaskApp;
 let alice: TestUser;
 let bob: TestUser;
 
-beforeAll(async () => {
-  app = await startTaskApp();
-  alice = await app.newUser("alice");
-  bob = await app.newUser("bob");
-});
-
-afterAll(async () => {
-  await app?.close();
-});
-
-beforeEach(() => {
-  app.orchestrator.resetCalls();
-});
+useTaskApp((...fixture) => ([app, alice, bob] = fixture));
 
 const submit = (json: unknown, key = alice.key) => call(app.base, "POST", "/api/v1/tasks", { key, json });
 const lastCommand = () => app.orchestrator.calls.submitTask.at(-1)!;

@@ -2,7 +2,7 @@
 // Workflows run in worker processes (worker.ts).
 import { bootService, startFailureFields, startFailureMessage, isAppError, loadConfig } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
-import { createDbClient, createDbPool } from "@tog/db";
+import { createDbClient, createDbPool, pingDb } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { loadCatalog, providerKeysShape } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
@@ -37,10 +37,7 @@ try {
     await db.$disconnect();
     await pool.end();
   });
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => db.$queryRaw`SELECT 1`,
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
   );
@@ -48,7 +45,7 @@ try {
 
   const series = orchestratorMetrics(metrics);
   registerQueueMetrics(metrics, bus);
-  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("postgres", () => pingDb(db));
   metrics.dependency("nats", () => bus.ping(1_000));
   await startServiceOps({
     metrics,

@@ -1,5 +1,5 @@
 import express, { type Express } from "express";
-import type { Db } from "@tog/db";
+import type { PingableDb } from "@tog/db";
 import type { Logger } from "@tog/core";
 import { postgresCheck, readinessHandler, redisCheck, type Metrics } from "@tog/ops";
 import type { Redis } from "@tog/redis";
@@ -23,7 +23,7 @@ export interface SessionAppOptions {
   service: SessionService;
   retentionDays: number;
   /** Readiness: PostgreSQL and Redis. */
-  db: Pick<Db, "$queryRaw">;
+  db: PingableDb;
   redis: Redis;
   readinessTimeoutMs: number;
 }

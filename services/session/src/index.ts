@@ -8,7 +8,7 @@ export {
 export { loadSessionConfig, sessionConfigShape, type SessionConfig } from "./config.ts";
 export { registerSessionRoutes, type SessionRoutesContext } from "./sessions/session.routes.ts";
 export { SessionService, SESSION_NOT_FOUND, type SessionServiceOptions } from "./sessions/session.service.ts";
-export { SessionRepository, type SessionRecord, type SessionTaskRecord } from "./sessions/session.repository.ts";
+export { SessionRepository, type SessionRecord, type SessionTaskRecord } from "@tog/task-data";
 export { SessionCache, type SessionCacheOptions } from "./sessions/session-cache.ts";
 export { startChangeFeed, type ChangeFeed, type ChangeFeedOptions } from "./sessions/change-feed.ts";
 export {

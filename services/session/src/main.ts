@@ -3,7 +3,7 @@
 import { connectBus } from "@tog/bus";
 import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
-import { createDbClient } from "@tog/db";
+import { createDbClient, pingDb } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
 import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
 import { createSessionApp } from "./app.ts";
@@ -11,7 +11,7 @@ import { loadSessionConfig } from "./config.ts";
 import { startChangeFeed } from "./sessions/change-feed.ts";
 import { startSessionRetention } from "./sessions/retention.ts";
 import { SessionCache } from "./sessions/session-cache.ts";
-import { SessionRepository } from "./sessions/session.repository.ts";
+import { SessionRepository } from "@tog/task-data";
 import { SessionService } from "./sessions/session.service.ts";
 
 const SERVICE = "session";
@@ -27,10 +27,7 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => db.$queryRaw`SELECT 1`,
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
   if (cache.enabled) {
@@ -72,7 +69,7 @@ try {
   });
   const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
 
-  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("postgres", () => pingDb(db));
   metrics.dependency("redis", () => redis.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
 

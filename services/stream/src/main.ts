@@ -1,7 +1,7 @@
 // Stream fan-out: SSE and WebSocket streams of workflow events, scaled on its own.
 import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, natsCheck, postgresCheck, redisCheck, startServiceOps } from "@tog/ops";
-import { createDbClient } from "@tog/db";
+import { createDbClient, pingDb } from "@tog/db";
 import { connectBus } from "@tog/bus";
 import { createEventHistoryRepository } from "@tog/event-log";
 import { createRedis, pingRedis } from "@tog/redis";
@@ -37,10 +37,7 @@ redis.on("error", (err: Error) => logger.warn({ error: err.message, url: redactU
 lifecycle.on("clients", "redis", () => redis.quit());
 
 try {
-  await waitFor(
-    { name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" },
-    () => db.$queryRaw`SELECT 1`,
-  );
+  await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
@@ -118,7 +115,7 @@ try {
   metrics.gauge("tog_stream_hubs", "Workflows this instance holds an upstream subscription for.", [], (g) =>
     g.set(streams.stats().hubs),
   );
-  metrics.dependency("postgres", () => db.$queryRaw`SELECT 1`);
+  metrics.dependency("postgres", () => pingDb(db));
   metrics.dependency("nats", () => bus.ping(1_000));
   metrics.dependency("redis", () => redis.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });

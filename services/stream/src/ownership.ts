@@ -1,5 +1,6 @@
 import { isUuid, NotFoundError } from "@tog/core";
 import type { Db } from "@tog/db";
+import { findTaskOwner } from "@tog/task-data";
 
 // Who may stream a workflow: the user who submitted the task (task id = workflow id). Unknown
 // workflows and other users' workflows get the same 404 `Task not found`, like the gateway's
@@ -24,10 +25,7 @@ export function createTaskOwners(options: { db: Db; cacheSize?: number }): TaskO
       const id = workflowId.toLowerCase();
       const hit = cache.get(id);
       if (hit !== undefined) return hit;
-      const rows = await db.$queryRaw<
-        { user_id: string }[]
-      >`SELECT user_id::text AS user_id FROM tasks WHERE id = ${id}::uuid`;
-      const owner = rows[0]?.user_id ?? null;
+      const owner = await findTaskOwner(db, id);
       if (owner !== null) {
         cache.set(id, owner);
         if (cache.size > max) cache.delete(cache.keys().next().value!);

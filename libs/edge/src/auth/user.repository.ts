@@ -16,7 +16,7 @@ export class UserRepository {
 
   /** The user every request acts as while authentication is off; safe to call concurrently. */
   async ensureDefaultUser(): Promise<User> {
-    // Prisma's upsert is find-then-create here and races between processes; ON CONFLICT does not.
+    // raw: Prisma's upsert is find-then-create here and races between processes; ON CONFLICT does not.
     await this.db
       .$executeRaw`INSERT INTO users (id, name) VALUES (${DEFAULT_USER_ID}::uuid, ${DEFAULT_USER_NAME}) ON CONFLICT (id) DO NOTHING`;
     return this.db.user.findUniqueOrThrow({ where: { id: DEFAULT_USER_ID } });

@@ -1,3 +1,4 @@
+import { afterAll, beforeAll, beforeEach } from "vitest";
 import { createLogger } from "@tog/core";
 import { createDbClient, type Db } from "@tog/db";
 import { createRedis, type Redis } from "@tog/redis";
@@ -40,6 +41,24 @@ export interface TaskApp {
 }
 
 export const TEST_RPM = 1_000;
+
+/**
+ * Registers the hooks of a test file on one app: started before its tests with two users
+ * (alice, bob), the orchestrator's recorded calls cleared before each test, closed after.
+ */
+export function useTaskApp(ready: (app: TaskApp, alice: TestUser, bob: TestUser) => void): void {
+  let app: TaskApp | undefined;
+  beforeAll(async () => {
+    app = await startTaskApp();
+    ready(app, await app.newUser("alice"), await app.newUser("bob"));
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+  beforeEach(() => {
+    app?.orchestrator.resetCalls();
+  });
+}
 
 export async function startTaskApp(): Promise<TaskApp> {
   const database: TestDatabase = await createTestDatabase();

@@ -2,7 +2,7 @@ import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { EVENT_PERSISTER, type Bus } from "@tog/bus";
 import type { Logger } from "@tog/core";
 import type { Db } from "@tog/db";
-import { insertEventRows } from "./event-insert.ts";
+import { insertEventRows } from "./event.repository.ts";
 import { toEventRow, type EventRow } from "./event-row.ts";
 import { isDataError, sqlStateOf } from "./pg-errors.ts";
 import { tracedPersist } from "../telemetry/traced-calls.ts";

@@ -6,7 +6,7 @@ export {
   type EventPersisterOptions,
 } from "./event-persister.ts";
 export { toEventRow, type EventRow, type EventRowResult } from "./event-row.ts";
-export { insertEventRows } from "./event-insert.ts";
+export { insertEventRows } from "./event.repository.ts";
 export {
   createEventHistoryRepository,
   type EventHistoryRepository,

@@ -1,5 +1,6 @@
 import { startPeriodicJob, type Logger } from "@tog/core";
-import type { Db } from "@tog/db";
+import { withTryAdvisoryLock, type Db } from "@tog/db";
+import { deleteEventsOlderThan } from "./event.repository.ts";
 
 // Purges task_events older than the retention (by event timestamp), in small batches so no
 // statement holds many row locks or runs long. Every orchestrator instance runs the job; an
@@ -54,28 +55,14 @@ export function startRetentionJob(options: RetentionJobOptions): RetentionJob {
   async function purge(stopping: () => boolean): Promise<RetentionRunResult> {
     if (days <= 0) return { ran: false, deleted: 0 };
     let deleted = 0;
-    let ran = false;
     const startedAt = Date.now();
-    await db.$transaction(
-      async (tx) => {
-        const [lock] = await tx.$queryRaw<{ locked: boolean }[]>`
-          SELECT pg_try_advisory_xact_lock(${EVENT_RETENTION_LOCK_KEY}) AS locked`;
-        if (!lock?.locked) return;
-        ran = true;
-        while (!stopping() && Date.now() - startedAt < maxRunMs) {
-          // ctid = ANY(ARRAY(...)) lets the planner fetch the rows by their physical address.
-          const n = await db.$executeRaw`
-            DELETE FROM task_events WHERE ctid = ANY(ARRAY(
-              SELECT ctid FROM task_events
-              WHERE "timestamp" < now() - make_interval(days => ${days}::int)
-              LIMIT ${batchSize}::int))`;
-          deleted += n;
-          if (n < batchSize) break;
-        }
-      },
-      // The transaction only holds the lock; it must outlive the whole run.
-      { timeout: maxRunMs + 60_000, maxWait: 10_000 },
-    );
+    const ran = await withTryAdvisoryLock(db, EVENT_RETENTION_LOCK_KEY, maxRunMs + 60_000, async () => {
+      while (!stopping() && Date.now() - startedAt < maxRunMs) {
+        const n = await deleteEventsOlderThan(db, days, batchSize);
+        deleted += n;
+        if (n < batchSize) break;
+      }
+    });
     if (!ran) logger.debug("event retention skipped: another instance is purging");
     else if (deleted > 0)
       logger.info({ deleted, retentionDays: days, ms: Date.now() - startedAt }, "old events purged");

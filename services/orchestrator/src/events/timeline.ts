@@ -1,7 +1,14 @@
 import { isUuid, NotFoundError } from "@tog/core";
-import { Prisma, type Db } from "@tog/db";
+import type { Db } from "@tog/db";
 import { WORKFLOW_AGENT_ID } from "@tog/events";
 import type { TaskStatus, TimelineEntry, TimelineResult } from "@tog/proto";
+import {
+  type ApprovalRow,
+  readTimelineRows,
+  type SignalRow,
+  type StepRow,
+  type TaskRow,
+} from "./timeline.repository.ts";
 
 // The timeline of a workflow, built from what the runtime recorded: the task itself, its
 // durable steps (task_steps), its approvals and the signals it received. The same rows always
@@ -41,53 +48,6 @@ const SOURCE_STEP = 1;
 const SOURCE_APPROVAL = 2;
 const SOURCE_SIGNAL = 3;
 
-interface TaskRow {
-  status: string;
-  query: string;
-  mode: string | null;
-  result: string | null;
-  error: string;
-  error_type: string | null;
-  created_at: Date;
-  started_at: Date | null;
-  completed_at: Date | null;
-}
-
-interface StepRow {
-  key: string;
-  kind: string;
-  name: string;
-  agent_id: string;
-  status: string;
-  started_at: Date;
-  completed_at: Date | null;
-  output: string | null;
-}
-
-interface ApprovalRow {
-  id: string;
-  status: string;
-  tool_name: string;
-  operation: string;
-  risk_level: string;
-  details: string;
-  timeout_seconds: number;
-  requested_at: Date;
-  expires_at: Date;
-  decided_at: Date | null;
-  decided_by: string | null;
-  comments: string | null;
-  modified_action: string | null;
-  run_id: string | null;
-}
-
-interface SignalRow {
-  id: string;
-  name: string;
-  payload: string;
-  created_at: Date;
-}
-
 interface Draft {
   kind: string;
   name: string;
@@ -106,26 +66,7 @@ export async function buildTimeline(options: BuildTimelineOptions): Promise<Time
   if (!isUuid(workflowId)) throw new NotFoundError("Task not found");
   const id = workflowId.toLowerCase();
 
-  // One snapshot for the four reads, so a running workflow's timeline is consistent.
-  // JSON columns are read as text: jsonb prints in a canonical form, so payloads are stable.
-  const [tasks, steps, approvals, signals] = await db.$transaction(
-    [
-      db.$queryRaw<TaskRow[]>`
-        SELECT status, query, mode, result, error, error_type, created_at, started_at, completed_at
-        FROM tasks WHERE id = ${id}::uuid`,
-      db.$queryRaw<StepRow[]>`
-        SELECT key, kind, name, agent_id, status, started_at, completed_at, output::text AS output
-        FROM task_steps WHERE workflow_id = ${id}::uuid`,
-      db.$queryRaw<ApprovalRow[]>`
-        SELECT id, status, tool_name, operation, risk_level, details::text AS details, timeout_seconds,
-               requested_at, expires_at, decided_at, decided_by, comments, modified_action, run_id
-        FROM approvals WHERE workflow_id = ${id}::uuid`,
-      db.$queryRaw<SignalRow[]>`
-        SELECT id::text AS id, name, payload::text AS payload, created_at
-        FROM task_signals WHERE workflow_id = ${id}::uuid`,
-    ],
-    { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
-  );
+  const { tasks, steps, approvals, signals } = await readTimelineRows(db, id);
   const task = tasks[0];
   if (!task) throw new NotFoundError("Task not found");
 

@@ -1,5 +1,6 @@
 import type { DbPool } from "@tog/db";
 import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
+import { readSessionBudget } from "./session.repository.ts";
 import { WorkflowFailure, type TaskInfo } from "../runtime/workflow-context.ts";
 
 // The session's token budget (sessions.token_budget, SESSION_TOKEN_BUDGET for a new session,
@@ -49,11 +50,7 @@ export class SessionBudgets {
   }
 
   async #read(sessionId: string): Promise<BudgetState | null> {
-    const { rows } = await this.#pool.query<{ token_budget: number; tokens_used: number }>(
-      "SELECT token_budget, tokens_used FROM sessions WHERE id = $1::uuid",
-      [sessionId],
-    );
-    const row = rows[0];
+    const row = await readSessionBudget(this.#pool, sessionId);
     return row ? { budget: row.token_budget, used: row.tokens_used } : null;
   }
 }

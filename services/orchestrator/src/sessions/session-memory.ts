@@ -4,12 +4,13 @@ import type { ChatMessage } from "@tog/providers";
 import type { TaskInfo, TaskSpec } from "../runtime/workflow-context.ts";
 import { shapeHistory, type ShapedHistory } from "./history-shaping.ts";
 import { effectiveWindow } from "./presets.ts";
+import { earlierTurns, type TurnRow } from "./session.repository.ts";
 
 // Conversation memory of a session: the earlier turns a later task's agent gets. A turn is an
 // earlier COMPLETED task of the same session with a non-empty result (created before this task),
 // as two messages: the user's query and the assistant's result. Failed, cancelled and running
 // tasks are not part of the conversation. Shaping (window, primers/recents, compression) is in
-// history-shaping.ts. Reads PostgreSQL directly: only the head and the tail of a long session
+// history-shaping.ts. The reads (session.repository.ts) fetch only the head and the tail of a long session
 // are fetched, never more than the window can use.
 
 export interface SessionMemoryOptions {
@@ -18,12 +19,6 @@ export interface SessionMemoryOptions {
   /** Context window (tokens) of the model the task will use; compression is relative to it. */
   contextWindow: (spec: TaskSpec) => number;
   logger?: Logger | undefined;
-}
-
-interface TurnRow {
-  id: string;
-  query: string;
-  result: string;
 }
 
 export class SessionMemory {
@@ -39,16 +34,14 @@ export class SessionMemory {
 
   async load(task: Pick<TaskInfo, "id" | "sessionId" | "createdAt" | "spec">): Promise<ShapedHistory> {
     const settings = effectiveWindow(task.spec.window);
-    const params = [task.sessionId, task.createdAt, task.id];
-    const earlier = async (order: "ASC" | "DESC", limit: number) =>
-      (
-        await this.#pool.query<TurnRow>(
-          // Completed turns with a result before this task, in index order whatever the
-          // statistics say (migration 20261124160000_list_plans).
-          "SELECT id::text, query, result FROM earlier_turns($1::uuid, $2, $3::uuid, $4, $5)",
-          [...params, order === "DESC", limit],
-        )
-      ).rows;
+    const earlier = (order: "ASC" | "DESC", limit: number) =>
+      earlierTurns(this.#pool, {
+        sessionId: task.sessionId,
+        createdAt: task.createdAt,
+        taskId: task.id,
+        newestFirst: order === "DESC",
+        limit,
+      });
     // Two messages per turn: enough turns for the primers and for the rest of the window. The
     // newest turns first: when there are fewer than the window holds, they are all the turns
     // (a new session: one query that finds nothing), and the oldest are not needed. A long

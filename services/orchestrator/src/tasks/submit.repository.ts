@@ -2,6 +2,7 @@ import type { DbPool } from "@tog/db";
 import pg, { type QueryResult } from "pg";
 import { resolveSessionForSubmit, type ResolvedSession } from "./session.resolver.ts";
 
+// raw: the submit's hot path on a pg client, counted in round trips (docs/performance.md "Submit").
 // The submit transaction on a pg client (the hot path: one round trip per statement, the new-
 // session case in a single statement). `enqueue` runs while the transaction is open, so a task
 // row commits only with its run queued (see task.service.ts).

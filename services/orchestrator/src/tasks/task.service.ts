@@ -11,7 +11,7 @@ import {
   NotFoundError,
   OverloadedError,
 } from "@tog/core";
-import type { Db, DbPool } from "@tog/db";
+import { pingDb, type Db, type DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
 import { buildEvent, eventMessageId, isTerminalStatus, terminalErrorData } from "@tog/events";
 import type {
@@ -31,11 +31,12 @@ import type {
   TimelineResult,
 } from "@tog/proto";
 import type { TaskSpec } from "../runtime/workflow-context.ts";
-import { findSessionId } from "./session.resolver.ts";
+import { ApprovalDecisionRepository } from "./approval-decision.repository.ts";
+import { resolveSessionFilter } from "./session.resolver.ts";
 import type { QueueBreaker } from "./queue-breaker.ts";
 import { SubmitRepository } from "./submit.repository.ts";
 import { specFromCommand } from "./task-spec.ts";
-import { TaskQueries, toDetail, type TaskRow } from "./task.queries.ts";
+import { TaskRepository, toDetail, type TaskRow } from "./task.repository.ts";
 
 // The orchestrator's implementation of the gateway-facing API (served over gRPC).
 //
@@ -80,7 +81,8 @@ export class TaskService implements TaskOrchestrator {
   readonly #bus: Bus;
   readonly #logger: Logger;
   readonly #options: TaskServiceOptions;
-  readonly #queries: TaskQueries;
+  readonly #tasks: TaskRepository;
+  readonly #approvals: ApprovalDecisionRepository;
   readonly #submits: SubmitRepository;
   readonly #pool: DbPool;
 
@@ -89,7 +91,8 @@ export class TaskService implements TaskOrchestrator {
     this.#bus = options.bus;
     this.#logger = options.logger;
     this.#options = options;
-    this.#queries = new TaskQueries({ db: options.db });
+    this.#tasks = new TaskRepository({ db: options.db });
+    this.#approvals = new ApprovalDecisionRepository({ db: options.db });
     this.#submits = new SubmitRepository({ pool: options.pool });
     this.#pool = options.pool;
   }
@@ -165,11 +168,11 @@ export class TaskService implements TaskOrchestrator {
   async listTasks(query: ListTasksQuery): Promise<ListTasksResult> {
     let sessionId: string | undefined;
     if (query.sessionId !== undefined) {
-      const found = await findSessionId(this.#pool, query.sessionId, query.userId);
+      const found = await resolveSessionFilter(this.#pool, query.sessionId, query.userId);
       if (found === null) return { tasks: [], totalCount: 0 };
       sessionId = found;
     }
-    const { rows, total } = await this.#queries.list({
+    const { rows, total } = await this.#tasks.list({
       userId: query.userId,
       status: query.status,
       sessionId,
@@ -243,36 +246,26 @@ export class TaskService implements TaskOrchestrator {
 
   async decideApproval(command: ApprovalDecisionCommand): Promise<ApprovalDecisionResult> {
     const decision = command.approved ? "approved" : "denied";
-    await this.#db.$transaction(async (tx) => {
-      const task = isUuid(command.workflowId)
-        ? (
-            await tx.$queryRaw<
-              { user_id: string }[]
-            >`SELECT user_id::text FROM tasks WHERE id = ${command.workflowId}::uuid`
-          )[0]
-        : undefined;
-      if (!task)
-        throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
-      if (task.user_id !== command.userId) throw new ForbiddenError();
-      const approval = (
-        await tx.$queryRaw<{ status: string }[]>`
-        SELECT status FROM approvals WHERE id = ${command.approvalId} AND workflow_id = ${command.workflowId}::uuid FOR UPDATE`
-      )[0];
-      if (!approval)
-        throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
-      if (approval.status !== "pending") {
-        throw new ConflictError(`Approval ${command.approvalId} was already decided: ${approval.status}`, {
-          details: { decision: approval.status },
-        });
-      }
-      await tx.$executeRaw`
-        UPDATE approvals SET status = ${decision}, decided_at = now(), decided_by = ${command.approvedBy},
-               comments = ${command.feedback ?? null}, modified_action = ${command.modifiedAction ?? null}, run_id = ${command.runId ?? null}
-        WHERE id = ${command.approvalId}`;
-      await tx.$executeRaw`
-        INSERT INTO task_signals (workflow_id, name, payload)
-        VALUES (${command.workflowId}::uuid, 'approval', ${JSON.stringify({ approval_id: command.approvalId, decision, by: command.approvedBy })}::jsonb)`;
-    });
+    const outcome = isUuid(command.workflowId)
+      ? await this.#approvals.decide({
+          taskId: command.workflowId,
+          approvalId: command.approvalId,
+          userId: command.userId,
+          decision,
+          approvedBy: command.approvedBy,
+          feedback: command.feedback,
+          modifiedAction: command.modifiedAction,
+          runId: command.runId,
+        })
+      : ({ kind: "not_found" } as const);
+    if (outcome.kind === "not_found")
+      throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
+    if (outcome.kind === "forbidden") throw new ForbiddenError();
+    if (outcome.kind === "closed") {
+      throw new ConflictError(`Approval ${command.approvalId} was already decided: ${outcome.status}`, {
+        details: { decision: outcome.status },
+      });
+    }
     publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(command.workflowId), {
       signal: "approval",
       approval_id: command.approvalId,
@@ -296,12 +289,12 @@ export class TaskService implements TaskOrchestrator {
   }
 
   async ping(): Promise<void> {
-    await Promise.all([this.#db.$queryRaw`SELECT 1`, this.#bus.ping(2_000)]);
+    await Promise.all([pingDb(this.#db), this.#bus.ping(2_000)]);
   }
 
   /** Reads are owner-only and do not reveal other users' tasks: 404 either way. */
   async #owned(userId: string, taskId: string, _purpose: "read"): Promise<TaskRow> {
-    const row = isUuid(taskId) ? await this.#queries.get(taskId) : null;
+    const row = isUuid(taskId) ? await this.#tasks.get(taskId) : null;
     if (!row || row.user_id !== userId) throw new NotFoundError("Task not found");
     return row;
   }

@@ -1,5 +1,6 @@
 import { startPeriodicJob, type Logger } from "@tog/core";
-import type { Db } from "@tog/db";
+import { withTryAdvisoryLock, type Db } from "@tog/db";
+import { purgeIdleSessions } from "@tog/task-data";
 
 // Session history retention (docs/api.md "Sessions": 30 days by default). A session whose last activity is
 // older than SESSION_RETENTION_DAYS is purged for good: its row, its tasks with their steps,
@@ -7,7 +8,8 @@ import type { Db } from "@tog/db";
 // sessions follow the same rule (their data is retained until then). A session with a task that
 // has not finished is never purged. The purge works in small batches, each committed on its own;
 // every instance schedules it and an advisory lock lets one of them run at a time (the same
-// pattern as the event retention in services/orchestrator/src/events/retention.ts).
+// pattern as the event retention in services/orchestrator/src/events/retention.ts). The statements
+// are in libs/task-data: the tables are the orchestrator's (docs/architecture.md "Tables").
 
 /** Advisory lock key of the purge ("tog-sess" in ASCII). */
 export const SESSION_RETENTION_LOCK_KEY = 0x746f672d73657373n;
@@ -50,52 +52,20 @@ export function startSessionRetention(options: SessionRetentionOptions): Session
   const batchSize = Math.max(1, options.batchSize ?? 100);
   const maxRunMs = options.maxRunMs ?? 600_000;
 
-  async function purgeBatch(): Promise<{ sessions: string[]; tasks: number; events: number }> {
-    return db.$transaction(async (tx) => {
-      const expired = await tx.$queryRaw<{ id: string }[]>`
-        SELECT s.id::text FROM sessions s
-        WHERE s.last_activity_at < now() - make_interval(days => ${days}::int)
-          AND NOT EXISTS (SELECT 1 FROM tasks t WHERE t.session_id = s.id AND t.status IN ('QUEUED', 'RUNNING'))
-        ORDER BY s.last_activity_at
-        LIMIT ${batchSize}::int
-        FOR UPDATE SKIP LOCKED`;
-      const ids = expired.map((r) => r.id);
-      if (ids.length === 0) return { sessions: [], tasks: 0, events: 0 };
-      // task_events has no foreign key (the persister may store an event before its task row is
-      // visible), so its rows go explicitly; the rest cascades from sessions.
-      const events = await tx.$executeRaw`
-        DELETE FROM task_events WHERE workflow_id IN (SELECT id FROM tasks WHERE session_id = ANY(${ids}::uuid[]))`;
-      const tasks = await tx.$queryRaw<
-        { n: bigint }[]
-      >`SELECT count(*) AS n FROM tasks WHERE session_id = ANY(${ids}::uuid[])`;
-      await tx.$executeRaw`DELETE FROM sessions WHERE id = ANY(${ids}::uuid[])`;
-      return { sessions: ids, tasks: Number(tasks[0]?.n ?? 0), events };
-    });
-  }
-
   async function purge(stopping: () => boolean): Promise<SessionRetentionResult> {
     const result: SessionRetentionResult = { ran: false, sessions: 0, tasks: 0, events: 0 };
     if (days <= 0) return result;
     const startedAt = Date.now();
-    await db.$transaction(
-      async (tx) => {
-        const [lock] = await tx.$queryRaw<
-          { locked: boolean }[]
-        >`SELECT pg_try_advisory_xact_lock(${SESSION_RETENTION_LOCK_KEY}) AS locked`;
-        if (!lock?.locked) return;
-        result.ran = true;
-        while (!stopping() && Date.now() - startedAt < maxRunMs) {
-          const batch = await purgeBatch();
-          result.sessions += batch.sessions.length;
-          result.tasks += batch.tasks;
-          result.events += batch.events;
-          if (batch.sessions.length > 0) await options.onPurged?.(batch.sessions);
-          if (batch.sessions.length < batchSize) break;
-        }
-      },
-      // This transaction only holds the lock; it must outlive the whole run.
-      { timeout: maxRunMs + 60_000, maxWait: 10_000 },
-    );
+    result.ran = await withTryAdvisoryLock(db, SESSION_RETENTION_LOCK_KEY, maxRunMs + 60_000, async () => {
+      while (!stopping() && Date.now() - startedAt < maxRunMs) {
+        const batch = await purgeIdleSessions(db, days, batchSize);
+        result.sessions += batch.sessions.length;
+        result.tasks += batch.tasks;
+        result.events += batch.events;
+        if (batch.sessions.length > 0) await options.onPurged?.(batch.sessions);
+        if (batch.sessions.length < batchSize) break;
+      }
+    });
     if (!result.ran) logger.debug("session retention skipped: another instance is purging");
     else if (result.sessions > 0)
       logger.info({ ...result, retentionDays: days, ms: Date.now() - startedAt }, "idle sessions purged");

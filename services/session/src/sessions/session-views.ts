@@ -7,7 +7,7 @@ import type {
   SessionSummarySchema,
   TurnSchema,
 } from "@tog/api";
-import type { SessionRecord, SessionTaskRecord } from "./session.repository.ts";
+import type { SessionRecord, SessionTaskRecord } from "@tog/task-data";
 import type { TurnTask } from "./session.service.ts";
 
 // How session records look over HTTP.

@@ -1,6 +1,6 @@
 import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 import type { SessionCache, SessionView } from "./session-cache.ts";
-import type { SessionRecord, SessionRepository, SessionTaskRecord, TurnEventRecord } from "./session.repository.ts";
+import type { SessionRecord, SessionRepository, SessionTaskRecord, TurnEventRecord } from "@tog/task-data";
 import { validTitle } from "./title.ts";
 
 // The session rules (docs/api.md "Sessions", "Authentication"; operations listSessions … deleteSession):

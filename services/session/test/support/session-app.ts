@@ -25,7 +25,7 @@ import {
 import { createSessionApp } from "../../src/app.ts";
 import { startChangeFeed, type ChangeFeed } from "../../src/sessions/change-feed.ts";
 import { SessionCache } from "../../src/sessions/session-cache.ts";
-import { SessionRepository } from "../../src/sessions/session.repository.ts";
+import { SessionRepository } from "@tog/task-data";
 import { SessionService } from "../../src/sessions/session.service.ts";
 
 export { call, type TestUser };

@@ -1,7 +1,11 @@
 import type { Db } from "@tog/db";
 import type { EventRow } from "./event-row.ts";
 
+// The event persister's and the event retention's statements on `task_events` (the orchestrator
+// owns the log; other services read it through libs/event-log).
+
 /**
+ * raw: one `INSERT … unnest` per batch of up to 500 events (docs/performance.md "Run", events).
  * Writes rows with one statement, whatever their number: columns travel as arrays and
  * `unnest` turns them back into rows. An event already stored is skipped, which makes a
  * redelivered or republished event harmless. Returns the number of rows newly written.
@@ -22,4 +26,16 @@ export async function insertEventRows(db: Db, rows: readonly EventRow[]): Promis
                 ${timestamps}::timestamptz[], ${events}::text[])
       AS u(workflow_id, seq, type, agent_id, ts, event)
     ON CONFLICT (workflow_id, seq) DO NOTHING`;
+}
+
+/**
+ * Deletes up to `batchSize` events older than `days`, committed on its own; returns how many.
+ * raw: ctid = ANY(ARRAY(...)) lets the planner fetch the rows by their physical address.
+ */
+export function deleteEventsOlderThan(db: Db, days: number, batchSize: number): Promise<number> {
+  return db.$executeRaw`
+            DELETE FROM task_events WHERE ctid = ANY(ARRAY(
+              SELECT ctid FROM task_events
+              WHERE "timestamp" < now() - make_interval(days => ${days}::int)
+              LIMIT ${batchSize}::int))`;
 }

@@ -2,7 +2,8 @@ import type { Db } from "@tog/db";
 import { Prisma } from "@tog/db";
 import type { ExecutionMode, RequestMode, TaskDetail, TaskStatus } from "@tog/proto";
 
-// Reads of the tasks table for the API.
+// Reads of the tasks table for the API (GetTask, ListTasks). The row shape is the SQL's own
+// (snake_case, ids as text), which toDetail turns into the wire's TaskDetail.
 
 export interface TaskRow {
   id: string;
@@ -30,7 +31,7 @@ export interface TaskRow {
 const COLUMNS = Prisma.sql`id::text, user_id::text, session_id::text, query, status, mode, requested_mode, result, error, error_type,
   model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd, created_at, updated_at, started_at, completed_at`;
 
-export class TaskQueries {
+export class TaskRepository {
   readonly #db: Db;
 
   constructor(options: { db: Db }) {
@@ -38,6 +39,7 @@ export class TaskQueries {
   }
 
   async get(taskId: string): Promise<TaskRow | null> {
+    // raw: by primary key on every task read, in the row shape the lists share (docs/performance.md "Reads").
     const rows = await this.#db.$queryRaw<TaskRow[]>`SELECT ${COLUMNS} FROM tasks WHERE id = ${taskId}::uuid`;
     return rows[0] ?? null;
   }
@@ -59,8 +61,9 @@ export class TaskQueries {
     const total = await this.#count(q);
     const limit = Math.min(q.limit, Math.max(0, total - q.offset));
     if (limit === 0) return { rows: [], total };
-    // Through functions that plan in index order whatever the statistics say (migration
-    // 20261124160000_list_plans). A session's owner was checked when its id was resolved.
+    // raw: SQL functions that plan in index order whatever the statistics say (migration
+    // 20261124160000_list_plans; docs/performance.md "Plans that do not depend on statistics").
+    // A session's owner was checked when its id was resolved.
     const status = q.status ?? null;
     const rows = q.sessionId
       ? await this.#db.$queryRaw<
@@ -77,6 +80,7 @@ export class TaskQueries {
     status?: TaskStatus | undefined;
     sessionId?: string | undefined;
   }): Promise<number> {
+    // raw: counters summed per user, the session's kept count (docs/performance.md "user_counters").
     if (q.sessionId !== undefined) {
       const rows = q.status
         ? await this.#db.$queryRaw<{ n: bigint }[]>`

@@ -1,7 +1,9 @@
 import { Prisma, type Db } from "@tog/db";
 
-// Reads and writes of `sessions` and the session's tasks and events. Task status values are
-// stored bare (COMPLETED); the views add the API's prefix.
+// The session service's reads and writes of `sessions` and the session's tasks and events (the
+// orchestrator's tables: docs/architecture.md "Tables"). Task status values are stored bare
+// (COMPLETED); the views add the API's prefix. Raw throughout: the rows are read in the shape the
+// views build from, and each statement says why it is not a Prisma model call.
 
 export interface SessionRecord {
   id: string;
@@ -106,12 +108,14 @@ export class SessionRepository {
   }
 
   async findById(id: string): Promise<SessionRecord | null> {
+    // raw: by primary key on every session request, in the one row shape of these reads (docs/performance.md "Reads").
     const rows = await this.#db.$queryRaw<SessionRow[]>`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = ${id}::uuid`;
     return rows[0] ? toSession(rows[0]) : null;
   }
 
   /** External ids are per user (docs/security.md): the same id of another user is another session. */
   async findByExternalId(userId: string, externalId: string): Promise<SessionRecord | null> {
+    // raw: the same row shape as findById, by the (user_id, external_id) unique index.
     const rows = await this.#db.$queryRaw<
       SessionRow[]
     >`SELECT ${SESSION_COLUMNS} FROM sessions WHERE user_id = ${userId}::uuid AND external_id = ${externalId}`;
@@ -126,7 +130,8 @@ export class SessionRepository {
       SELECT sum(sessions_active)::bigint AS n FROM user_counters WHERE user_id = ${userId}::uuid`;
     const total = Number(count[0]?.n ?? 0);
     if (offset >= total) return { sessions: [], total };
-    // In index order whatever the statistics say (migration 20261124160000_list_plans).
+    // raw: in index order whatever the statistics say (migration 20261124160000_list_plans;
+    // docs/performance.md "Plans that do not depend on statistics").
     const rows = await this.#db.$queryRaw<SessionRow[]>`
       SELECT ${SESSION_COLUMNS} FROM sessions_page(${userId}::uuid, ${Math.min(limit, total - offset)}::int, ${offset}::int)`;
     return { sessions: rows.map(toSession), total };
@@ -134,6 +139,7 @@ export class SessionRepository {
 
   /** Every task of the session, oldest first; `limit`/`offset` count tasks (turns). */
   async tasks(sessionId: string, page?: { limit: number; offset: number }): Promise<SessionTaskRecord[]> {
+    // raw: through session_tasks_oldest (migration 20261124160000_list_plans) with the outcome read from the finish step's JSON.
     const rows = await this.#db.$queryRaw<
       {
         id: string;
@@ -186,6 +192,7 @@ export class SessionRepository {
 
   /** The session's task count, kept on the session row at submit (no count of rows). */
   async countTasks(sessionId: string): Promise<number> {
+    // raw: the same column the list's total reads, by primary key (docs/performance.md "Reads").
     const rows = await this.#db.$queryRaw<
       { n: number }[]
     >`SELECT task_count AS n FROM sessions WHERE id = ${sessionId}::uuid`;
@@ -195,6 +202,7 @@ export class SessionRepository {
   /** Stored events of these tasks without LLM_PARTIAL, by task then seq. */
   async turnEvents(taskIds: readonly string[], includeData: boolean): Promise<TurnEventRecord[]> {
     if (taskIds.length === 0) return [];
+    // raw: fields extracted from the stored JSON text in PostgreSQL, so the event bodies are not shipped whole.
     const rows = await this.#db.$queryRaw<
       {
         workflow_id: string;
@@ -231,6 +239,7 @@ export class SessionRepository {
 
   /** Sets the title (column and `context.title`); null when the session is gone or deleted. */
   async rename(id: string, title: string): Promise<SessionRecord | null> {
+    // raw: jsonb_set on `context` and RETURNING in one statement, which Prisma's model API cannot do.
     const rows = await this.#db.$queryRaw<SessionRow[]>`
       UPDATE sessions SET title = ${title}, context = jsonb_set(context, '{title}', to_jsonb(${title}::text)), updated_at = now()
       WHERE id = ${id}::uuid AND deleted_at IS NULL
@@ -240,6 +249,7 @@ export class SessionRepository {
 
   /** Soft delete; a second delete keeps the first `deleted_at`/`deleted_by`. */
   async softDelete(id: string, by: string): Promise<void> {
+    // raw: deleted_at from the database clock, like every other timestamp of the row.
     await this.#db.$executeRaw`
       UPDATE sessions SET deleted_at = now(), deleted_by = ${by}::uuid, updated_at = now()
       WHERE id = ${id}::uuid AND deleted_at IS NULL`;
