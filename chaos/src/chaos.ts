@@ -4,20 +4,39 @@
 // A report with figures, not a timed test; the small e2e versions are in tests-e2e/chaos.
 import { execFileSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
-import { cpus, totalmem } from "node:os";
+import { cpus, loadavg, totalmem } from "node:os";
 import path from "node:path";
 import { randomUUID } from "node:crypto";
 import { loadConfig } from "@tog/core";
 import { ownServersAvailable } from "@tog/tests-e2e";
 import { z } from "zod";
 import { startLoad } from "./load.ts";
-import { SCENARIOS, type FaultResult, type Scenario, type ScenarioContext } from "./scenarios.ts";
+import { SCENARIOS, type ChaosSettings, type FaultResult, type Scenario, type ScenarioContext } from "./scenarios.ts";
 import { startSystem } from "./system.ts";
+import type { StreamVerdict } from "./streams.ts";
 import { drain, verify, type Verdict } from "./verify.ts";
 
 const config = loadConfig({
   CHAOS_TASKS: z.coerce.number().int().min(10).default(300).describe("chaos: tasks submitted per scenario."),
   CHAOS_RATE: z.coerce.number().min(1).default(10).describe("chaos: submissions started per second."),
+  CHAOS_WORKER_TASKS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(1000)
+    .describe("chaos: tasks submitted during the workers-sigkill scenario (every kind, writes included)."),
+  CHAOS_STREAM_SUBSCRIBERS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(1000)
+    .describe("chaos: SSE and WebSocket subscribers of the stream-instance-kill scenario."),
+  CHAOS_ROLLING_SUBSCRIBERS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(100)
+    .describe("chaos: SSE and WebSocket subscribers kept open through the rolling restart."),
   CHAOS_DRAIN_SECONDS: z.coerce
     .number()
     .int()
@@ -26,8 +45,26 @@ const config = loadConfig({
     .describe("chaos: how long accepted tasks may take to finish after the load."),
 });
 
+const settings: ChaosSettings = {
+  tasks: config.CHAOS_TASKS,
+  rate: config.CHAOS_RATE,
+  workerTasks: config.CHAOS_WORKER_TASKS,
+  streamSubscribers: config.CHAOS_STREAM_SUBSCRIBERS,
+  rollingSubscribers: config.CHAOS_ROLLING_SUBSCRIBERS,
+};
+
+/** The machine is shared: its load average (1, 5, 15 min) goes into the report. */
+const loadAverage = () =>
+  loadavg()
+    .map((n) => n.toFixed(2))
+    .join(" / ");
+let loadStart = loadAverage();
+const machine = describeMachine();
+
 interface Row {
   scenario: string;
+  /** Load average of the machine when the scenario ended. */
+  loadAverage?: string;
   description: string;
   verdict: Verdict;
   /** Requests answered 5xx without Retry-After, 4xx other than 429, or not at all. */
@@ -39,6 +76,8 @@ interface Row {
   failureSamples: Record<string, string>;
   recoveryMs: number | null;
   recoveryMeaning: string;
+  /** Scenarios with stream subscribers: how their streams went. */
+  streams?: StreamVerdict;
   drainMs: number;
   notes: string[];
   /** Distinct error log lines of the services (message and error text), with counts. */
@@ -58,13 +97,11 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   const probeIds: string[] = [];
   try {
     await scenario.prepare?.(sys);
-    const offered = scenario.load?.({ tasks: config.CHAOS_TASKS, rate: config.CHAOS_RATE }) ?? {
-      tasks: config.CHAOS_TASKS,
-      rate: config.CHAOS_RATE,
-    };
+    const offered = scenario.load?.(settings) ?? { tasks: config.CHAOS_TASKS, rate: config.CHAOS_RATE };
     log(`offering ${offered.tasks} tasks at ${offered.rate}/s`);
     const load = startLoad({ baseUrl: sys.env.baseUrl, apiKey: sys.apiKey, tasks: offered.tasks, rate: offered.rate });
     const ctx: ScenarioContext = {
+      settings,
       sys,
       load,
       log,
@@ -157,9 +194,11 @@ async function runScenario(scenario: Scenario): Promise<Row> {
       failureSamples,
       recoveryMs: fault.recoveryMs,
       recoveryMeaning: scenario.recoveryMeaning,
+      ...(fault.streams ? { streams: fault.streams } : {}),
       drainMs,
       notes: fault.notes,
       serviceErrors,
+      loadAverage: loadAverage(),
     };
     log(
       JSON.stringify({
@@ -177,19 +216,27 @@ async function runScenario(scenario: Scenario): Promise<Row> {
   }
 }
 
+function streams(r: Row): string {
+  const s = r.streams;
+  if (!s) return "–";
+  const gaveUp = s.gaveUp || s.incomplete ? ` (gave up ${s.gaveUp}, incomplete ${s.incomplete})` : "";
+  return `${s.subscriptions}: ${s.resumed} / ${s.gaps} / ${s.duplicates}${gaveUp}`;
+}
+
 function table(rows: Row[]): string {
   const head =
-    "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Seq gaps | Missing from log | Failed requests | Shed (Retry-After) | Recovery |";
-  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+    "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Writes: once / lost / duplicated | Seq gaps | Missing from log | Stream subscriptions: resumed / gaps / duplicates | Failed requests | Shed (Retry-After) | Recovery |";
+  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
   const lines = rows.map((r) => {
     const v = r.verdict;
     const rec = r.recoveryMs === null ? "–" : `${(r.recoveryMs / 1000).toFixed(1)} s`;
-    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.refused} | ${v.completed} | ${v.failed} | ${v.lost} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.seqGaps} | ${v.missingFromLog} | ${r.failedRequests} | ${r.shedRequests} | ${rec} |`;
+    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.refused} | ${v.completed} | ${v.failed} | ${v.lost} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.writes ? `${v.writesOnce}/${v.writes} / ${v.writesLost} / ${v.writesDuplicated}` : "–"} | ${v.seqGaps} | ${v.missingFromLog} | ${streams(r)} | ${r.failedRequests} | ${r.shedRequests} | ${rec} |`;
   });
   return [head, sep, ...lines].join("\n");
 }
 
-function machine(): string {
+/** Read once at the start: a commit made while the run goes on is not the code that ran. */
+function describeMachine(): string {
   let commit = "unknown";
   try {
     commit = execFileSync("git", ["rev-parse", "--short", "HEAD"]).toString().trim();
@@ -207,12 +254,13 @@ function writeReport(startedAt: Date, rows: Row[]): string {
   const md = [
     `# Chaos run ${startedAt.toISOString()}`,
     "",
-    `Machine: ${machine()}. ${config.CHAOS_TASKS} tasks per scenario at ${config.CHAOS_RATE}/s (simple, standard, complex, tool, approval in turn).`,
+    `Machine: ${machine}; load average at the start ${loadStart}. ${config.CHAOS_TASKS} tasks per scenario (workers-sigkill: ${config.CHAOS_WORKER_TASKS}) at ${config.CHAOS_RATE}/s (simple, standard, complex, tool, approval, write in turn).`,
     "",
     table(rows),
     "",
     ...rows.flatMap((r) => [
       `- **${r.scenario}**: ${r.description}. Recovery: ${r.recoveryMeaning}. Drain ${(r.drainMs / 1000).toFixed(1)} s.` +
+        (r.loadAverage ? ` Load average at its end ${r.loadAverage}.` : "") +
         (r.notes.length ? ` ${r.notes.join("; ")}.` : "") +
         (Object.keys(r.failedByStatus).length
           ? ` Answers other than 2xx: ${Object.entries(r.failedByStatus)
@@ -224,10 +272,7 @@ function writeReport(startedAt: Date, rows: Row[]): string {
     "",
   ].join("\n");
   writeFileSync(path.join(dir, `chaos-${stamp}.md`), md);
-  writeFileSync(
-    path.join(dir, `chaos-${stamp}.json`),
-    JSON.stringify({ startedAt, machine: machine(), config, rows }, null, 2),
-  );
+  writeFileSync(path.join(dir, `chaos-${stamp}.json`), JSON.stringify({ startedAt, machine, config, rows }, null, 2));
   return md;
 }
 
@@ -248,6 +293,7 @@ async function main() {
   }
   const chosen = wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS;
   const startedAt = new Date();
+  loadStart = loadAverage();
   const rows: Row[] = [];
   for (const scenario of chosen) {
     try {
@@ -268,6 +314,10 @@ async function main() {
           duplicatedEffects: 0,
           seqGaps: 0,
           missingFromLog: 0,
+          writes: 0,
+          writesOnce: 0,
+          writesLost: 0,
+          writesDuplicated: 0,
         },
         failedRequests: 0,
         shedRequests: 0,

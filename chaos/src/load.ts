@@ -1,22 +1,35 @@
 // The clients of a scenario: submit a fixed number of tasks of every kind at a steady rate,
 // each with its own Idempotency-Key, and retry a failed submission with the same key after its
 // Retry-After (what a well-behaved client does: the key makes the retry safe). Tasks that ask for
-// an approval are approved by an approver loop. Every failed HTTP attempt is counted.
+// an approval — the task approval, or workspace_write's (a high-risk tool) — are approved by an
+// approver loop. Every failed HTTP attempt is counted.
 import { randomUUID } from "node:crypto";
 
-export type TaskKind = "simple" | "standard" | "complex" | "tool" | "approval";
+export type TaskKind = "simple" | "standard" | "complex" | "tool" | "approval" | "write";
 
-export const TASK_KINDS: Record<TaskKind, { query: string; mode: string; context?: Record<string, unknown> }> = {
+export const TASK_KINDS: Record<
+  Exclude<TaskKind, "write">,
+  { query: string; mode: string; context?: Record<string, unknown> }
+> = {
   simple: { query: "Say hello in one short sentence", mode: "simple" },
   standard: { query: "Explain briefly why the sky is blue", mode: "standard" },
+  // A planned flow: its subtasks run as child tasks.
   complex: { query: "Research the history of Rome, then compare it with Athens, and summarize both", mode: "complex" },
   tool: { query: "What is 12*(3+4)?", mode: "standard" },
   approval: { query: "Summarize the plan", mode: "simple", context: { require_approval: true } },
 };
 
+/** The side effect a write task asks for: `value` stored under workspace `key`, both unique to the task. */
+export interface WriteEffect {
+  key: string;
+  value: string;
+}
+
 export interface Submission {
   kind: TaskKind;
   key: string;
+  /** write tasks: the effect that must happen exactly once. */
+  write?: WriteEffect;
   taskId?: string;
   /** HTTP attempts it took (1 = first try). */
   attempts: number;
@@ -54,7 +67,39 @@ export interface Load {
   stop(): void;
 }
 
-const kinds = Object.keys(TASK_KINDS) as TaskKind[];
+const kinds: TaskKind[] = ["simple", "standard", "complex", "tool", "approval", "write"];
+
+/**
+ * The request body of a submission. A write task has the analyst role (its tools include
+ * workspace_write) and a query the offline provider reads as a workspace_write call.
+ */
+export function taskBody(s: Pick<Submission, "kind" | "write">): Record<string, unknown> {
+  if (s.kind === "write") {
+    if (!s.write) throw new Error("a write task needs its effect");
+    return {
+      query: `Save "${s.write.value}" to workspace key ${s.write.key}`,
+      mode: "standard",
+      context: { role: "analyst" },
+    };
+  }
+  const spec = TASK_KINDS[s.kind];
+  return { query: spec.query, mode: spec.mode, ...(spec.context ? { context: spec.context } : {}) };
+}
+
+/** A new submission of `kind` with its own Idempotency-Key (and, for a write, its own key and value). */
+export function newSubmission(kind: TaskKind): Submission {
+  const key = randomUUID();
+  return {
+    kind,
+    key,
+    ...(kind === "write" ? { write: { key: `chaos/${key}`, value: `v-${randomUUID()}` } } : {}),
+    attempts: 0,
+    submittedAt: Date.now(),
+  };
+}
+
+/** Kinds whose tasks wait for an approval the approver gives. */
+const APPROVED_KINDS = new Set<TaskKind>(["approval", "write"]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function startLoad(options: LoadOptions): Load {
@@ -82,12 +127,7 @@ export function startLoad(options: LoadOptions): Load {
   };
 
   const submitOne = async (s: Submission) => {
-    const spec = TASK_KINDS[s.kind];
-    const body = JSON.stringify({
-      query: spec.query,
-      mode: spec.mode,
-      ...(spec.context ? { context: spec.context } : {}),
-    });
+    const body = JSON.stringify(taskBody(s));
     const end = s.submittedAt + retryForMs;
     for (;;) {
       s.attempts++;
@@ -116,34 +156,43 @@ export function startLoad(options: LoadOptions): Load {
     for (let i = 0; i < options.tasks; i++) {
       const due = started + (i * 1_000) / options.rate;
       if (due > Date.now()) await sleep(due - Date.now());
-      const s: Submission = { kind: kinds[i % kinds.length]!, key: randomUUID(), attempts: 0, submittedAt: Date.now() };
+      const s = newSubmission(kinds[i % kinds.length]!);
       submissions.push(s);
       inflight.push(submitOne(s));
     }
     await Promise.all(inflight);
   })();
 
-  // Approves what the approval tasks ask for (each task once, by reading its history).
+  // Approves what the approval and write tasks ask for (each task once, by reading its history),
+  // a few tasks at a time: with 1,000 tasks one poll after another would leave approvals waiting.
   const approved = new Set<string>();
+  const approveOne = async (s: Submission) => {
+    const res = await call("approval poll", `${options.baseUrl}/tasks/${s.taskId}/events?limit=200`, { headers });
+    if (!res?.ok) return;
+    const events = (
+      (await res.json()) as {
+        events: { type: string; data: { approval_id?: string; terminal?: boolean } }[];
+      }
+    ).events;
+    if (events.some((e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data.terminal))) {
+      approved.add(s.taskId!);
+      return;
+    }
+    const request = events.find((e) => e.type === "APPROVAL_REQUESTED");
+    if (!request) return;
+    const decision = await call("approve", `${options.baseUrl}/approvals/decision`, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({ workflow_id: s.taskId, approval_id: request.data.approval_id, approved: true }),
+    });
+    // 409: decided already (a retry after a lost answer).
+    if (decision && (decision.ok || decision.status === 409)) approved.add(s.taskId!);
+  };
   void (async () => {
     while (!stopped) {
-      const waiting = submissions.filter((s) => s.kind === "approval" && s.taskId && !approved.has(s.taskId));
-      for (const s of waiting) {
-        if (stopped) break;
-        const res = await call("approval poll", `${options.baseUrl}/tasks/${s.taskId}/events?limit=200`, { headers });
-        if (!res?.ok) continue;
-        const events = ((await res.json()) as { events: { type: string; data: { approval_id?: string } }[] }).events;
-        if (events.some((e) => e.type === "WORKFLOW_COMPLETED" || e.type === "ERROR_OCCURRED")) approved.add(s.taskId!);
-        const request = events.find((e) => e.type === "APPROVAL_REQUESTED");
-        if (!request) continue;
-        const decision = await call("approve", `${options.baseUrl}/approvals/decision`, {
-          method: "POST",
-          headers,
-          body: JSON.stringify({ workflow_id: s.taskId, approval_id: request.data.approval_id, approved: true }),
-        });
-        // 409: decided already (a retry after a lost answer).
-        if (decision && (decision.ok || decision.status === 409)) approved.add(s.taskId!);
-      }
+      const waiting = submissions.filter((s) => APPROVED_KINDS.has(s.kind) && s.taskId && !approved.has(s.taskId));
+      for (let i = 0; i < waiting.length && !stopped; i += 8)
+        await Promise.all(waiting.slice(i, i + 8).map(approveOne));
       await sleep(300);
     }
   })();

@@ -2,17 +2,45 @@
 // it returns the recovery time it measured and notes for the report (docs/reliability.md says
 // what each one guarantees).
 import pg from "pg";
+import { describeStreams, follow, keepFollowing, verifyStreams } from "./streams.ts";
 import { freePort, routesFor, SERVICES, type RunningService, type ServiceDefinition } from "@tog/devstack";
 import type { ChaosSystem, SystemOptions } from "./system.ts";
-import type { Load } from "./load.ts";
+import { taskBody, type Load } from "./load.ts";
+import type { StreamVerdict, Subscription } from "./streams.ts";
 
 export interface FaultResult {
   /** Worst time to recover the scenario measured (ms), see `recoveryMeaning`. */
   recoveryMs: number | null;
   notes: string[];
+  /** Scenarios with stream subscribers: how their streams went. */
+  streams?: StreamVerdict;
+}
+
+/** Per subscriber that resumed after `since`: ms from `since` to the connection that resumed (sorted). */
+function resumeTimes(subscriptions: Subscription[], since: number): number[] {
+  const times: number[] = [];
+  for (const s of subscriptions) {
+    const withEvents = s.connections.filter((c) => c.seqs.length > 0);
+    const resumed = withEvents.find((c, i) => i > 0 && (c.openedAt ?? 0) >= since);
+    if (resumed?.openedAt !== undefined) times.push(resumed.openedAt - since);
+  }
+  return times.sort((a, b) => a - b);
+}
+
+/** The run's settings (chaos.ts reads them from the environment). */
+export interface ChaosSettings {
+  tasks: number;
+  rate: number;
+  /** Tasks of the workers-sigkill scenario (CHAOS_WORKER_TASKS). */
+  workerTasks: number;
+  /** Subscribers of the stream scenarios (CHAOS_STREAM_SUBSCRIBERS). */
+  streamSubscribers: number;
+  /** Subscribers kept during the rolling restart (CHAOS_ROLLING_SUBSCRIBERS). */
+  rollingSubscribers: number;
 }
 
 export interface ScenarioContext {
+  settings: ChaosSettings;
   sys: ChaosSystem;
   load: Load;
   log(message: string): void;
@@ -33,7 +61,7 @@ export interface Scenario {
   /** Runs before the load starts (topology changes that are not the fault). */
   prepare?(sys: ChaosSystem): Promise<void>;
   /** The load this scenario offers instead of the run's CHAOS_TASKS / CHAOS_RATE (read after prepare). */
-  load?(defaults: { tasks: number; rate: number }): { tasks: number; rate: number };
+  load?(settings: ChaosSettings): { tasks: number; rate: number };
   fault(ctx: ScenarioContext): Promise<FaultResult>;
 }
 
@@ -41,11 +69,17 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const workerKills: Scenario = {
   name: "workers-sigkill",
-  description: "3 workers; every 4 s one random worker is SIGKILLed and a new one started, during the whole submission",
-  recoveryMeaning: "longest time from a kill to a killed worker's run resuming elsewhere (ERROR_RECOVERY)",
+  description:
+    "3 workers; every ~4 s one random worker is SIGKILLed and a new one started, during the whole submission (CHAOS_WORKER_TASKS tasks)",
+  recoveryMeaning:
+    "longest time from a kill to the first event of the next run of a task the killed worker held (ERROR_RECOVERY when it had checkpoints)",
   system: { replicas: { worker: 3 } },
+  load: (defaults) => ({ tasks: defaults.workerTasks, rate: defaults.rate }),
   async fault(ctx) {
-    const kills: number[] = [];
+    const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
+    await client.connect();
+    // Per kill: when, and the tasks whose lease the victim held (its worker id holds its pid).
+    const kills: { at: number; held: string[] }[] = [];
     let done = false;
     void ctx.load.submitted.then(() => (done = true));
     await ctx.accepted(20);
@@ -53,36 +87,74 @@ const workerKills: Scenario = {
       const live = ctx.sys.workers.filter((w) => w.isRunning);
       const victim = live[Math.floor(Math.random() * live.length)];
       if (victim) {
-        kills.push(Date.now());
+        const held = await client.query<{ id: string }>(
+          `SELECT id::text FROM tasks WHERE lease_owner LIKE $1 AND completed_at IS NULL`,
+          [`%:${victim.pid}:%`],
+        );
+        const at = Date.now();
         await victim.kill();
-        ctx.log(`SIGKILL ${victim.name} (pid ${victim.pid})`);
+        kills.push({ at, held: held.rows.map((r) => r.id) });
+        ctx.log(`SIGKILL ${victim.name} (pid ${victim.pid}) holding ${held.rowCount} runs`);
         await ctx.sys.addWorker();
       }
       await sleep(3_000);
     }
-    // Recovery per kill: the resumptions (ERROR_RECOVERY) that followed it, before the next kill.
-    const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
-    await client.connect();
-    await sleep(6_000);
-    const rows = await client.query<{ ts: Date }>(
-      `SELECT timestamp AS ts FROM task_events WHERE type = 'ERROR_RECOVERY' ORDER BY timestamp`,
+    // Every run of a killed worker must have been taken over by the time the load drained; give
+    // the last kill's runs their lease time.
+    await sleep(8_000);
+    const perRun: number[] = [];
+    let notResumed = 0;
+    let finishedBeforeKill = 0;
+    // A run that its next worker claimed and then lost to the next kill, before any event: its
+    // restart counts under that later kill.
+    let killedAgain = 0;
+    let slowest: { ms: number; id: string } | undefined;
+    const killed = new Set<string>();
+    for (const [k, kill] of kills.entries()) {
+      if (kill.held.length === 0) continue;
+      for (const id of kill.held) killed.add(id);
+      const first = await client.query<{ id: string; ts: Date }>(
+        `SELECT workflow_id::text AS id, min(timestamp) AS ts FROM task_events
+          WHERE workflow_id = ANY($1::uuid[]) AND timestamp > $2 GROUP BY 1`,
+        [kill.held, new Date(kill.at)],
+      );
+      const firstById = new Map(first.rows.map((r) => [r.id, r.ts.getTime()]));
+      const before = await client.query<{ id: string }>(
+        `SELECT id::text FROM tasks WHERE id = ANY($1::uuid[]) AND completed_at <= $2`,
+        [kill.held, new Date(kill.at)],
+      );
+      const doneBefore = new Set(before.rows.map((r) => r.id));
+      for (const id of kill.held) {
+        const ts = firstById.get(id);
+        if (ts !== undefined && kills.slice(k + 1).some((later) => later.at < ts && later.held.includes(id)))
+          killedAgain++;
+        else if (ts !== undefined) {
+          perRun.push(ts - kill.at);
+          if (ts - kill.at > (slowest?.ms ?? -1)) slowest = { ms: ts - kill.at, id };
+        } else if (doneBefore.has(id)) finishedBeforeKill++;
+        else notResumed++;
+      }
+    }
+    // Runs resumed (ERROR_RECOVERY) that no kill took from their worker: redelivered while alive.
+    const resumed = await client.query<{ id: string }>(
+      `SELECT DISTINCT workflow_id::text AS id FROM task_events WHERE type = 'ERROR_RECOVERY'
+         AND (event::jsonb->'data'->>'recovery_action') = 'resume_from_checkpoint'`,
     );
+    const needless = resumed.rows.filter((r) => !killed.has(r.id)).length;
     await client.end();
-    let worst: number | null = null;
-    const perKill: number[] = [];
-    kills.forEach((at, i) => {
-      const next = kills[i + 1] ?? Infinity;
-      const after = rows.rows.map((r) => r.ts.getTime()).filter((t) => t >= at && t < next);
-      if (after.length === 0) return;
-      const ms = Math.max(...after) - at;
-      perKill.push(ms);
-      worst = Math.max(worst ?? 0, ms);
-    });
-    perKill.sort((a, b) => a - b);
+    perRun.sort((a, b) => a - b);
+    const pct = (p: number) => perRun[Math.min(perRun.length - 1, Math.floor(perRun.length * p))] ?? 0;
+    const over5s = perRun.filter((ms) => ms > 5_000).length;
     return {
-      recoveryMs: worst,
+      recoveryMs: perRun.length > 0 ? perRun[perRun.length - 1]! : null,
       notes: [
-        `${kills.length} kills, ${rows.rowCount} runs resumed from checkpoints; median recovery per kill ${perKill[Math.floor(perKill.length / 2)] ?? "-"} ms`,
+        `${kills.length} kills; ${perRun.length} runs of killed workers restarted elsewhere: median ${pct(0.5)} ms, p95 ${pct(0.95)} ms, max ${perRun.at(-1) ?? "-"} ms, over 5 s: ${over5s}; not restarted: ${notResumed}; finished as the kill came: ${finishedBeforeKill}; taken by a worker killed before its first event (counted under that kill): ${killedAgain}`,
+        `runs resumed from checkpoints that no kill took from their worker (a slow run redelivered): ${needless}`,
+        ...(slowest
+          ? [
+              `slowest restart: ${slowest.ms} ms (task kind ${ctx.load.submissions.find((x) => x.taskId === slowest!.id)?.kind ?? "?"})`,
+            ]
+          : []),
       ],
     };
   },
@@ -158,16 +230,10 @@ const redisRestart: Scenario = {
     let misses = 0;
     const early = ctx.load.submissions.filter((s) => s.taskId).slice(0, 20);
     for (const s of early) {
-      const { TASK_KINDS } = await import("./load.ts");
-      const spec = TASK_KINDS[s.kind];
       const res = await fetch(`${ctx.sys.env.baseUrl}/tasks`, {
         method: "POST",
         headers: { "X-API-Key": ctx.sys.apiKey, "Content-Type": "application/json", "Idempotency-Key": s.key },
-        body: JSON.stringify({
-          query: spec.query,
-          mode: spec.mode,
-          ...(spec.context ? { context: spec.context } : {}),
-        }),
+        body: JSON.stringify(taskBody(s)),
       });
       const body = (await res.json()) as { task_id?: string };
       if (res.ok && body.task_id === s.taskId) replayed++;
@@ -225,7 +291,7 @@ const definitionOf = (name: string) => SERVICES.find((d) => d.name === name)!;
 const rollingRestart: Scenario = {
   name: "rolling-restart",
   description:
-    "two instances each of gateway, stream, orchestrator and worker; each instance in turn replaced (SIGTERM after its replacement is up), under load",
+    "two instances each of gateway, stream, orchestrator and worker; each instance in turn replaced (SIGTERM after its replacement is up), under load, with CHAOS_ROLLING_SUBSCRIBERS stream subscribers",
   recoveryMeaning: "longest single replacement (replacement ready to old instance exited)",
   system: { replicas: { gateway: 1, stream: 2, worker: 2 } },
   async prepare(sys) {
@@ -246,12 +312,29 @@ const rollingRestart: Scenario = {
   },
   async fault(ctx) {
     await ctx.accepted(20);
+    // Stream subscribers of the load's recent tasks for the whole rollout: a stream instance's
+    // SIGTERM ends its streams and they resume on another with their last id.
+    const accepted = () => ctx.load.submissions.filter((s) => s.taskId);
+    const subscribers = keepFollowing({
+      baseUrl: ctx.sys.env.baseUrl,
+      apiKey: ctx.sys.apiKey,
+      count: ctx.settings.rollingSubscribers,
+      pick: () => {
+        const recent = accepted().slice(-20);
+        return recent[Math.floor(Math.random() * recent.length)]?.taskId;
+      },
+      timeoutMs: 120_000,
+    });
+    await sleep(2_000);
     const times: number[] = [];
+    const byService: Record<string, number[]> = {};
     const replace = async (label: string, start: () => Promise<RunningService>, stopOld: () => Promise<void>) => {
       const replacement = await start();
       const t = Date.now();
       await stopOld();
       times.push(Date.now() - t);
+      const service = label.split(" ")[0]!;
+      (byService[service] ??= []).push(Date.now() - t);
       ctx.log(`${label} replaced by ${replacement.name}`);
       return replacement;
     };
@@ -291,11 +374,23 @@ const rollingRestart: Scenario = {
       await old.stop(30_000);
       rolling.orchestrators[i] = await ctx.sys.startInstance("orchestrator", { port: old.port! });
       times.push(Date.now() - t);
+      (byService.orchestrator ??= []).push(Date.now() - t);
       ctx.log(`orchestrator on port ${old.port} restarted`);
       // minReadySeconds: the gateways reconnect (back-off at most 2 s) before the next one goes.
       await sleep(3_000);
     }
-    return { recoveryMs: Math.max(...times), notes: [`${times.length} replacements`] };
+    const streams = await verifyStreams(ctx.sys.databaseUrl, await subscribers.stop());
+    const perService = Object.entries(byService)
+      .map(([name, ms]) => `${name} ${ms.map((x) => (x / 1000).toFixed(1)).join(" + ")} s`)
+      .join(", ");
+    return {
+      recoveryMs: Math.max(...times),
+      notes: [
+        `${times.length} replacements (SIGTERM to exit; orchestrators: stop to restarted): ${perService}`,
+        `${ctx.settings.rollingSubscribers} stream subscribers: ${describeStreams(streams)}`,
+      ],
+      streams,
+    };
   },
 };
 
@@ -478,23 +573,26 @@ const natsCluster: Scenario = {
   },
 };
 
-// Stream instance killed: SSE and WebSocket subscribers (as applications write them: reconnect
-// with the last id seen) of long tasks, half of them on each of two stream instances; one
-// instance is SIGKILLed and leaves the router, as a dead pod leaves the Service.
-const STREAM_TASKS = 20;
-const STREAM_SUBSCRIBERS_PER_TASK = 10;
+// Stream instance killed: CHAOS_STREAM_SUBSCRIBERS SSE and WebSocket subscribers (as applications
+// write them: reconnect with the last id seen) of long tasks, spread over two stream instances by
+// the router; once every subscriber is streaming, one instance is SIGKILLed and leaves the
+// router, as a dead pod leaves the Service.
+const SUBSCRIBERS_PER_STREAM_TASK = 20;
 const streamKill: Scenario = {
   name: "stream-instance-kill",
-  description: `two stream instances, ${STREAM_TASKS * STREAM_SUBSCRIBERS_PER_TASK} subscribers (SSE and WebSocket) of ${STREAM_TASKS} long tasks; one instance SIGKILLed mid-stream`,
-  recoveryMeaning: "not measured (subscribers reconnect at once)",
+  description:
+    "two stream instances, CHAOS_STREAM_SUBSCRIBERS subscribers (half SSE, half WebSocket; 20 per long task); one instance SIGKILLed mid-stream",
+  recoveryMeaning:
+    "longest time from the kill until a subscriber it cut opened the connection that resumed its stream on the other instance",
   system: { replicas: { stream: 2 }, services: { worker: { OFFLINE_CHUNK_DELAY_MS: "1500" } } },
   // The streamed tasks are the load (slow on purpose: 1.5 s per chunk).
   load: () => ({ tasks: 0, rate: 1 }),
   async fault(ctx) {
-    const { followSse, followWs, sseUrl, wsUrl } = await import("@tog/tests-e2e");
+    const subscribers = ctx.settings.streamSubscribers;
+    const taskCount = Math.max(1, Math.ceil(subscribers / SUBSCRIBERS_PER_STREAM_TASK));
     const headers = { "X-API-Key": ctx.sys.apiKey, "Content-Type": "application/json" };
     const tasks = await Promise.all(
-      Array.from({ length: STREAM_TASKS }, async () => {
+      Array.from({ length: taskCount }, async () => {
         const res = await fetch(`${ctx.sys.env.baseUrl}/tasks`, {
           method: "POST",
           headers,
@@ -505,30 +603,21 @@ const streamKill: Scenario = {
     );
     for (const taskId of tasks)
       ctx.load.submissions.push({ kind: "simple", key: taskId, taskId, attempts: 1, submittedAt: Date.now() });
-    const base = ctx.sys.env.baseUrl;
-    const followers = tasks.flatMap((taskId) =>
-      Array.from({ length: STREAM_SUBSCRIBERS_PER_TASK }, (_, i) =>
-        (i % 2 === 0
-          ? followSse({
-              url: () => sseUrl(base, { workflow_id: taskId }),
-              headers: { "X-API-Key": ctx.sys.apiKey },
-              timeoutMs: 120_000,
-            })
-          : followWs({
-              url: () => wsUrl(base),
-              headers: { "X-API-Key": ctx.sys.apiKey },
-              workflowId: taskId,
-              timeoutMs: 120_000,
-            })
-        ).then(
-          (r) => ({ taskId, ...r, error: undefined as string | undefined }),
-          (err: Error) => ({ taskId, connections: [], events: [], error: err.message }),
-        ),
-      ),
+    const started = Date.now();
+    const followers = Array.from({ length: subscribers }, (_, i) =>
+      follow({
+        baseUrl: ctx.sys.env.baseUrl,
+        apiKey: ctx.sys.apiKey,
+        taskId: tasks[i % taskCount]!,
+        transport: i % 2 === 0 ? "sse" : "ws",
+        timeoutMs: 180_000,
+      }),
     );
-    // Mid-stream: the answers take several seconds at 1.5 s per chunk.
-    await sleep(3_000);
+    // Mid-stream, every subscriber connected: the answers take ~40 s at 1.5 s per chunk; opening
+    // 1,000 connections on a small machine takes a few seconds.
+    await sleep(Math.max(5_000, subscribers * 10));
     const victim = ctx.sys.env.service("stream", 0);
+    const killedAt = Date.now();
     await victim.kill();
     const survivor = ctx.sys.env.service("stream", 1);
     ctx.sys.env.stack.router.setRoutes(
@@ -539,47 +628,19 @@ const streamKill: Scenario = {
         { definition: definitionOf("stream"), service: survivor },
       ]),
     );
-    ctx.log(`SIGKILL ${victim.name}; routes now to ${survivor.name}`);
+    ctx.log(
+      `SIGKILL ${victim.name} ${Math.round((killedAt - started) / 1000)} s after the subscribers started; routes now to ${survivor.name}`,
+    );
     const results = await Promise.all(followers);
-    // The permanent log may still be catching up with the bus: wait until it holds what the
-    // subscribers saw end (the terminal event's seq), at most 30 s.
-    const lastSeq = new Map<string, number>();
-    for (const r of results)
-      lastSeq.set(r.taskId, Math.max(lastSeq.get(r.taskId) ?? 0, ...r.events.map((e) => e.seq as number)));
-    const client = new pg.Client({ connectionString: ctx.sys.databaseUrl });
-    await client.connect();
-    let logged = new Map<string, number>();
-    for (const end = Date.now() + 30_000; ; ) {
-      logged = new Map(
-        (
-          await client.query<{ id: string; n: number }>(
-            `SELECT workflow_id::text AS id, count(*)::int AS n FROM task_events WHERE workflow_id = ANY($1::uuid[]) GROUP BY 1`,
-            [tasks],
-          )
-        ).rows.map((r) => [r.id, r.n]),
-      );
-      if ([...lastSeq].every(([id, seq]) => (logged.get(id) ?? 0) >= seq) || Date.now() > end) break;
-      await sleep(250);
-    }
-    await client.end();
-    let gaps = 0;
-    let duplicates = 0;
-    let incomplete = 0;
-    let resumed = 0;
-    const errors = results.filter((r) => r.error).length;
-    for (const r of results) {
-      const seqs = r.events.map((e) => e.seq as number);
-      const unique = [...new Set(seqs)].sort((a, b) => a - b);
-      duplicates += seqs.length - unique.length;
-      if (unique.some((q, i) => q !== i + 1)) gaps++;
-      if (unique.length !== logged.get(r.taskId)) incomplete++;
-      if (r.connections.filter((c) => c.seqs.length > 0).length > 1) resumed++;
-    }
+    const v = await verifyStreams(ctx.sys.databaseUrl, results);
+    const reconnects = resumeTimes(results, killedAt);
     return {
-      recoveryMs: null,
+      recoveryMs: reconnects.at(-1) ?? null,
       notes: [
-        `${results.length} subscribers, ${resumed} resumed on the other instance; with a gap after dedup: ${gaps}; duplicates: ${duplicates}; not matching the permanent log: ${incomplete}; gave up: ${errors}`,
+        describeStreams(v),
+        `${subscribers} subscribers of ${taskCount} tasks; killed ${Math.round((killedAt - started) / 1000)} s after they started; reconnect after the kill: median ${reconnects[Math.floor(reconnects.length / 2)] ?? "-"} ms, max ${reconnects.at(-1) ?? "-"} ms`,
       ],
+      streams: v,
     };
   },
 };

@@ -24,6 +24,54 @@ export interface Verdict {
   seqGaps: number;
   /** Events committed with a checkpoint that the permanent log (task_events) does not hold. */
   missingFromLog: number;
+  /**
+   * Write tasks accepted (workspace_write of a key and value unique to the task), and how often
+   * each write took effect: the task's workspace is the WORKSPACE_UPDATED entries of the
+   * permanent log (docs/reliability.md), counted by key across every task, checked against the
+   * checkpoint that committed it.
+   */
+  writes: number;
+  writesOnce: number;
+  /** Writes with no effect (or another value) after the drain. */
+  writesLost: number;
+  /** Writes whose key was set more than once (in the log or by more than one checkpoint). */
+  writesDuplicated: number;
+}
+
+/** How often each write's key was set with its value: in the permanent log and in committed checkpoints. */
+export async function countWrites(
+  client: pg.Client,
+  writes: { key: string; value: string }[],
+): Promise<{ once: number; lost: number; duplicated: number }> {
+  const keys = writes.map((w) => w.key);
+  const logged = await client.query<{ key: string; value: string | null; n: number }>(
+    `SELECT event::jsonb->'data'->>'key' AS key, event::jsonb->'data'->>'value' AS value, count(*)::int AS n
+       FROM task_events WHERE type = 'WORKSPACE_UPDATED' AND event::jsonb->'data'->>'key' = ANY($1::text[])
+      GROUP BY 1, 2`,
+    [keys],
+  );
+  const committed = await client.query<{ key: string; n: number }>(
+    `SELECT e->'data'->>'key' AS key, count(*)::int AS n
+       FROM task_steps s, json_array_elements(s.events) e
+      WHERE s.events IS NOT NULL AND e->>'type' = 'WORKSPACE_UPDATED' AND e->'data'->>'key' = ANY($1::text[])
+      GROUP BY 1`,
+    [keys],
+  );
+  const inLog = new Map<string, { value: string | null; n: number }[]>();
+  for (const r of logged.rows) inLog.set(r.key, [...(inLog.get(r.key) ?? []), { value: r.value, n: r.n }]);
+  const inSteps = new Map(committed.rows.map((r) => [r.key, r.n]));
+  let once = 0;
+  let lost = 0;
+  let duplicated = 0;
+  for (const w of writes) {
+    const rows = inLog.get(w.key) ?? [];
+    const total = rows.reduce((n, r) => n + r.n, 0);
+    const steps = inSteps.get(w.key) ?? 0;
+    if (total > 1 || steps > 1) duplicated++;
+    else if (total === 1 && steps === 1 && rows[0]?.value === w.value) once++;
+    else lost++;
+  }
+  return { once, lost, duplicated };
 }
 
 const TERMINAL_STATUSES = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT"]);
@@ -90,6 +138,9 @@ export async function verify(
       WHERE s.events IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.workflow_id = s.workflow_id AND t.seq = (e->>'seq')::int)`);
 
+    const writes = submissions.flatMap((s) => (s.write && s.taskId ? [s.write] : []));
+    const written = await countWrites(client, writes);
+
     return {
       submitted: submissions.length,
       refused: submissions.filter((s) => !s.taskId).length,
@@ -100,6 +151,10 @@ export async function verify(
       duplicatedEffects: effects.rows[0]!.n,
       seqGaps: gaps.rows[0]!.n,
       missingFromLog: missing.rows[0]!.n,
+      writes: writes.length,
+      writesOnce: written.once,
+      writesLost: written.lost,
+      writesDuplicated: written.duplicated,
     };
   } finally {
     await client.end();

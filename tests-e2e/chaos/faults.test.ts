@@ -2,6 +2,7 @@
 // nats-server, redis-server and PostgreSQL on free ports — so they can be killed and restarted,
 // with two workers. The long version with figures is `npm run chaos`. Recovery times are
 // printed; the bounds asserted are correctness checks (it recovers at all), not benchmarks.
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ownServersAvailable,
@@ -18,6 +19,7 @@ import {
   allEvents,
   expectWellFormed,
   get,
+  post,
   submit,
   waitForEvent,
   waitForStatus,
@@ -69,17 +71,41 @@ function ownerOf(taskId: string): number | undefined {
 }
 
 describe.skipIf(!available)("faults on the system's own servers", () => {
-  it("a worker SIGKILLed mid-run: the other worker resumes the task from its checkpoints within seconds", async () => {
+  it("a worker SIGKILLed mid-run: the other worker resumes its tasks from their checkpoints within seconds, each write once", async () => {
     const { body } = await submit(alice, {
       query: "Research the history of Rome, then compare it with Athens, and summarize both",
       mode: "complex",
     });
     const taskId = body.task_id as string;
+    // Tasks with a side effect: workspace_write (high risk) waits for its approval, holding the
+    // run on its worker. Half are approved just before the kill (their write races it), half
+    // after it (their write happens in the run that took over).
+    const writes = await Promise.all(
+      Array.from({ length: 8 }, async (_, i) => {
+        const key = `faults/${randomUUID()}`;
+        const value = `v-${i}-${randomUUID()}`;
+        const res = await submit(alice, {
+          query: `Save "${value}" to workspace key ${key}`,
+          mode: "standard",
+          context: { role: "analyst" },
+        });
+        expect(res.status).toBe(200);
+        return { taskId: res.body.task_id as string, key, value };
+      }),
+    );
+    const approvals = await Promise.all(
+      writes.map(async (w) => (await waitForEvent(alice, w.taskId, "APPROVAL_REQUESTED", 20_000)).data.approval_id),
+    );
+    const approve = (i: number) =>
+      post(alice, "/approvals/decision", { workflow_id: writes[i]!.taskId, approval_id: approvals[i], approved: true });
     await waitForEvent(alice, taskId, "LLM_PARTIAL", 20_000);
     const victim = ownerOf(taskId);
     expect(victim).toBeDefined();
+    const writesOnVictim = writes.filter((w) => ownerOf(w.taskId) === victim).length;
+    for (const res of await Promise.all([0, 1, 2, 3].map(approve))) expect(res.status).toBe(200);
     const killedAt = Date.now();
     await env.service("worker", victim!).kill();
+    for (const res of await Promise.all([4, 5, 6, 7].map(approve))) expect(res.status).toBe(200);
 
     const detail = await waitForStatus(alice, taskId, undefined, 60_000);
     expect(detail.status).toBe("TASK_STATUS_COMPLETED");
@@ -88,7 +114,9 @@ describe.skipIf(!available)("faults on the system's own servers", () => {
     const recovery = events.find((e) => e.type === "ERROR_RECOVERY");
     expect(recovery).toBeDefined();
     const recoveryMs = Date.parse(recovery!.timestamp) - killedAt;
-    process.stdout.write(`[faults] worker SIGKILL → run resumed on the other worker after ${recoveryMs} ms\n`);
+    process.stdout.write(
+      `[faults] worker SIGKILL → run resumed on the other worker after ${recoveryMs} ms; ${writesOnVictim}/8 write tasks were on the killed worker\n`,
+    );
     // A correctness bound (the old ack wait alone was 30 s), not a speed benchmark.
     expect(recoveryMs).toBeLessThan(10_000);
     // No checkpointed model call repeated: each llm step committed exactly one LLM_OUTPUT.
@@ -96,9 +124,22 @@ describe.skipIf(!available)("faults on the system's own servers", () => {
     const llmSteps = (timeline.body.events as Json[]).filter((e) => e.kind === "llm");
     expect(events.filter((e) => e.type === "LLM_OUTPUT")).toHaveLength(llmSteps.length);
     expect(events.filter((e) => e.type === "WORKFLOW_STARTED")).toHaveLength(1);
+
+    // Each write took effect exactly once: one workspace entry with its value, one tool result.
+    expect(writesOnVictim).toBeGreaterThan(0);
+    for (const w of writes) {
+      expect((await waitForStatus(alice, w.taskId, undefined, 60_000)).status).toBe("TASK_STATUS_COMPLETED");
+      const history = await allEvents(alice, w.taskId);
+      expectWellFormed(history);
+      const updates = history.filter((e) => e.type === "WORKSPACE_UPDATED");
+      expect(updates.map((e) => e.data)).toEqual([{ key: w.key, value: w.value, action: "set" }]);
+      expect(
+        history.filter((e) => e.type === "TOOL_OBSERVATION" && e.data.tool_name === "workspace_write"),
+      ).toHaveLength(1);
+    }
     // Restore two workers for the tests after this one.
     await env.stack.startInstance("worker", { env: { OFFLINE_CHUNK_DELAY_MS: "15", WORKER_CONCURRENCY: "8" } });
-  }, 90_000);
+  }, 120_000);
 
   it("Redis restarted (every key lost): a repeated Idempotency-Key still replays the task; without Redis requests keep flowing", async () => {
     const key = `faults-${Date.now()}`;

@@ -333,6 +333,8 @@ export interface Connection {
   /** Resume point sent (seq). */
   resumeAfter: number;
   seqs: number[];
+  /** When the connection was opened (ms since the epoch): how long a resumption took. */
+  openedAt?: number;
 }
 
 /**
@@ -355,11 +357,12 @@ export async function followSse(options: {
         `followSse: no terminal event; connections: ${JSON.stringify(connections.map((c) => c.seqs.length))}`,
       );
     const resumeAfter = lastId ? Number(lastId.split("-")[1]) : 0;
+    const openedAt = Date.now();
     const client = new SseClient(options.url(), { ...options.headers, ...(lastId ? { "Last-Event-ID": lastId } : {}) });
     await client.done;
     if (client.status === 204) break;
     const seen = client.events;
-    connections.push({ resumeAfter, seqs: seen.map((e) => e.seq as number) });
+    connections.push({ resumeAfter, seqs: seen.map((e) => e.seq as number), openedAt });
     events.push(...seen);
     lastId = client.lastId ?? lastId;
     const last = seen.at(-1);
@@ -386,6 +389,7 @@ export async function followWs(options: {
   let lastSeq = 0;
   for (;;) {
     if (Date.now() > end) throw new Error("followWs: no terminal event");
+    const openedAt = Date.now();
     const client = new WsClient(options.url(), options.headers);
     const opened = await client.opened.then(
       () => true,
@@ -399,7 +403,7 @@ export async function followWs(options: {
     client.send({ type: "subscribe", workflow_id: options.workflowId, last_event_id: lastSeq });
     await Promise.race([client.closed, client.waitForMessage(isTerminalMessage, 60_000).catch(() => undefined)]);
     const seen = client.events(options.workflowId);
-    connections.push({ resumeAfter, seqs: seen.map((e) => e.seq as number) });
+    connections.push({ resumeAfter, seqs: seen.map((e) => e.seq as number), openedAt });
     events.push(...seen);
     if (seen.length > 0) lastSeq = seen.at(-1)!.seq as number;
     const finished = client.messages.some(isTerminalMessage);

@@ -63,7 +63,14 @@ export async function startHttpServer(
     port,
     close: () =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
+        // A request in flight at close() leaves its socket idle when it ends; a keep-alive client
+        // (a proxy's upstream pool) would hold that socket, and the close, until its own idle
+        // timeout. Sweeping idle sockets until the close completes ends each one as it frees.
+        const sweep = setInterval(() => server.closeIdleConnections(), 50);
+        server.close(() => {
+          clearInterval(sweep);
+          resolve();
+        });
         server.closeIdleConnections();
       }),
   };

@@ -5,7 +5,8 @@ export type ToolIntent =
   | { tool: "calculator"; expression: string }
   | { tool: "datetime"; operation: "now"; timezone?: string }
   | { tool: "datetime"; operation: "days_between"; start: string; end: string }
-  | { tool: "json"; operation: "format" | "parse" | "minify"; text: string };
+  | { tool: "json"; operation: "format" | "parse" | "minify"; text: string }
+  | { tool: "workspace_write"; key: string; value: string; action: "set" };
 
 const ISO_DATE = String.raw`\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?(?:Z|[+-]\d{2}:?\d{2})?)?`;
 const DAYS_BETWEEN = new RegExp(
@@ -16,11 +17,21 @@ const NOW_QUESTION =
   /\b(?:what(?:'s|\s+is)\s+(?:the\s+)?(?:current\s+|today'?s\s+)?(?:time|date|day)\b|current\s+(?:time|date)\b|today'?s\s+date\b|what\s+day\s+is\s+(?:it|today)\b|what\s+time\s+is\s+it\b)/i;
 const TIMEZONE = /\b(UTC|GMT|[A-Z][a-z]+\/[A-Z][A-Za-z_]+(?:\/[A-Z][A-Za-z_]+)?)\b/;
 const JSON_WORDS = /\b(json|parse|pretty[- ]?print|format|minify|validate)\b/i;
+// `Save "<value>" to workspace key <key>`: a tool with a side effect without a real provider
+// (the chaos suite counts each such write, docs/reliability.md). Key characters as workspace_write
+// accepts them; a sentence's final dot is not part of the key.
+const WORKSPACE_SAVE =
+  /\b(?:save|store|write)\s+"([^"]*)"\s+(?:to|in|into|under)\s+(?:the\s+)?workspace\s+key\s+([A-Za-z0-9][A-Za-z0-9_.:/-]*)/i;
 const ARITHMETIC_RUN = /[\d.()+\-*/^%×÷\s]+/g;
 const HAS_OPERATION = /\d\s*[-+*/^%×÷]\s*[\d(]|\)\s*[-+*/^%×÷]/;
 
 /** The tool a query asks for, among `offered` tool names; date questions win over arithmetic (2024-01-05 is not a subtraction). */
 export function detectToolIntent(query: string, offered: ReadonlySet<string>): ToolIntent | undefined {
+  if (offered.has("workspace_write")) {
+    const save = WORKSPACE_SAVE.exec(query);
+    const key = save?.[2]?.replace(/[.:/-]+$/, "");
+    if (save && key) return { tool: "workspace_write", key, value: save[1] ?? "", action: "set" };
+  }
   if (offered.has("datetime")) {
     const between = DAYS_BETWEEN.exec(query);
     if (between?.[1] && between[2])
@@ -210,7 +221,8 @@ export function estimateComplexity(query: string): ComplexityEstimate {
   const words = query.trim() === "" ? 0 : query.trim().split(/\s+/).length;
   const parts = splitQuery(query).parts.length;
   const depth = new Set([...query.matchAll(DEPTH_WORDS)].map((m) => (m[1] ?? "").toLowerCase()));
-  const needsTool = detectToolIntent(query, new Set(["calculator", "datetime", "json"])) !== undefined;
+  const needsTool =
+    detectToolIntent(query, new Set(["calculator", "datetime", "json", "workspace_write"])) !== undefined;
   let score =
     0.1 +
     Math.min(0.2, (words / 60) * 0.2) +

@@ -2,7 +2,8 @@ import type { ToolSpec } from "./provider.ts";
 import type { ToolIntent } from "./offline.intents.ts";
 
 // The offline provider emits its documented argument names (calculator {expression},
-// datetime {operation, start, end, timezone}, json {operation, text}). A built-in tool whose
+// datetime {operation, start, end, timezone}, json {operation, text}, workspace_write {key, value,
+// action}). A built-in tool whose
 // JSON schema names them differently still gets a valid call: each argument is renamed to
 // the first alias the schema declares (undeclared ones are dropped), and an `operation` value
 // to the first enum value that contains one of its aliases.

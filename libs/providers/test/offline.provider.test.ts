@@ -154,6 +154,40 @@ describe("offline provider", () => {
     expect(dropped.completion.toolCalls[0]?.arguments).toEqual({ operation: "now" });
   });
 
+  it('calls workspace_write for `Save "<value>" to workspace key <key>`, only when it is offered', async () => {
+    const writer = tool("workspace_write", { key: {}, action: { enum: ["set", "delete"] }, value: {} });
+    const save = await run(ask('Save "v-42 done" to workspace key chaos/run-7.', { tools: [...TOOLS, writer] }));
+    expect(save.completion.toolCalls).toEqual([
+      {
+        id: "call_offline_1_1",
+        name: "workspace_write",
+        arguments: { key: "chaos/run-7", value: "v-42 done", action: "set" },
+      },
+    ]);
+    expect(save.completion.finishReason).toBe("tool_calls");
+    const other = await run(ask('please store "x" into the workspace key notes:a1', { tools: [writer] }));
+    expect(other.completion.toolCalls[0]?.arguments).toEqual({ key: "notes:a1", value: "x", action: "set" });
+    // Not offered (a role without the tool): a plain answer, never a call of another tool.
+    const without = await run(ask('Save "1+2" to workspace key k', { tools: TOOLS }));
+    expect(without.completion.toolCalls.map((c) => c.name)).not.toContain("workspace_write");
+    // Not the phrase: no write.
+    const unrelated = await run(ask("What is in the workspace?", { tools: [writer] }));
+    expect(unrelated.completion.toolCalls).toEqual([]);
+
+    const followUp = await run({
+      model: "offline-small",
+      tools: [writer],
+      messages: [
+        { role: "user", content: 'Save "v-42 done" to workspace key chaos/run-7.' },
+        { role: "assistant", content: "", tool_calls: save.completion.toolCalls },
+        { role: "tool", tool_call_id: "call_offline_1_1", content: 'Set workspace key "chaos/run-7"' },
+      ],
+    });
+    expect(followUp.completion.text).toBe(
+      'Offline answer: workspace_write(chaos/run-7, v-42 done, set) = Set workspace key "chaos/run-7"',
+    );
+  });
+
   it(`${OFFLINE_MARKERS.decompose} returns a subtask plan as JSON, parallel or sequential by the wording`, async () => {
     const plan = async (query: string) => {
       const { completion, deltas } = await run({
