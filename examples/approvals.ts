@@ -8,7 +8,7 @@ const tog = new TogClient({
 });
 const approve = !process.argv.includes("--deny");
 
-// `require_approval` in the context asks the workflow to pause for a decision.
+// `require_approval` in the context asks the task to pause for a decision.
 const { task_id } = await tog.tasks.submit({
   query: "Summarize the release plan",
   mode: "simple",
@@ -25,7 +25,7 @@ for await (const event of tog.stream(task_id, {
         `approval requested: ${event.data.tool_name} (${event.data.risk_level}), id ${event.data.approval_id}`,
       );
       const result = await tog.approvals.decide({
-        workflowId: task_id,
+        taskId: task_id,
         approvalId: event.data.approval_id,
         approved: approve,
         feedback: "decided by examples/approvals.ts",

@@ -1,5 +1,5 @@
 // The baseline of the stream bench: the least an SSE fan-out can be. node:http, one core NATS
-// subscription per workflow, each event framed once and written to every client. No auth, no
+// subscription per task, each event framed once and written to every client. No auth, no
 // ownership, no replay, no keep-alive, no buffer bound.
 //   NATS_URL, NATS_PREFIX, PORT (0 = any); prints {"port": n} once listening.
 import http from "node:http";
@@ -8,10 +8,10 @@ import { connect, type Subscription } from "@nats-io/transport-node";
 
 const nc = await connect({ servers: process.env.NATS_URL ?? "nats://127.0.0.1:4222" });
 const prefix = process.env.NATS_PREFIX ?? "tog";
-const workflows = new Map<string, { clients: Set<http.ServerResponse>; sub: Subscription }>();
+const tasks = new Map<string, { clients: Set<http.ServerResponse>; sub: Subscription }>();
 
-function workflow(id: string) {
-  let w = workflows.get(id);
+function task(id: string) {
+  let w = tasks.get(id);
   if (!w) {
     const clients = new Set<http.ServerResponse>();
     const sub = nc.subscribe(`${prefix}.events.${id}`, {
@@ -23,7 +23,7 @@ function workflow(id: string) {
       },
     });
     w = { clients, sub };
-    workflows.set(id, w);
+    tasks.set(id, w);
   }
   return w;
 }
@@ -37,7 +37,7 @@ const server = http.createServer((req, res) => {
   }
   res.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no" });
   res.write(": open\n\n");
-  const w = workflow(id);
+  const w = task(id);
   w.clients.add(res);
   res.on("close", () => w.clients.delete(res));
 });

@@ -13,7 +13,7 @@ interface OpenCommand {
   port: number;
   path: string;
   count: number;
-  workflowId: string;
+  taskId: string;
 }
 
 const MAX_MS = 10_000;
@@ -97,7 +97,7 @@ function openWs(c: OpenCommand): void {
   const state = { last: -1 };
   let handshaking = true;
   let buffer: Buffer = Buffer.alloc(0);
-  const path = `${c.path}${c.path.includes("?") ? "&" : "?"}workflow_id=${c.workflowId}`;
+  const path = `${c.path}${c.path.includes("?") ? "&" : "?"}workflow_id=${c.taskId}`;
   socket.on("connect", () =>
     socket.write(
       `GET ${path} HTTP/1.1\r\nHost: ${c.host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +

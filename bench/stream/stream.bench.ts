@@ -1,6 +1,6 @@
 // Issue 4 design targets of the stream service, each against a baseline run in the same bench:
 // a bare node:http SSE server fed by core NATS that frames each event once (bare-server.ts).
-//   A. fan-out of one workflow: bare → 2,000 SSE clients; ours (auth, ownership, JetStream,
+//   A. fan-out of one task: bare → 2,000 SSE clients; ours (auth, ownership, JetStream,
 //      replay) → 2,000 SSE + 500 WebSocket clients. Events are published to JetStream as workers
 //      do, at increasing rates, the two servers taking turns at each rate; each step counts
 //      deliveries (100% required, no gap) and the emit-to-client latency. Reported: the highest
@@ -10,7 +10,7 @@
 //      taken after a full garbage collection (through the inspector), so garbage not yet
 //      collected is not counted as held. Target: ours ≤ 1.2× bare.
 //   C. a 10,000-event replay to one client from the real-time cache (JetStream): ≤ 300 ms; and
-//      from the permanent log (PostgreSQL): ≤ 1 s. Each on a fresh workflow (no warm hub), after
+//      from the permanent log (PostgreSQL): ≤ 1 s. Each on a fresh task (no warm hub), after
 //      one unmeasured warm-up replay; median of 3.
 // Clients run in forked processes (client-worker.ts); every process shares this machine's cores.
 // Run: npm run bench:stream   (BENCH_* variables below change the load)
@@ -89,7 +89,7 @@ class ClientPool {
 
   open(
     index: number,
-    options: { kind: "sse" | "ws"; port: number; path: string; count: number; workflowId: string },
+    options: { kind: "sse" | "ws"; port: number; path: string; count: number; taskId: string },
   ): void {
     this.#children[index]!.send({ cmd: "open", host: "127.0.0.1", ...options });
   }
@@ -247,10 +247,10 @@ async function newTask(infra: Infra): Promise<string> {
   return id;
 }
 
-function eventText(workflowId: string, seq: number): string {
+function eventText(taskId: string, seq: number): string {
   return JSON.stringify(
     buildEvent({
-      workflow_id: workflowId,
+      workflow_id: taskId,
       type: "LLM_PARTIAL",
       agent_id: "agent-1",
       message: "",
@@ -265,25 +265,25 @@ function eventText(workflowId: string, seq: number): string {
   );
 }
 
-/** Publishes events to JetStream in order (pipelined; one publisher per workflow keeps the order). */
+/** Publishes events to JetStream in order (pipelined; one publisher per task keeps the order). */
 class Publisher {
   readonly #bus: Bus;
-  readonly workflowId: string;
+  readonly taskId: string;
   seq = 0;
 
-  constructor(bus: Bus, workflowId: string) {
+  constructor(bus: Bus, taskId: string) {
     this.#bus = bus;
-    this.workflowId = workflowId;
+    this.taskId = taskId;
   }
 
   async publish(count: number): Promise<void> {
-    const subject = systemSubjects(this.#bus.prefix).events(this.workflowId);
+    const subject = systemSubjects(this.#bus.prefix).events(this.taskId);
     const acks: Promise<unknown>[] = [];
     for (let i = 0; i < count; i++) {
       const seq = ++this.seq;
       acks.push(
-        this.#bus.js.publish(subject, eventText(this.workflowId, seq), {
-          msgID: eventMessageId({ workflow_id: this.workflowId, seq }),
+        this.#bus.js.publish(subject, eventText(this.taskId, seq), {
+          msgID: eventMessageId({ workflow_id: this.taskId, seq }),
         }),
       );
     }
@@ -358,8 +358,8 @@ async function startServer(kind: Kind, infra: Infra, nodeOptions: string[] = [])
   });
 }
 
-const ssePath = (kind: Kind, workflowId: string) =>
-  kind === "bare" ? `/sse?workflow_id=${workflowId}` : `/api/v1/stream/sse?workflow_id=${workflowId}`;
+const ssePath = (kind: Kind, taskId: string) =>
+  kind === "bare" ? `/sse?workflow_id=${taskId}` : `/api/v1/stream/sse?workflow_id=${taskId}`;
 
 // ---- phases --------------------------------------------------------------------------------
 
@@ -390,17 +390,17 @@ async function prepareFanOut(kind: Kind, infra: Infra): Promise<FanOutTarget> {
   const server = await startServer(kind, infra);
   const ws = kind === "ours" ? config.BENCH_WS_CLIENTS : 0;
   const pool = await ClientPool.start(config.BENCH_CLIENT_PROCESSES + (ws > 0 ? 1 : 0));
-  const workflowId = await newTask(infra);
-  const publisher = new Publisher(infra.bus, workflowId);
+  const taskId = await newTask(infra);
+  const publisher = new Publisher(infra.bus, taskId);
   const sse = config.BENCH_SSE_CLIENTS;
   const per = Math.ceil(sse / config.BENCH_CLIENT_PROCESSES);
   for (let i = 0; i < config.BENCH_CLIENT_PROCESSES; i++) {
     pool.open(i, {
       kind: "sse",
       port: server.port!,
-      path: ssePath(kind, workflowId),
+      path: ssePath(kind, taskId),
       count: Math.min(per, sse - i * per),
-      workflowId,
+      taskId,
     });
   }
   if (ws > 0)
@@ -409,7 +409,7 @@ async function prepareFanOut(kind: Kind, infra: Infra): Promise<FanOutTarget> {
       port: server.port!,
       path: "/api/v1/stream/ws",
       count: ws,
-      workflowId,
+      taskId,
     });
   const clients = sse + ws;
   await pool.waitOpened(clients);
@@ -489,9 +489,9 @@ async function idleMemory(kind: Kind, infra: Infra): Promise<MemoryResult> {
   const warm = await ClientPool.start(1);
   const pool = await ClientPool.start(2);
   try {
-    const workflowId = await newTask(infra);
+    const taskId = await newTask(infra);
     // Warm the code paths first, so the measured growth is the connections' own.
-    warm.open(0, { kind: "sse", port: server.port!, path: ssePath(kind, workflowId), count: 200, workflowId });
+    warm.open(0, { kind: "sse", port: server.port!, path: ssePath(kind, taskId), count: 200, taskId });
     await warm.waitOpened(200);
     await sleep(1_000);
     const before = await settledMemory(server);
@@ -499,16 +499,16 @@ async function idleMemory(kind: Kind, infra: Infra): Promise<MemoryResult> {
     pool.open(0, {
       kind: "sse",
       port: server.port!,
-      path: ssePath(kind, workflowId),
+      path: ssePath(kind, taskId),
       count: Math.ceil(n / 2),
-      workflowId,
+      taskId,
     });
     pool.open(1, {
       kind: "sse",
       port: server.port!,
-      path: ssePath(kind, workflowId),
+      path: ssePath(kind, taskId),
       count: Math.floor(n / 2),
-      workflowId,
+      taskId,
     });
     await pool.waitOpened(n);
     await sleep(2_000);
@@ -527,14 +527,14 @@ async function idleMemory(kind: Kind, infra: Infra): Promise<MemoryResult> {
 }
 
 /** One client: time from the request to the last of `count` events. */
-async function timeReplay(port: number, workflowId: string, count: number): Promise<number> {
+async function timeReplay(port: number, taskId: string, count: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const socket = net.connect(port, "127.0.0.1");
     let seen = 0;
     let rest = "";
     socket.on("connect", () =>
-      socket.write(`GET /api/v1/stream/sse?workflow_id=${workflowId} HTTP/1.1\r\nHost: x\r\n\r\n`),
+      socket.write(`GET /api/v1/stream/sse?workflow_id=${taskId} HTTP/1.1\r\nHost: x\r\n\r\n`),
     );
     socket.on("data", (chunk: Buffer) => {
       const s = rest + chunk.toString("latin1");
@@ -576,7 +576,7 @@ async function replays(infra: Infra): Promise<{ jetstream: number[]; postgres: n
       const id = await newTask(infra);
       const texts = Array.from({ length: n }, (_, i) => eventText(id, i + 1));
       await infra.pool.query(
-        `INSERT INTO task_events (workflow_id, seq, type, agent_id, "timestamp", event)
+        `INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
          SELECT $1::uuid, s, 'LLM_PARTIAL', 'agent-1', now(), e::json FROM unnest($2::int[], $3::text[]) AS u(s, e)`,
         [id, texts.map((_, i) => i + 1), texts],
       );

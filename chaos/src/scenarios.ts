@@ -114,8 +114,8 @@ const workerKills: Scenario = {
       if (kill.held.length === 0) continue;
       for (const id of kill.held) killed.add(id);
       const first = await client.query<{ id: string; ts: Date }>(
-        `SELECT workflow_id::text AS id, min(timestamp) AS ts FROM task_events
-          WHERE workflow_id = ANY($1::uuid[]) AND timestamp > $2 GROUP BY 1`,
+        `SELECT task_id::text AS id, min(timestamp) AS ts FROM task_events
+          WHERE task_id = ANY($1::uuid[]) AND timestamp > $2 GROUP BY 1`,
         [kill.held, new Date(kill.at)],
       );
       const firstById = new Map(first.rows.map((r) => [r.id, r.ts.getTime()]));
@@ -137,7 +137,7 @@ const workerKills: Scenario = {
     }
     // Runs resumed (ERROR_RECOVERY) that no kill took from their worker: redelivered while alive.
     const resumed = await client.query<{ id: string }>(
-      `SELECT DISTINCT workflow_id::text AS id FROM task_events WHERE type = 'ERROR_RECOVERY'
+      `SELECT DISTINCT task_id::text AS id FROM task_events WHERE type = 'ERROR_RECOVERY'
          AND (event::jsonb->'data'->>'recovery_action') = 'resume_from_checkpoint'`,
     );
     const needless = resumed.rows.filter((r) => !killed.has(r.id)).length;

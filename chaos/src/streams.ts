@@ -26,7 +26,7 @@ export async function follow(options: {
     const r =
       transport === "sse"
         ? await followSse({ url: () => sseUrl(baseUrl, { workflow_id: taskId }), headers, timeoutMs })
-        : await followWs({ url: () => wsUrl(baseUrl), headers, workflowId: taskId, timeoutMs });
+        : await followWs({ url: () => wsUrl(baseUrl), headers, taskId: taskId, timeoutMs });
     return { taskId, transport, connections: r.connections, events: r.events };
   } catch (err) {
     return { taskId, transport, connections: [], events: [], error: (err as Error).message };
@@ -64,7 +64,7 @@ export async function verifyStreams(databaseUrl: string, subscriptions: Subscrip
   try {
     for (const end = Date.now() + 30_000; ; ) {
       const res = await client.query<{ id: string; n: number }>(
-        `SELECT workflow_id::text AS id, count(*)::int AS n FROM task_events WHERE workflow_id = ANY($1::uuid[]) GROUP BY 1`,
+        `SELECT task_id::text AS id, count(*)::int AS n FROM task_events WHERE task_id = ANY($1::uuid[]) GROUP BY 1`,
         [taskIds],
       );
       logged = new Map(res.rows.map((r) => [r.id, r.n]));

@@ -89,8 +89,8 @@ export async function drain(databaseUrl: string, taskIds: string[], drainMs: num
     for (;;) {
       const res = await client.query<{ n: number }>(
         `SELECT count(*)::int AS n FROM tasks t WHERE t.id = ANY($1::uuid[]) AND t.status IN ('COMPLETED','FAILED','CANCELLED','TIMEOUT')
-           AND EXISTS (SELECT 1 FROM task_events e WHERE e.workflow_id = t.id AND (e.type = 'WORKFLOW_COMPLETED' OR (e.type = 'ERROR_OCCURRED' AND (e.event::jsonb->'data'->>'terminal')::boolean)))
-           AND (SELECT count(*) = max(seq) FROM task_events e WHERE e.workflow_id = t.id)`,
+           AND EXISTS (SELECT 1 FROM task_events e WHERE e.task_id = t.id AND (e.type = 'WORKFLOW_COMPLETED' OR (e.type = 'ERROR_OCCURRED' AND (e.event::jsonb->'data'->>'terminal')::boolean)))
+           AND (SELECT count(*) = max(seq) FROM task_events e WHERE e.task_id = t.id)`,
         [taskIds],
       );
       if (res.rows[0]!.n >= taskIds.length || Date.now() - started > drainMs) return Date.now() - started;
@@ -117,26 +117,26 @@ export async function verify(
     const count = (pred: (status: string | undefined) => boolean) => ids.filter((id) => pred(byId.get(id))).length;
 
     const gaps = await client.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (SELECT workflow_id FROM task_events GROUP BY workflow_id HAVING count(*) <> max(seq) OR min(seq) <> 1) g`,
+      `SELECT count(*)::int AS n FROM (SELECT task_id FROM task_events GROUP BY task_id HAVING count(*) <> max(seq) OR min(seq) <> 1) g`,
     );
     // Per task and effect type: logged count minus committed count (checkpoint rows' events).
     const effects = await client.query<{ n: number }>(`
       WITH committed AS (
-        SELECT s.workflow_id, e->>'type' AS type, count(*) AS n
+        SELECT s.task_id, e->>'type' AS type, count(*) AS n
         FROM task_steps s, json_array_elements(s.events) e
         WHERE s.events IS NOT NULL GROUP BY 1, 2
       ), logged AS (
-        SELECT workflow_id, type, count(*) AS n FROM task_events
+        SELECT task_id, type, count(*) AS n FROM task_events
         WHERE type IN ('LLM_OUTPUT','TOOL_OBSERVATION','WORKSPACE_UPDATED','APPROVAL_DECISION','WORKFLOW_STARTED','WORKFLOW_COMPLETED')
            OR (type = 'ERROR_OCCURRED' AND (event::jsonb->'data'->>'terminal')::boolean)
         GROUP BY 1, 2
       )
       SELECT coalesce(sum(greatest(l.n - coalesce(c.n, 0), 0)), 0)::int AS n
-      FROM logged l LEFT JOIN committed c ON c.workflow_id = l.workflow_id AND c.type = l.type`);
+      FROM logged l LEFT JOIN committed c ON c.task_id = l.task_id AND c.type = l.type`);
     const missing = await client.query<{ n: number }>(`
       SELECT count(*)::int AS n FROM task_steps s, json_array_elements(s.events) e
       WHERE s.events IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.workflow_id = s.workflow_id AND t.seq = (e->>'seq')::int)`);
+        AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.task_id = s.task_id AND t.seq = (e->>'seq')::int)`);
 
     const writes = submissions.flatMap((s) => (s.write && s.taskId ? [s.write] : []));
     const written = await countWrites(client, writes);

@@ -65,7 +65,7 @@ afterAll(async () => {
 /** Index of the worker instance whose log says it claimed the task. */
 function ownerOf(taskId: string): number | undefined {
   for (const i of [0, 1]) {
-    if (env.logs("worker", i).some((r) => r.msg === "task claimed" && r.workflowId === taskId)) return i;
+    if (env.logs("worker", i).some((r) => r.msg === "task claimed" && r.taskId === taskId)) return i;
   }
   return undefined;
 }

@@ -285,7 +285,7 @@ describe("one trace through every hop", () => {
     });
     const taskId = submitted.body.task_id;
     const worker = env.service("worker");
-    const finished = await worker.waitForLog((r) => r.msg === "task finished" && r.workflowId === taskId, 60_000);
+    const finished = await worker.waitForLog((r) => r.msg === "task finished" && r.taskId === taskId, 60_000);
     expect(finished).toMatchObject({
       level: "info",
       status: expect.stringMatching(/COMPLETED/),
@@ -294,9 +294,9 @@ describe("one trace through every hop", () => {
     });
     const submittedLog = await env
       .service("orchestrator")
-      .waitForLog((r) => r.msg === "task submitted" && r.workflowId === taskId);
+      .waitForLog((r) => r.msg === "task submitted" && r.taskId === taskId);
     expect(submittedLog).toMatchObject({ level: "info", trace_id: traceId });
-    const mine = worker.logs().filter((r) => r.workflowId === taskId && r.level === "info");
+    const mine = worker.logs().filter((r) => r.taskId === taskId && r.level === "info");
     expect(mine.map((r) => r.msg)).toEqual(expect.arrayContaining(["task claimed", "step finished", "task finished"]));
     for (const r of mine) expect(r.trace_id, String(r.msg)).toBe(traceId);
     // the persister may still be storing the last events: count them once the terminal one is in

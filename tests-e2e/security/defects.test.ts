@@ -58,9 +58,9 @@ describe("1. forged bearer tokens", () => {
   it.each(PUBLISHED_TOKEN_SECRETS)("a token signed with the published secret %s opens nothing", async (secret) => {
     const forged = (await new AccessTokens({ secret, ttlSeconds: 600 }).issue(alice.userId)).token;
     const auth = { Authorization: `Bearer ${forged}` };
-    const workflowId = await createTask(env.baseUrl, alice.key);
+    const taskId = await createTask(env.baseUrl, alice.key);
     expect((await request(`${env.baseUrl}/tasks`, { headers: auth })).status).toBe(401);
-    expect((await request(`${env.baseUrl}/tasks/${workflowId}`, { headers: auth })).status).toBe(401);
+    expect((await request(`${env.baseUrl}/tasks/${taskId}`, { headers: auth })).status).toBe(401);
     expect((await request(`${env.baseUrl}/sessions`, { headers: auth })).status).toBe(401);
     const submit = await request(`${env.baseUrl}/tasks/stream`, {
       method: "POST",
@@ -68,7 +68,7 @@ describe("1. forged bearer tokens", () => {
       body: JSON.stringify({ query: "x" }),
     });
     expect(submit.status).toBe(401);
-    const sse = await fetch(sseUrl(env.baseUrl, { workflow_id: workflowId }), { headers: auth });
+    const sse = await fetch(sseUrl(env.baseUrl, { workflow_id: taskId }), { headers: auth });
     expect(sse.status).toBe(401);
     await sse.body?.cancel();
     const ws = new WsClient(wsUrl(env.baseUrl), auth);
@@ -203,7 +203,7 @@ describe("2. WebSocket flood with a paused reader", () => {
     const publisher = new EventPublisher(bus, await createTask(env.baseUrl, alice.key));
     const slow = nextSlowClose();
     const { ws, socket, closed, messages } = await openRawWs(
-      wsUrl(env.baseUrl, { workflow_id: publisher.workflowId }),
+      wsUrl(env.baseUrl, { workflow_id: publisher.taskId }),
       alice,
     );
     await publisher.emit(1);
@@ -232,12 +232,12 @@ describe("2. WebSocket flood with a paused reader", () => {
     expect(lastSeen).toBeLessThan(publisher.seq);
     await publisher.emit(1, { last: true });
     const resumed = new WsClient(
-      wsUrl(env.baseUrl, { workflow_id: publisher.workflowId, last_event_id: String(lastSeen) }),
+      wsUrl(env.baseUrl, { workflow_id: publisher.taskId, last_event_id: String(lastSeen) }),
       as(alice),
     );
     await resumed.opened;
     await resumed.waitFor((c) => c.messages.some(isTerminalMessage), 20_000, "the terminal event");
-    expect(resumed.events(publisher.workflowId).map((m) => m.seq)).toEqual(range(lastSeen + 1, publisher.seq));
+    expect(resumed.events(publisher.taskId).map((m) => m.seq)).toEqual(range(lastSeen + 1, publisher.seq));
     resumed.close();
   }, 60_000);
 });
@@ -351,7 +351,7 @@ describe("4. errors that were not JSON", () => {
 
 describe("5. the public port", () => {
   it("1,000 idle SSE clients of one user do not block another user's stream", async () => {
-    const idleWorkflow = await createTask(env.baseUrl, alice.key);
+    const idleTask = await createTask(env.baseUrl, alice.key);
     const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
     const idle: http.ClientRequest[] = [];
     try {
@@ -362,7 +362,7 @@ describe("5. the public port", () => {
             () =>
               new Promise<void>((resolve, reject) => {
                 const req = http.get(
-                  sseUrl(env.baseUrl, { workflow_id: idleWorkflow }),
+                  sseUrl(env.baseUrl, { workflow_id: idleTask }),
                   { agent, headers: as(alice) },
                   (res) => {
                     if (res.statusCode === 200) resolve();
@@ -376,7 +376,7 @@ describe("5. the public port", () => {
         );
       }
       const publisher = new EventPublisher(bus, await createTask(env.baseUrl, bob.key));
-      const live = new SseClient(sseUrl(env.baseUrl, { workflow_id: publisher.workflowId }), as(bob));
+      const live = new SseClient(sseUrl(env.baseUrl, { workflow_id: publisher.taskId }), as(bob));
       await live.waitFor((c) => c.status === 200, 15_000, "bob's stream to open");
       await publisher.emit(3, { last: true });
       await live.waitFor((c) => c.frames.some((f) => f.event === "WORKFLOW_COMPLETED"), 15_000, "bob's events");
@@ -427,16 +427,16 @@ describe("headers", () => {
   it("nosniff and no-store on the SSE stream (200), its 204 and its JSON errors, at the public port and the service", async () => {
     const publisher = new EventPublisher(bus, await createTask(env.baseUrl, bob.key));
     for (const base of [env.baseUrl, `${env.service("stream").url}/api/v1`]) {
-      const live = await fetch(sseUrl(base, { workflow_id: publisher.workflowId }), { headers: as(bob) });
+      const live = await fetch(sseUrl(base, { workflow_id: publisher.taskId }), { headers: as(bob) });
       expect(live.status).toBe(200);
       expect(live.headers.get("content-type")).toMatch(/^text\/event-stream/);
       expectNosniffNoStore(live.headers, `SSE 200 at ${base}`);
       await live.body?.cancel();
       const refusals: [string, Record<string, string>, number][] = [
         [`${base}/stream/sse`, as(bob), 400],
-        [sseUrl(base, { workflow_id: publisher.workflowId }), {}, 401],
+        [sseUrl(base, { workflow_id: publisher.taskId }), {}, 401],
         [sseUrl(base, { workflow_id: "7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d" }), as(bob), 404],
-        [sseUrl(base, { workflow_id: publisher.workflowId }), as(alice), 404],
+        [sseUrl(base, { workflow_id: publisher.taskId }), as(alice), 404],
       ];
       for (const [url, headers, status] of refusals) {
         const res = await fetch(url, { headers });
@@ -446,7 +446,7 @@ describe("headers", () => {
       }
     }
     await publisher.emit(1, { last: true });
-    const ended = await fetch(sseUrl(env.baseUrl, { workflow_id: publisher.workflowId }), {
+    const ended = await fetch(sseUrl(env.baseUrl, { workflow_id: publisher.taskId }), {
       headers: { ...as(bob), "Last-Event-ID": "1" },
     });
     expect(ended.status).toBe(204);
@@ -480,10 +480,10 @@ describe("headers", () => {
 describe("STREAM_MAX_CONNECTIONS through the public port", () => {
   it("a stream over the instance's limit gets 503 JSON (SSE and WebSocket); a freed slot is usable again", async () => {
     const variant = await env.startVariant("stream", { STREAM_MAX_CONNECTIONS: "1" });
-    const workflowId = await createTask(env.baseUrl, bob.key);
-    const holder = new SseClient(sseUrl(variant.baseUrl, { workflow_id: workflowId }), as(bob));
+    const taskId = await createTask(env.baseUrl, bob.key);
+    const holder = new SseClient(sseUrl(variant.baseUrl, { workflow_id: taskId }), as(bob));
     await holder.waitFor((c) => c.status === 200, 10_000, "the first stream");
-    const over = await fetch(sseUrl(variant.baseUrl, { workflow_id: workflowId }), { headers: as(bob) });
+    const over = await fetch(sseUrl(variant.baseUrl, { workflow_id: taskId }), { headers: as(bob) });
     expect(over.status).toBe(503);
     expect(await over.json()).toEqual({ error: "Too many streams on this instance" });
     expectNosniffNoStore(over.headers, "SSE 503");
@@ -495,7 +495,7 @@ describe("STREAM_MAX_CONNECTIONS through the public port", () => {
     // The slot is given back when the server sees the close: retry briefly.
     let status = 0;
     for (const end = Date.now() + 10_000; status !== 200 && Date.now() < end; ) {
-      const again = await fetch(sseUrl(variant.baseUrl, { workflow_id: workflowId }), { headers: as(bob) });
+      const again = await fetch(sseUrl(variant.baseUrl, { workflow_id: taskId }), { headers: as(bob) });
       status = again.status;
       await again.body?.cancel();
       if (status !== 200) await new Promise((r) => setTimeout(r, 50));

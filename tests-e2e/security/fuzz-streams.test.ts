@@ -54,13 +54,13 @@ it("1,500 generated SSE requests: no 5xx, JSON errors with contract statuses", a
 }, 600_000);
 
 it("1,500 generated WebSocket messages: each answered, ignored or refused by a 44xx close, never a server error", async () => {
-  const workflow = fc.oneof(fc.constantFrom(...tasks), fc.uuid(), nastyString);
+  const task = fc.oneof(fc.constantFrom(...tasks), fc.uuid(), nastyString);
   const message = fc.oneof(
     fc
       .record(
         {
           type: fc.constantFrom("subscribe", "unsubscribe", "ping", "SUBSCRIBE", "nope"),
-          workflow_id: workflow,
+          workflow_id: task,
           types: fc.oneof(fc.array(nastyString, { maxLength: 3 }), nastyString),
           last_event_id: fc.oneof(nastyString, extremeNumber),
         },

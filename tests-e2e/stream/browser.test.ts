@@ -24,17 +24,17 @@ const PAGE = `<!doctype html>
 <script>
   const params = new URLSearchParams(location.search);
   const api = params.get("api");
-  const workflowId = params.get("workflow_id");
+  const taskId = params.get("workflow_id");
   const types = JSON.parse(params.get("types"));
   window.sse = { events: [], closed: false, errors: 0 };
   window.ws = { messages: [], open: false };
-  const es = new EventSource(api + "/stream/sse?workflow_id=" + workflowId);
+  const es = new EventSource(api + "/stream/sse?workflow_id=" + taskId);
   for (const type of types) es.addEventListener(type, (e) => window.sse.events.push({ id: e.lastEventId, data: JSON.parse(e.data) }));
   es.onerror = () => {
     window.sse.errors++;
     if (es.readyState === EventSource.CLOSED) window.sse.closed = true;
   };
-  const ws = new WebSocket(api.replace(/^http/, "ws") + "/stream/ws?workflow_id=" + workflowId);
+  const ws = new WebSocket(api.replace(/^http/, "ws") + "/stream/ws?workflow_id=" + taskId);
   ws.onopen = () => (window.ws.open = true);
   ws.onmessage = (e) => window.ws.messages.push(JSON.parse(e.data));
 </script>`;
@@ -89,12 +89,12 @@ describe.skipIf(!available)("a browser page", () => {
       body: JSON.stringify({ query: "Write a short paragraph about streams", mode: "simple" }),
     });
     expect(submitted.status).toBe(200);
-    const workflowId = submitted.body.task_id as string;
+    const taskId = submitted.body.task_id as string;
 
     const page = await context.newPage();
     const query = new URLSearchParams({
       api: env.baseUrl,
-      workflow_id: workflowId,
+      workflow_id: taskId,
       types: JSON.stringify(EVENT_TYPES),
     });
     await page.goto(`${siteUrl}?${query.toString()}`);
@@ -116,7 +116,7 @@ describe.skipIf(!available)("a browser page", () => {
     const wsMessages = (await page.evaluate(() => (globalThis as any).ws.messages)) as Json[];
     await page.close();
 
-    const history = await request<Json>(`${env.baseUrl}/tasks/${workflowId}/events?limit=200`);
+    const history = await request<Json>(`${env.baseUrl}/tasks/${taskId}/events?limit=200`);
     const stored = history.body.events as Json[];
     expect(stored.length).toBeGreaterThan(3);
     expect(stored.at(-1)!.type).toBe("WORKFLOW_COMPLETED");
@@ -131,7 +131,7 @@ describe.skipIf(!available)("a browser page", () => {
     // Server messages are events only (OpenAPI `streamWs`): no acknowledgement, no "done".
     expect(wsMessages.every((m) => typeof m.seq === "number")).toBe(true);
     expect(wsMessages.map((e) => e.seq)).toEqual(range(1, stored.length));
-    expect(wsMessages.every((e) => e.workflow_id === workflowId)).toBe(true);
+    expect(wsMessages.every((e) => e.workflow_id === taskId)).toBe(true);
     expect(wsMessages.at(-1)).toMatchObject({ type: "WORKFLOW_COMPLETED", seq: stored.length });
   });
 });

@@ -35,17 +35,17 @@ afterAll(async () => {
   await env?.close();
 });
 
-async function persistedCount(workflowId: string): Promise<number> {
-  const res = await request<Json>(`${env.baseUrl}/tasks/${workflowId}/events?limit=1`, {
+async function persistedCount(taskId: string): Promise<number> {
+  const res = await request<Json>(`${env.baseUrl}/tasks/${taskId}/events?limit=1`, {
     headers: { "X-API-Key": key },
   });
   return res.body.total_count as number;
 }
 
-async function cachedFirstSeq(workflowId: string): Promise<number | null> {
+async function cachedFirstSeq(taskId: string): Promise<number | null> {
   const msg = await bus.jsm.streams.getMessage(bus.streamName("EVENTS"), {
     seq: 0,
-    next_by_subj: systemSubjects(bus.prefix).events(workflowId),
+    next_by_subj: systemSubjects(bus.prefix).events(taskId),
   } as never);
   return msg ? (JSON.parse(msg.string()) as { seq: number }).seq : null;
 }
@@ -62,22 +62,22 @@ describe("replay older than the real-time window", () => {
   it("stitches the permanent log, the cache and live events without a gap", async () => {
     const wf = new EventPublisher(bus, await createTask(env.baseUrl, key));
     await wf.emit(50);
-    await until(async () => (await persistedCount(wf.workflowId)) === 50, "the persister");
-    await until(async () => (await cachedFirstSeq(wf.workflowId)) === null, "the cache to drop the events");
+    await until(async () => (await persistedCount(wf.taskId)) === 50, "the persister");
+    await until(async () => (await cachedFirstSeq(wf.taskId)) === null, "the cache to drop the events");
     // Workers publish after an expiry like this too: the subject starts empty again.
-    const fresh = new EventPublisher(bus, wf.workflowId);
+    const fresh = new EventPublisher(bus, wf.taskId);
     fresh.seq = 50;
     await fresh.emit(10);
-    expect(await cachedFirstSeq(wf.workflowId)).toBe(51);
+    expect(await cachedFirstSeq(wf.taskId)).toBe(51);
 
     const sse = new SseClient(
-      sseUrl(env.baseUrl, { workflow_id: wf.workflowId, last_event_id: wf.published[9]!.stream_id }),
+      sseUrl(env.baseUrl, { workflow_id: wf.taskId, last_event_id: wf.published[9]!.stream_id }),
       { "X-API-Key": key },
     );
-    const fromStart = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), { "X-API-Key": key });
+    const fromStart = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), { "X-API-Key": key });
     const ws = new WsClient(wsUrl(env.baseUrl), { "X-API-Key": key });
     await ws.opened;
-    ws.send({ type: "subscribe", workflow_id: wf.workflowId, last_event_id: 25 });
+    ws.send({ type: "subscribe", workflow_id: wf.taskId, last_event_id: 25 });
     await sse.waitFor((c) => c.seqs.length === 50, 15_000, "the replay (11..60)");
     await fromStart.waitFor((c) => c.seqs.length === 60, 15_000, "the replay (1..60)");
     await fresh.emit(10, { last: true, delayMs: 5 });
@@ -94,17 +94,17 @@ describe("replay older than the real-time window", () => {
     ws.close();
   });
 
-  it("replays a workflow that ended long ago entirely from the log, then ends", async () => {
+  it("replays a task that ended long ago entirely from the log, then ends", async () => {
     const wf = new EventPublisher(bus, await createTask(env.baseUrl, key));
     await wf.emit(30, { last: true });
-    await until(async () => (await persistedCount(wf.workflowId)) === 30, "the persister");
-    await until(async () => (await cachedFirstSeq(wf.workflowId)) === null, "the cache to drop the events");
-    const sse = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, last_event_id: "12" }), {
+    await until(async () => (await persistedCount(wf.taskId)) === 30, "the persister");
+    await until(async () => (await cachedFirstSeq(wf.taskId)) === null, "the cache to drop the events");
+    const sse = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId, last_event_id: "12" }), {
       "X-API-Key": key,
     });
     expect(await sse.done).toBe("ended");
     expect(sse.seqs).toEqual(range(13, 30));
-    const atEnd = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+    const atEnd = await request(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), {
       headers: { "X-API-Key": key, "Last-Event-ID": "30" },
     });
     expect(atEnd.status).toBe(204);

@@ -88,7 +88,7 @@ describe("random disconnects (property)", () => {
             const lastSeq = lastId ? lastId.split("-")[1]! : undefined;
             const form = s?.idForm ?? "stream-id-header";
             const value = lastId === undefined ? undefined : form.startsWith("number") ? lastSeq! : lastId;
-            const query: Record<string, string> = { workflow_id: wf.workflowId };
+            const query: Record<string, string> = { workflow_id: wf.taskId };
             const extra: Record<string, string> = {};
             if (value !== undefined && form.endsWith("query")) query.last_event_id = value;
             if (value !== undefined && form.endsWith("header")) extra["Last-Event-ID"] = value;
@@ -134,7 +134,7 @@ describe("the stream service restarted mid-stream", () => {
       // Both instances stop and come back on their ports, so every client loses its connection.
       const sse = [0, 1, 0, 1].map((i) =>
         followSse({
-          url: () => sseUrl(`${instances[i]!.url}/api/v1`, { workflow_id: wf.workflowId }),
+          url: () => sseUrl(`${instances[i]!.url}/api/v1`, { workflow_id: wf.taskId }),
           headers: headers(),
           timeoutMs: 60_000,
         }),
@@ -143,7 +143,7 @@ describe("the stream service restarted mid-stream", () => {
         followWs({
           url: () => wsUrl(`${instances[i]!.url}/api/v1`),
           headers: headers(),
-          workflowId: wf.workflowId,
+          taskId: wf.taskId,
           timeoutMs: 60_000,
         }),
       );

@@ -1,6 +1,6 @@
 // GET /api/v1/stream/sse end to end: the stream service as its own processes (two instances
 // behind the router), real NATS and PostgreSQL, the gateway and orchestrator for task rows and
-// the permanent log. The test publishes each workflow's events itself, as a worker would.
+// the permanent log. The test publishes each task's events itself, as a worker would.
 import { randomUUID } from "node:crypto";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -34,15 +34,15 @@ afterAll(async () => {
 
 const alice = () => ({ "X-API-Key": aliceKey });
 
-async function newWorkflow(): Promise<EventPublisher> {
+async function newTask(): Promise<EventPublisher> {
   return new EventPublisher(bus, await createTask(env.baseUrl, aliceKey));
 }
 
 describe("SSE wire format, replay and live", () => {
   it("replays, then streams live, in the 4.9 format, and ends after the terminal event", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(5);
-    const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), alice());
+    const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), alice());
     await client.waitFor((c) => c.seqs.length === 5, 10_000, "the replay");
     expect(client.status).toBe(200);
     expect(client.headers!.get("content-type")).toMatch(/^text\/event-stream/);
@@ -84,15 +84,15 @@ describe("SSE wire format, replay and live", () => {
   });
 
   it("sends a keep-alive comment on an idle stream", async () => {
-    const wf = await newWorkflow();
-    const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), alice());
+    const wf = await newTask();
+    const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), alice());
     await client.waitFor((c) => c.frames.filter((f) => f.comments.includes("ping")).length >= 2, 5_000, "two pings");
     expect(client.seqs).toEqual([]);
     client.close();
   });
 
   it("resumes from either id form, in the header or the query; the header wins", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(10, { last: true });
     const id4 = wf.published[3]!.stream_id;
     const cases: { query?: string; header?: string; from: number }[] = [
@@ -105,7 +105,7 @@ describe("SSE wire format, replay and live", () => {
       { query: "", header: "", from: 1 },
     ];
     for (const c of cases) {
-      const q: Record<string, string> = { workflow_id: wf.workflowId };
+      const q: Record<string, string> = { workflow_id: wf.taskId };
       if (c.query !== undefined) q.last_event_id = c.query;
       const client = new SseClient(sseUrl(env.baseUrl, q), {
         ...alice(),
@@ -117,7 +117,7 @@ describe("SSE wire format, replay and live", () => {
   });
 
   it("refuses malformed resume values with 400", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     for (const [where, value] of [
       ["query", "abc"],
       ["query", "-1"],
@@ -125,7 +125,7 @@ describe("SSE wire format, replay and live", () => {
       ["header", "1.5"],
     ] as const) {
       const url = sseUrl(env.baseUrl, {
-        workflow_id: wf.workflowId,
+        workflow_id: wf.taskId,
         ...(where === "query" ? { last_event_id: value } : {}),
       });
       const res = await request<Json>(url, {
@@ -140,12 +140,12 @@ describe("SSE wire format, replay and live", () => {
   });
 
   it("a client arriving after the end gets the replay and the end; one at the end gets 204", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(4, { last: true });
-    const late = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), alice());
+    const late = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), alice());
     expect(await late.done).toBe("ended");
     expect(late.seqs).toEqual([1, 2, 3, 4]);
-    const again = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+    const again = await request(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), {
       headers: { ...alice(), "Last-Event-ID": late.lastId! },
     });
     expect(again.status).toBe(204);
@@ -187,31 +187,31 @@ describe("around the streams", () => {
 
 describe("types filter", () => {
   it("sends only the named types; the filtered-out terminal event still ends the stream", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(12, { last: true });
     const only = new SseClient(
-      sseUrl(env.baseUrl, { workflow_id: wf.workflowId, types: "PROGRESS , WORKFLOW_COMPLETED" }),
+      sseUrl(env.baseUrl, { workflow_id: wf.taskId, types: "PROGRESS , WORKFLOW_COMPLETED" }),
       alice(),
     );
     expect(await only.done).toBe("ended");
     expect(only.events.map((e) => e.type)).toEqual(["PROGRESS", "PROGRESS", "WORKFLOW_COMPLETED"]);
     expect(only.seqs).toEqual([4, 8, 12]);
 
-    const progress = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, types: "PROGRESS" }), alice());
+    const progress = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId, types: "PROGRESS" }), alice());
     expect(await progress.done).toBe("ended");
     expect(progress.seqs).toEqual([4, 8]);
     // The last frame moves Last-Event-ID to the terminal event, so a reconnect gets 204.
     expect(progress.lastId).toBe(wf.published.at(-1)!.stream_id);
-    const reconnect = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, types: "PROGRESS" }), {
+    const reconnect = await request(sseUrl(env.baseUrl, { workflow_id: wf.taskId, types: "PROGRESS" }), {
       headers: { ...alice(), "Last-Event-ID": progress.lastId! },
     });
     expect(reconnect.status).toBe(204);
   });
 
   it("refuses an unknown type name with 400 naming it", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     for (const types of ["PROGRESS,NOPE", "progress", "WORKFLOW_FAILED"]) {
-      const res = await request<Json>(sseUrl(env.baseUrl, { workflow_id: wf.workflowId, types }), { headers: alice() });
+      const res = await request<Json>(sseUrl(env.baseUrl, { workflow_id: wf.taskId, types }), { headers: alice() });
       expect(res.status).toBe(400);
       const bad = types.split(",").at(-1)!;
       expect(res.body.error).toBe(`Invalid types: unknown event type ${JSON.stringify(bad)}`);
@@ -221,8 +221,8 @@ describe("types filter", () => {
 
 describe("authentication and ownership", () => {
   it("needs a credential in a header; refuses one in the query string", async () => {
-    const wf = await newWorkflow();
-    const url = sseUrl(env.baseUrl, { workflow_id: wf.workflowId });
+    const wf = await newTask();
+    const url = sseUrl(env.baseUrl, { workflow_id: wf.taskId });
     expect((await request<Json>(url)).status).toBe(401);
     expect((await request<Json>(url, { headers: { "X-API-Key": unknownApiKey() } })).body).toEqual({
       error: "Unauthorized",
@@ -235,24 +235,24 @@ describe("authentication and ownership", () => {
   });
 
   it("accepts X-API-Key, a bearer API key and a bearer access token", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(2, { last: true });
     for (const headers of [
       alice(),
       { Authorization: `Bearer ${aliceKey}` },
       { Authorization: `Bearer ${aliceToken}` },
     ]) {
-      const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), headers);
+      const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), headers);
       expect(await client.done).toBe("ended");
       expect(client.status).toBe(200);
       expect(client.seqs).toEqual([1, 2]);
     }
   });
 
-  it("streams a workflow to its owner only: 404 for others and for unknown ids, 400 without an id", async () => {
-    const wf = await newWorkflow();
+  it("streams a task to its owner only: 404 for others and for unknown ids, 400 without an id", async () => {
+    const wf = await newTask();
     for (const [id, key] of [
-      [wf.workflowId, bobKey],
+      [wf.taskId, bobKey],
       ["7d0c2f3e-5b7a-4c1e-9a55-0d6f0f1b2c3d", aliceKey],
       ["not-a-uuid", aliceKey],
     ] as const) {
@@ -266,7 +266,7 @@ describe("authentication and ownership", () => {
     expect(missing.body).toEqual({ error: "workflow_id is required" });
     // Upper-case ids name the same task.
     await wf.emit(1, { last: true });
-    const upper = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId.toUpperCase() }), alice());
+    const upper = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId.toUpperCase() }), alice());
     expect(await upper.done).toBe("ended");
     expect(upper.seqs).toEqual([1]);
   });
@@ -276,7 +276,7 @@ describe("authentication and ownership", () => {
     const wf = new EventPublisher(bus, await createTask(env.baseUrl, created.key));
     await env.revokeApiKey(created.id);
     await new Promise((r) => setTimeout(r, 5_500)); // the key cache (AUTH_KEY_CACHE_MS, 5 s)
-    const res = await request(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+    const res = await request(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), {
       headers: { "X-API-Key": created.key },
     });
     expect(res.status).toBe(401);
@@ -284,12 +284,12 @@ describe("authentication and ownership", () => {
 });
 
 describe("fan-out across instances", () => {
-  it("serves any workflow from any instance: clients on both instances get the same events", async () => {
-    const wf = await newWorkflow();
+  it("serves any task from any instance: clients on both instances get the same events", async () => {
+    const wf = await newTask();
     const clients: SseClient[] = [];
     for (const index of [0, 1]) {
       const base = `${env.service("stream", index).url}/api/v1`;
-      for (let i = 0; i < 5; i++) clients.push(new SseClient(sseUrl(base, { workflow_id: wf.workflowId }), alice()));
+      for (let i = 0; i < 5; i++) clients.push(new SseClient(sseUrl(base, { workflow_id: wf.taskId }), alice()));
     }
     await Promise.all(clients.map((c) => c.waitFor((x) => x.frames.length > 0, 10_000, "the stream to open")));
     await wf.emit(40, { last: true, delayMs: 2 });
@@ -302,12 +302,12 @@ describe("fan-out across instances", () => {
 
 describe("a real EventSource client", () => {
   it("receives every event once, reconnects with Last-Event-ID after the end and stops on 204", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(3);
     const received: Json[] = [];
     const ids: string[] = [];
     let errors = 0;
-    const es = new EventSource(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+    const es = new EventSource(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), {
       fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, "X-API-Key": aliceKey } }),
     });
     const types = ["LLM_PARTIAL", "PROGRESS", "WORKFLOW_COMPLETED"];
@@ -335,7 +335,7 @@ describe("a real EventSource client", () => {
 
 describe("slow consumers", () => {
   it("closes a stream whose client stops reading instead of buffering without bound; the client resumes", async () => {
-    const wf = await newWorkflow();
+    const wf = await newTask();
     const instance = env.service("stream", 0);
     const target = new URL(instance.url);
     const socket = net.connect(Number(target.port), target.hostname);
@@ -346,12 +346,12 @@ describe("slow consumers", () => {
     socket.on("close", () => (closed = true));
     socket.on("error", () => undefined);
     socket.write(
-      `GET /api/v1/stream/sse?workflow_id=${wf.workflowId} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${aliceKey}\r\n\r\n`,
+      `GET /api/v1/stream/sse?workflow_id=${wf.taskId} HTTP/1.1\r\nHost: x\r\nX-API-Key: ${aliceKey}\r\n\r\n`,
     );
     await new Promise((r) => setTimeout(r, 300));
     socket.pause(); // the client stops reading
     const overflowed = instance.waitForLog(
-      (r) => r.msg === "sse client too slow: closing" && r.workflowId === wf.workflowId,
+      (r) => r.msg === "sse client too slow: closing" && r.taskId === wf.taskId,
       30_000,
     );
     // 8 KB events: the kernel's socket buffers fill first, then the 64 KiB bound of the service.
@@ -375,7 +375,7 @@ describe("slow consumers", () => {
     expect(received).not.toContain("WORKFLOW_COMPLETED"); // cut, not finished
     // The client resumes from the last complete event it parsed.
     const lastSeen = [...received.matchAll(/^id: \d+-(\d+)$/gm)].at(-1)?.[1] ?? "0";
-    const resumed = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+    const resumed = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), {
       ...alice(),
       "Last-Event-ID": lastSeen,
     });
@@ -397,10 +397,10 @@ describe("rate limit of stream opens (docs/security.md)", () => {
 
   it("puts X-RateLimit-* of the streams' own bucket on the SSE response and counts each open, 204 included", async () => {
     const caller = await freshCaller();
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(3, { last: true });
     for (let i = 1; i <= 2; i++) {
-      const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), caller);
+      const client = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), caller);
       expect(await client.done).toBe("ended");
       expect(client.status).toBe(200);
       // RATE_LIMIT_STREAM_RPM's default, not this environment's RATE_LIMIT_RPM (100000): a bucket of its own.
@@ -408,7 +408,7 @@ describe("rate limit of stream opens (docs/security.md)", () => {
       expect(client.headers!.get("x-ratelimit-remaining")).toBe(String(6000 - i));
       expectReset(client.headers!);
     }
-    const atEnd = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }), {
+    const atEnd = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.taskId }), {
       headers: { ...caller, "Last-Event-ID": wf.published.at(-1)!.stream_id },
     });
     expect(atEnd.status).toBe(204);
@@ -418,7 +418,7 @@ describe("rate limit of stream opens (docs/security.md)", () => {
     const notFound = await fetch(sseUrl(env.baseUrl, { workflow_id: randomUUID() }), { headers: caller });
     expect(notFound.status).toBe(404);
     expect(notFound.headers.get("x-ratelimit-remaining")).toBe("5996");
-    const anonymous = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.workflowId }));
+    const anonymous = await fetch(sseUrl(env.baseUrl, { workflow_id: wf.taskId }));
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers.get("x-ratelimit-limit")).toBeNull();
   });
@@ -426,17 +426,17 @@ describe("rate limit of stream opens (docs/security.md)", () => {
   it("answers 429 JSON with Retry-After once the bucket is spent; open streams and other endpoints are unaffected", async () => {
     const tiny = await env.startVariant("stream", { RATE_LIMIT_STREAM_RPM: "3" });
     const caller = await freshCaller();
-    const wf = await newWorkflow();
+    const wf = await newTask();
     await wf.emit(2);
     const open: SseClient[] = [];
     for (let i = 1; i <= 3; i++) {
-      const client = new SseClient(sseUrl(tiny.baseUrl, { workflow_id: wf.workflowId }), caller);
+      const client = new SseClient(sseUrl(tiny.baseUrl, { workflow_id: wf.taskId }), caller);
       await client.waitFor((c) => c.seqs.length === 2, 10_000, "the replay");
       expect(client.headers!.get("x-ratelimit-limit")).toBe("3");
       expect(client.headers!.get("x-ratelimit-remaining")).toBe(String(3 - i));
       open.push(client);
     }
-    const res = await fetch(sseUrl(tiny.baseUrl, { workflow_id: wf.workflowId }), { headers: caller });
+    const res = await fetch(sseUrl(tiny.baseUrl, { workflow_id: wf.taskId }), { headers: caller });
     expect(res.status).toBe(429);
     expect(res.headers.get("content-type")).toMatch(/^application\/json/);
     const body = (await res.json()) as Json;

@@ -7,7 +7,7 @@ import { buildEvent, eventMessageId, WORKFLOW_AGENT_ID, type TaskEvent } from "@
 import type { E2eEnvironment } from "@tog/tests-e2e";
 
 // Stream clients as applications write them (a fetch-based SSE reader, a `ws` client), and a
-// stand-in worker that publishes a workflow's events exactly as workers do, for tests that need
+// stand-in worker that publishes a task's events exactly as workers do, for tests that need
 // event sequences of a chosen length and pace.
 
 export type Json = Record<string, any>;
@@ -178,11 +178,9 @@ export class WsClient {
     this.ws.send(typeof message === "string" ? message : JSON.stringify(message));
   }
 
-  /** Event messages (they carry a seq) of one workflow. */
-  events(workflowId?: string): Json[] {
-    return this.messages.filter(
-      (m) => typeof m.seq === "number" && (workflowId === undefined || m.workflow_id === workflowId),
-    );
+  /** Event messages (they carry a seq) of one task. */
+  events(taskId?: string): Json[] {
+    return this.messages.filter((m) => typeof m.seq === "number" && (taskId === undefined || m.workflow_id === taskId));
   }
 
   async waitFor(check: (c: WsClient) => boolean, timeoutMs = 15_000, what = "condition"): Promise<void> {
@@ -205,17 +203,17 @@ export class WsClient {
   }
 }
 
-/** Publishes one workflow's events as a worker does: JetStream, msg id, conditional on the subject's last sequence. */
+/** Publishes one task's events as a worker does: JetStream, msg id, conditional on the subject's last sequence. */
 export class EventPublisher {
-  readonly workflowId: string;
+  readonly taskId: string;
   readonly #bus: Bus;
   #lastStreamSeq = 0;
   seq = 0;
   readonly published: TaskEvent[] = [];
 
-  constructor(bus: Bus, workflowId: string) {
+  constructor(bus: Bus, taskId: string) {
     this.#bus = bus;
-    this.workflowId = workflowId;
+    this.taskId = taskId;
   }
 
   async emit(count: number, options: { last?: boolean; delayMs?: number } = {}): Promise<void> {
@@ -224,7 +222,7 @@ export class EventPublisher {
       const last = options.last === true && i === count - 1;
       const event = last
         ? buildEvent({
-            workflow_id: this.workflowId,
+            workflow_id: this.taskId,
             type: "WORKFLOW_COMPLETED",
             agent_id: WORKFLOW_AGENT_ID,
             message: "Workflow completed",
@@ -241,7 +239,7 @@ export class EventPublisher {
           })
         : seq % 4 === 0
           ? buildEvent({
-              workflow_id: this.workflowId,
+              workflow_id: this.taskId,
               type: "PROGRESS",
               agent_id: "agent-1",
               message: `step ${seq}`,
@@ -250,7 +248,7 @@ export class EventPublisher {
               data: { percentage: 10, current_step: seq, total_steps: 1000, current_task: "t" },
             })
           : buildEvent({
-              workflow_id: this.workflowId,
+              workflow_id: this.taskId,
               type: "LLM_PARTIAL",
               agent_id: "agent-1",
               message: "",
@@ -268,7 +266,7 @@ export class EventPublisher {
     const seq = ++this.seq;
     await this.#publish(
       buildEvent({
-        workflow_id: this.workflowId,
+        workflow_id: this.taskId,
         type: "LLM_PARTIAL",
         agent_id: "agent-1",
         message: "",
@@ -282,7 +280,7 @@ export class EventPublisher {
   async #publish(event: TaskEvent): Promise<void> {
     const ack = await publish(
       this.#bus,
-      systemSubjects(this.#bus.prefix).events(this.workflowId),
+      systemSubjects(this.#bus.prefix).events(this.taskId),
       new TextEncoder().encode(JSON.stringify(event)),
       {
         msgID: eventMessageId(event),
@@ -380,7 +378,7 @@ export async function followSse(options: {
 export async function followWs(options: {
   url: () => string;
   headers: Record<string, string>;
-  workflowId: string;
+  taskId: string;
   timeoutMs?: number;
 }): Promise<{ connections: Connection[]; events: Json[] }> {
   const end = Date.now() + (options.timeoutMs ?? 30_000);
@@ -400,9 +398,9 @@ export async function followWs(options: {
       continue;
     }
     const resumeAfter = lastSeq;
-    client.send({ type: "subscribe", workflow_id: options.workflowId, last_event_id: lastSeq });
+    client.send({ type: "subscribe", workflow_id: options.taskId, last_event_id: lastSeq });
     await Promise.race([client.closed, client.waitForMessage(isTerminalMessage, 60_000).catch(() => undefined)]);
-    const seen = client.events(options.workflowId);
+    const seen = client.events(options.taskId);
     connections.push({ resumeAfter, seqs: seen.map((e) => e.seq as number), openedAt });
     events.push(...seen);
     if (seen.length > 0) lastSeq = seen.at(-1)!.seq as number;
@@ -414,7 +412,7 @@ export async function followWs(options: {
   return { connections, events };
 }
 
-/** A WebSocket message that ends a subscription: the workflow's terminal event (libs/events terminal.ts). */
+/** A WebSocket message that ends a subscription: the task's terminal event (libs/events terminal.ts). */
 export function isTerminalMessage(m: Json): boolean {
   return (
     m.type === "WORKFLOW_COMPLETED" || (m.type === "ERROR_OCCURRED" && (m.data as Json | undefined)?.terminal === true)

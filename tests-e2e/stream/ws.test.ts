@@ -1,5 +1,5 @@
 // GET /api/v1/stream/ws end to end: handshake auth and ownership, the 4.10 messages (events and
-// pong only; refusals are close codes), several workflows on one socket, replay + live, server
+// pong only; refusals are close codes), several tasks on one socket, replay + live, server
 // pings, the per-connection message rate.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -39,7 +39,7 @@ afterAll(async () => {
 });
 
 const alice = () => ({ "X-API-Key": aliceKey });
-const newWorkflow = async () => new EventPublisher(bus, await createTask(env.baseUrl, aliceKey));
+const newTask = async () => new EventPublisher(bus, await createTask(env.baseUrl, aliceKey));
 
 async function connect(
   query: Record<string, string> = {},
@@ -79,15 +79,15 @@ describe("handshake", () => {
   });
 
   it("subscribes to the query's workflow_id at connect, owner only", async () => {
-    const wf = await newWorkflow();
-    expect(await refused({ workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({
+    const wf = await newTask();
+    expect(await refused({ workflow_id: wf.taskId }, { "X-API-Key": bobKey })).toEqual({
       status: 404,
       body: { error: "Task not found" },
     });
-    expect((await refused({ workflow_id: wf.workflowId, types: "NOPE" }, alice())).status).toBe(400);
-    expect((await refused({ workflow_id: wf.workflowId, last_event_id: "x" }, alice())).status).toBe(400);
+    expect((await refused({ workflow_id: wf.taskId, types: "NOPE" }, alice())).status).toBe(400);
+    expect((await refused({ workflow_id: wf.taskId, last_event_id: "x" }, alice())).status).toBe(400);
     await wf.emit(3);
-    const c = await connect({ workflow_id: wf.workflowId, last_event_id: "1" });
+    const c = await connect({ workflow_id: wf.taskId, last_event_id: "1" });
     await wf.emit(2, { last: true });
     await c.waitForMessage(isTerminalMessage);
     // Server messages are events (and pong) only: no acknowledgement, no "done" (OpenAPI `streamWs`).
@@ -145,7 +145,7 @@ describe("messages", () => {
     expect(Buffer.byteLength(long.reason)).toBeLessThanOrEqual(123);
   });
 
-  it("ignores an unsubscribe of a workflow not subscribed: the connection stays open, nothing is sent but pong", async () => {
+  it("ignores an unsubscribe of a task not subscribed: the connection stays open, nothing is sent but pong", async () => {
     const c = await connect();
     c.send({ type: "unsubscribe", workflow_id: "abc" });
     c.send({ type: "unsubscribe", workflow_id: WF });
@@ -156,25 +156,25 @@ describe("messages", () => {
     c.close();
   });
 
-  it("refuses an unknown or another user's workflow by closing with 4404, naming the workflow", async () => {
+  it("refuses an unknown or another user's task by closing with 4404, naming the task", async () => {
     expect(await closedBy({ type: "subscribe", workflow_id: WF })).toEqual({
       code: 4404,
       reason: `Task not found (workflow_id ${WF})`,
     });
-    const wf = await newWorkflow();
-    expect(await closedBy({ type: "subscribe", workflow_id: wf.workflowId }, { "X-API-Key": bobKey })).toEqual({
+    const wf = await newTask();
+    expect(await closedBy({ type: "subscribe", workflow_id: wf.taskId }, { "X-API-Key": bobKey })).toEqual({
       code: 4404,
-      reason: `Task not found (workflow_id ${wf.workflowId})`,
+      reason: `Task not found (workflow_id ${wf.taskId})`,
     });
   });
 
-  it("multiplexes several workflows, each event naming its workflow; filters, resumes and unsubscribes per workflow", async () => {
-    const [a, b, d] = await Promise.all([newWorkflow(), newWorkflow(), newWorkflow()]);
+  it("multiplexes several tasks, each event naming its task; filters, resumes and unsubscribes per task", async () => {
+    const [a, b, d] = await Promise.all([newTask(), newTask(), newTask()]);
     await a.emit(6);
     const c = await connect();
-    c.send({ type: "subscribe", workflow_id: a.workflowId, last_event_id: a.published[2]!.stream_id });
-    c.send({ type: "subscribe", workflow_id: b.workflowId, types: ["PROGRESS", "WORKFLOW_COMPLETED"] });
-    c.send({ type: "subscribe", workflow_id: d.workflowId, types: "LLM_PARTIAL", last_event_id: 0 });
+    c.send({ type: "subscribe", workflow_id: a.taskId, last_event_id: a.published[2]!.stream_id });
+    c.send({ type: "subscribe", workflow_id: b.taskId, types: ["PROGRESS", "WORKFLOW_COMPLETED"] });
+    c.send({ type: "subscribe", workflow_id: d.taskId, types: "LLM_PARTIAL", last_event_id: 0 });
     // No acknowledgements: a pong after the three subscribes says the server read them.
     c.send({ type: "ping" });
     await c.waitForMessage((m) => m.type === "pong");
@@ -183,28 +183,28 @@ describe("messages", () => {
       b.emit(9, { last: true, delayMs: 2 }),
       d.emit(5, { delayMs: 2 }),
     ]);
-    await c.waitFor((x) => x.messages.filter(isTerminalMessage).length === 2, 10_000, "two workflows ended");
-    await c.waitFor((x) => x.events(d.workflowId).length === 4, 5_000, "d's partials");
-    expect(c.events(a.workflowId).map((e) => e.seq)).toEqual(range(4, 10));
-    expect(c.events(b.workflowId).map((e) => `${e.seq}:${e.type}`)).toEqual([
+    await c.waitFor((x) => x.messages.filter(isTerminalMessage).length === 2, 10_000, "two tasks ended");
+    await c.waitFor((x) => x.events(d.taskId).length === 4, 5_000, "d's partials");
+    expect(c.events(a.taskId).map((e) => e.seq)).toEqual(range(4, 10));
+    expect(c.events(b.taskId).map((e) => `${e.seq}:${e.type}`)).toEqual([
       "4:PROGRESS",
       "8:PROGRESS",
       "9:WORKFLOW_COMPLETED",
     ]);
-    expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
+    expect(c.events(d.taskId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
 
-    c.send({ type: "unsubscribe", workflow_id: d.workflowId });
+    c.send({ type: "unsubscribe", workflow_id: d.taskId });
     c.send({ type: "ping" });
     await c.waitFor((x) => x.messages.filter((m) => m.type === "pong").length === 2, 5_000, "the unsubscribe read");
     await d.emit(3);
     await new Promise((r) => setTimeout(r, 300));
-    expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
+    expect(c.events(d.taskId).map((e) => e.seq)).toEqual([1, 2, 3, 5]);
 
     // Subscribing again replaces the subscription (new filter, new resume point).
-    c.send({ type: "subscribe", workflow_id: d.workflowId, last_event_id: 6 });
+    c.send({ type: "subscribe", workflow_id: d.taskId, last_event_id: 6 });
     await d.emit(1, { last: true });
     await c.waitFor((x) => x.messages.filter(isTerminalMessage).length === 3, 5_000, "d ended");
-    expect(c.events(d.workflowId).map((e) => e.seq)).toEqual([1, 2, 3, 5, 7, 8, 9]);
+    expect(c.events(d.taskId).map((e) => e.seq)).toEqual([1, 2, 3, 5, 7, 8, 9]);
     expect(
       c.messages.every((m) => typeof m.seq === "number" || m.type === "pong"),
       "events and pong only",
@@ -213,22 +213,22 @@ describe("messages", () => {
   });
 
   it("ends a filtered subscription with the terminal event even when the filter leaves it out", async () => {
-    const wf = await newWorkflow();
-    const c = await connect({ workflow_id: wf.workflowId, types: "PROGRESS" });
+    const wf = await newTask();
+    const c = await connect({ workflow_id: wf.taskId, types: "PROGRESS" });
     await wf.emit(5, { last: true });
     const last = await c.waitForMessage(isTerminalMessage);
-    expect(last).toMatchObject({ type: "WORKFLOW_COMPLETED", seq: 5, workflow_id: wf.workflowId });
+    expect(last).toMatchObject({ type: "WORKFLOW_COMPLETED", seq: 5, workflow_id: wf.taskId });
     expect(c.messages.map((m) => m.type).filter((t) => t !== "PROGRESS")).toEqual(["WORKFLOW_COMPLETED"]);
     c.close();
   });
 
   it("limits subscriptions per connection: one more closes it with 4400", async () => {
-    const wfs = await Promise.all([newWorkflow(), newWorkflow(), newWorkflow(), newWorkflow()]);
+    const wfs = await Promise.all([newTask(), newTask(), newTask(), newTask()]);
     const c = await connect();
-    for (const wf of wfs) c.send({ type: "subscribe", workflow_id: wf.workflowId });
+    for (const wf of wfs) c.send({ type: "subscribe", workflow_id: wf.taskId });
     expect(await c.closed).toEqual({
       code: 4400,
-      reason: `Too many subscriptions on this connection (at most 3) (workflow_id ${wfs[3]!.workflowId})`,
+      reason: `Too many subscriptions on this connection (at most 3) (workflow_id ${wfs[3]!.taskId})`,
     });
     expect(c.messages).toEqual([]);
   });
@@ -329,10 +329,10 @@ describe("rate limit of handshakes (docs/security.md)", () => {
       Math.abs(Number(headers["x-ratelimit-reset"]) - (Math.ceil(Date.now() / 1000) + (body.retry_after as number))),
     ).toBeLessThanOrEqual(1);
     // Messages and events on open sockets are not counted.
-    const wf = await newWorkflow();
-    open[0]!.send({ type: "subscribe", workflow_id: wf.workflowId });
+    const wf = await newTask();
+    open[0]!.send({ type: "subscribe", workflow_id: wf.taskId });
     await wf.emit(4, { last: true });
-    await open[0]!.waitFor((c) => c.events(wf.workflowId).length === 4, 10_000, "the events");
+    await open[0]!.waitFor((c) => c.events(wf.taskId).length === 4, 10_000, "the events");
     for (const c of open) c.close();
   });
 });

@@ -194,7 +194,7 @@ describe("cancellation", () => {
     expect((await post(alice, `/tasks/${randomUUID()}/cancel`)).body).toEqual({ error: "Task not found" });
   });
 
-  it("cancels a complex task and every child workflow", async () => {
+  it("cancels a complex task and every child task", async () => {
     const { body } = await submit(alice, {
       query: "Research the history of Rome, then compare it with Athens, and summarize both",
       mode: "complex",

@@ -192,14 +192,14 @@ export async function seedHistory(o: SeedOptions): Promise<SeedResult> {
       }),
     );
     // 3. Per-task rows (events, steps, …) of the template, for every turn of the long session.
-    for (const table of await tablesWithColumn(db, "workflow_id", ["tasks"])) {
+    for (const table of await tablesWithColumn(db, "task_id", ["tasks"])) {
       add(
         table,
         await cloneRows(db, {
           table,
-          where: `t.workflow_id = ${T}`,
+          where: `t.task_id = ${T}`,
           count: o.turns,
-          overrides: { workflow_id: btid("g::text") },
+          overrides: { task_id: btid("g::text") },
           rewrite: [
             [T, `${btid("g::text")}::text`],
             [S, `${sid("'big'")}::text`],

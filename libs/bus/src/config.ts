@@ -18,7 +18,7 @@ export const busConfigShape = {
       "Prefix of every NATS subject (`<prefix>.events.…`, `<prefix>.runs.…`) and, upper-cased, of every JetStream stream name (`<PREFIX>_EVENTS`); lets deployments or tests share one NATS.",
     ),
   EVENTS_MAX_AGE_SECONDS: envInt(3_600, 1).describe(
-    "How long the EVENTS stream keeps workflow events (the real-time replay window for streaming clients); older events are read from the database.",
+    "How long the EVENTS stream keeps task events (the real-time replay window for streaming clients); older events are read from the database.",
   ),
   RUN_ACK_WAIT_SECONDS: envInt(3, 1, 3_600).describe(
     "A run held by a worker that stops heartbeating (crashed, frozen) is redelivered to another worker after this long; workers heartbeat at a third of it. With RUN_LEASE_MS it bounds how soon a crashed worker's runs restart elsewhere.",

@@ -48,7 +48,7 @@ export function messageHeaders(extra?: Record<string, string>): MsgHdrs {
 /**
  * A PRODUCER span around one publish (messaging semantic conventions), only when spans are
  * exported; its context is what the message headers carry, so the consumer's span is its child.
- * Named by the subject's first two tokens (`send tog.events`): never one name per workflow.
+ * Named by the subject's first two tokens (`send tog.events`): never one name per task.
  */
 function producerSpan<T>(subject: string, fn: () => T): T | Promise<T> {
   if (!spansExported()) return fn();

@@ -28,14 +28,14 @@ export const RUN_WORKERS = "run-workers";
 
 export function systemSubjects(prefix: string) {
   return {
-    /** Events of one workflow, in order. */
-    events: (workflowId: string) => subjectFor(prefix, ["events", workflowId]),
+    /** Events of one task, in order. */
+    events: (taskId: string) => subjectFor(prefix, ["events", taskId]),
     allEvents: subjectFor(prefix, ["events", ">"]),
-    /** Task runs of one workflow, waiting for a worker. */
-    runs: (workflowId: string) => subjectFor(prefix, ["runs", workflowId]),
+    /** Runs of one task, waiting for a worker. */
+    runs: (taskId: string) => subjectFor(prefix, ["runs", taskId]),
     allRuns: subjectFor(prefix, ["runs", ">"]),
-    /** Core NATS wake-up hint for the worker running a workflow (the signal itself is in PostgreSQL). */
-    signals: (workflowId: string) => subjectFor(prefix, ["signals", workflowId]),
+    /** Core NATS wake-up hint for the worker running a task (the signal itself is in PostgreSQL). */
+    signals: (taskId: string) => subjectFor(prefix, ["signals", taskId]),
     /**
      * Core NATS hint that a session or one of its tasks changed (payload: the session id), sent
      * after commit by every writer; the session service drops its cached views of that session.
@@ -47,7 +47,7 @@ export function systemSubjects(prefix: string) {
 export function eventsStream(options: TopologyOptions): StreamDefinition {
   return {
     name: streamNameFor(options.prefix, "EVENTS"),
-    description: "Workflow events: the real-time replay window; the database keeps the full history.",
+    description: "Task events: the real-time replay window; the database keeps the full history.",
     subjects: [systemSubjects(options.prefix).allEvents],
     retention: "limits",
     storage: "file",
@@ -99,7 +99,7 @@ export function eventPersisterConsumer(options: TopologyOptions): ConsumerDefini
   return {
     stream: streamNameFor(options.prefix, "EVENTS"),
     durable: EVENT_PERSISTER,
-    description: "Persists workflow events to the database.",
+    description: "Persists task events to the database.",
     filterSubject: systemSubjects(options.prefix).allEvents,
     ackPolicy: "explicit",
     deliverPolicy: "all",

@@ -34,7 +34,7 @@ describe("publish", () => {
   const storedOn = async (subject: string) =>
     (await bus.jsm.streams.info(stream, { subjects_filter: subject })).state.subjects?.[subject] ?? 0;
 
-  it("JSON-encodes objects once and stores them on the per-workflow subject", async () => {
+  it("JSON-encodes objects once and stores them on the per-task subject", async () => {
     const ack = await publish(bus, subjects.events("wf-json"), { type: "WORKFLOW_STARTED", seq: 1, data: { a: "ü" } });
     expect(ack).toMatchObject({ stream, duplicate: false });
     const stored = await bus.jsm.streams.getMessage(stream, { seq: ack.seq });
@@ -65,7 +65,7 @@ describe("publish", () => {
   it("expect.lastSubjectSequence is a compare-and-set per subject", async () => {
     const subject = subjects.events("wf-cas");
     const a = await publish(bus, subject, { seq: 1 }, { expect: { lastSubjectSequence: 0 } });
-    // Writes to other workflows in between do not disturb this subject's expectation.
+    // Writes to other tasks in between do not disturb this subject's expectation.
     await publish(bus, subjects.events("wf-cas-other"), { x: 1 });
     const b = await publish(bus, subject, { seq: 2 }, { expect: { lastSubjectSequence: a.seq } });
     expect(b.seq).toBeGreaterThan(a.seq);
@@ -92,7 +92,7 @@ describe("publish", () => {
     const tp = parseTraceparent(stored?.header.get("traceparent"));
     expect(tp?.traceId).toBe(traceId);
 
-    // Receive through the durable persister consumer, filtered to this workflow's message.
+    // Receive through the durable persister consumer, filtered to this task's message.
     await ensureConsumers(bus, [
       { ...eventPersisterConsumer({ prefix: bus.prefix }), durable: "trace-reader", filterSubject: subject },
     ]);

@@ -105,16 +105,12 @@ export function buildProgram(run: { exitCode: number }): Command {
   program
     .command("stream")
     .description("follow a task's events live (resumes after dropped connections)")
-    .argument("<workflow>", "task/workflow id")
+    .argument("<task>", "task/workflow id")
     .option("--types <list>", "comma-separated event types to show")
     .option("--last-event-id <id>", "resume after this stream id or seq")
     .addOption(new Option("--transport <t>", "sse or ws").choices(["sse", "ws"]).default("sse"))
     .action(
-      async (
-        workflow: string,
-        o: { types?: string; lastEventId?: string; transport: StreamTransport },
-        cmd: Command,
-      ) => {
+      async (task: string, o: { types?: string; lastEventId?: string; transport: StreamTransport }, cmd: Command) => {
         const { client, out } = ctx(cmd);
         const types = o.types
           ? (o.types
@@ -122,7 +118,7 @@ export function buildProgram(run: { exitCode: number }): Command {
               .map((t) => t.trim())
               .filter(Boolean) as EventType[])
           : undefined;
-        run.exitCode = await follow(client, out, workflow, {
+        run.exitCode = await follow(client, out, task, {
           transport: o.transport,
           types,
           lastEventId: o.lastEventId,
@@ -232,14 +228,14 @@ export function buildProgram(run: { exitCode: number }): Command {
   program
     .command("approve")
     .description("approve or deny a pending approval")
-    .argument("<workflow>", "task/workflow id")
+    .argument("<task>", "task/workflow id")
     .argument("<approval>", "approval id (from the APPROVAL_REQUESTED event)")
     .option("--approve", "approve it")
     .option("--deny", "deny it")
-    .option("--feedback <text>", "a remark for the workflow")
+    .option("--feedback <text>", "a remark for the task")
     .action(
       async (
-        workflow: string,
+        task: string,
         approval: string,
         o: { approve?: boolean; deny?: boolean; feedback?: string },
         cmd: Command,
@@ -248,7 +244,7 @@ export function buildProgram(run: { exitCode: number }): Command {
           throw new CommanderError(EXIT.USAGE, "tog.usage", "error: give exactly one of --approve or --deny");
         const { client, out } = ctx(cmd);
         const r = await client.approvals.decide({
-          workflowId: workflow,
+          taskId: task,
           approvalId: approval,
           approved: o.approve === true,
           feedback: o.feedback,

@@ -1,4 +1,4 @@
-// Ids of users, tasks (= workflows) and sessions are UUIDs, compared in any case and stored and
+// Ids of users, tasks and sessions are UUIDs, compared in any case and stored and
 // emitted lower-cased. A string that is not one names nothing: callers answer "not found" without
 // asking the database (PostgreSQL would refuse it as a uuid anyway).
 

@@ -8,7 +8,7 @@ import type { Db } from "@tog/db";
 // The log is the orchestrator's table (docs/architecture.md "Tables"); this lib is how others read it.
 
 export interface ListEventsQuery {
-  workflowId: string;
+  taskId: string;
   limit: number;
   offset: number;
   /** Only events with a greater seq; offset then counts from there. */
@@ -18,7 +18,7 @@ export interface ListEventsQuery {
 export interface EventPage {
   /** Exact JSON text of each event, in seq order. */
   events: string[];
-  /** Every stored event of the workflow, whatever the page. */
+  /** Every stored event of the task, whatever the page. */
   totalCount: number;
 }
 
@@ -30,12 +30,12 @@ export interface StoredEvent {
 
 export interface EventHistoryRepository {
   listEvents(query: ListEventsQuery): Promise<EventPage>;
-  /** Highest stored seq of the workflow; 0 when none is stored. */
-  lastSeq(workflowId: string): Promise<number>;
+  /** Highest stored seq of the task; 0 when none is stored. */
+  lastSeq(taskId: string): Promise<number>;
   /** Up to `limit` events with seq > afterSeq, in seq order (replay of a stream). */
-  readRange(workflowId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+  readRange(taskId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
   /** The stored event with the highest seq, or null when none is stored. */
-  readLast(workflowId: string): Promise<StoredEvent | null>;
+  readLast(taskId: string): Promise<StoredEvent | null>;
 }
 
 /**
@@ -53,43 +53,43 @@ export function createEventHistoryRepository(options: { db: Db }): EventHistoryR
       checkCount("offset", query.offset, 0);
       checkCount("afterSeq", query.afterSeq ?? 0, 0);
       const afterSeq = Math.min(query.afterSeq ?? 0, MAX_SEQ);
-      // Not a UUID: no workflow can have that id (and the uuid cast would fail).
-      if (!isUuid(query.workflowId)) return { events: [], totalCount: 0 };
+      // Not a UUID: no task can have that id (and the uuid cast would fail).
+      if (!isUuid(query.taskId)) return { events: [], totalCount: 0 };
       const [rows, counted] = await Promise.all([
         db.$queryRaw<{ event: string }[]>`
           SELECT event::text AS event FROM task_events
-          WHERE workflow_id = ${query.workflowId}::uuid AND seq > ${afterSeq}
+          WHERE task_id = ${query.taskId}::uuid AND seq > ${afterSeq}
           ORDER BY seq LIMIT ${query.limit} OFFSET ${query.offset}`,
         db.$queryRaw<{ total: number }[]>`
-          SELECT count(*)::int AS total FROM task_events WHERE workflow_id = ${query.workflowId}::uuid`,
+          SELECT count(*)::int AS total FROM task_events WHERE task_id = ${query.taskId}::uuid`,
       ]);
       return { events: rows.map((r) => r.event), totalCount: counted[0]?.total ?? 0 };
     },
 
-    async lastSeq(workflowId) {
-      if (!isUuid(workflowId)) return 0;
+    async lastSeq(taskId) {
+      if (!isUuid(taskId)) return 0;
       const rows = await db.$queryRaw<{ seq: number | null }[]>`
-        SELECT max(seq) AS seq FROM task_events WHERE workflow_id = ${workflowId}::uuid`;
+        SELECT max(seq) AS seq FROM task_events WHERE task_id = ${taskId}::uuid`;
       return rows[0]?.seq ?? 0;
     },
 
-    async readRange(workflowId, after, limit) {
+    async readRange(taskId, after, limit) {
       checkCount("afterSeq", after, 0);
       const afterSeq = Math.min(after, MAX_SEQ);
       checkCount("limit", limit, 1);
-      if (!isUuid(workflowId)) return [];
+      if (!isUuid(taskId)) return [];
       const rows = await db.$queryRaw<{ seq: number; event: string }[]>`
         SELECT seq, event::text AS event FROM task_events
-        WHERE workflow_id = ${workflowId}::uuid AND seq > ${afterSeq}
+        WHERE task_id = ${taskId}::uuid AND seq > ${afterSeq}
         ORDER BY seq LIMIT ${limit}`;
       return rows.map((r) => ({ seq: r.seq, json: r.event }));
     },
 
-    async readLast(workflowId) {
-      if (!isUuid(workflowId)) return null;
+    async readLast(taskId) {
+      if (!isUuid(taskId)) return null;
       const rows = await db.$queryRaw<{ seq: number; event: string }[]>`
         SELECT seq, event::text AS event FROM task_events
-        WHERE workflow_id = ${workflowId}::uuid ORDER BY seq DESC LIMIT 1`;
+        WHERE task_id = ${taskId}::uuid ORDER BY seq DESC LIMIT 1`;
       const row = rows[0];
       return row ? { seq: row.seq, json: row.event } : null;
     },

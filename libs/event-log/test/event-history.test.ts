@@ -11,11 +11,11 @@ import { createEventHistoryRepository, type EventHistoryRepository } from "../sr
 
 const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 
-function eventTexts(workflowId: string, count: number): string[] {
+function eventTexts(taskId: string, count: number): string[] {
   const out: string[] = [];
   for (let seq = 1; seq <= count; seq++) {
     const event = buildEvent({
-      workflow_id: workflowId,
+      workflow_id: taskId,
       type: "LLM_PARTIAL",
       agent_id: "agent-Ω",
       message: `chunk ${seq}`,
@@ -29,11 +29,11 @@ function eventTexts(workflowId: string, count: number): string[] {
   return out;
 }
 
-async function insert(db: Db, workflowId: string, texts: readonly string[]): Promise<void> {
+async function insert(db: Db, taskId: string, texts: readonly string[]): Promise<void> {
   for (const [i, text] of texts.entries()) {
     await db.$executeRaw`
-      INSERT INTO task_events (workflow_id, seq, type, agent_id, "timestamp", event)
-      VALUES (${workflowId}::uuid, ${i + 1}, 'LLM_PARTIAL', 'agent', now(), ${text}::json)`;
+      INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
+      VALUES (${taskId}::uuid, ${i + 1}, 'LLM_PARTIAL', 'agent', now(), ${text}::json)`;
   }
 }
 
@@ -60,24 +60,24 @@ describe("event history repository (@tog/event-log)", () => {
     await tdb.drop();
   });
 
-  it("pages events in seq order with the workflow's total", async () => {
-    const page = await repo.listEvents({ workflowId: w1, limit: 10, offset: 0 });
+  it("pages events in seq order with the task's total", async () => {
+    const page = await repo.listEvents({ taskId: w1, limit: 10, offset: 0 });
     expect(page.totalCount).toBe(30);
     expect(page.events).toEqual(texts.slice(0, 10));
-    expect(await repo.listEvents({ workflowId: w1, limit: 5, offset: 2, afterSeq: 20 })).toEqual({
+    expect(await repo.listEvents({ taskId: w1, limit: 5, offset: 2, afterSeq: 20 })).toEqual({
       events: texts.slice(22, 27),
       totalCount: 30,
     });
-    expect(await repo.listEvents({ workflowId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({
+    expect(await repo.listEvents({ taskId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({
       events: [],
       totalCount: 0,
     });
-    await expect(repo.listEvents({ workflowId: w1, limit: 0, offset: 0 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(repo.listEvents({ taskId: w1, limit: 0, offset: 0 })).rejects.toBeInstanceOf(ValidationError);
   });
 
   it("takes a cursor past the seq column's range (a client's after_seq) as after every event", async () => {
     for (const afterSeq of [2 ** 31, Number.MAX_SAFE_INTEGER]) {
-      expect(await repo.listEvents({ workflowId: w1, limit: 10, offset: 0, afterSeq })).toEqual({
+      expect(await repo.listEvents({ taskId: w1, limit: 10, offset: 0, afterSeq })).toEqual({
         events: [],
         totalCount: 30,
       });

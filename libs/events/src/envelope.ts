@@ -98,7 +98,7 @@ export function buildEvent<T extends EventType>(input: NewEvent<T>): TaskEvent<T
   } as TaskEvent<T>;
 }
 
-/** JetStream `Nats-Msg-Id` of an event: one per (workflow, seq), so a republish is deduplicated. */
+/** JetStream `Nats-Msg-Id` of an event: one per (task, seq), so a republish is deduplicated. */
 export function eventMessageId(event: { workflow_id: string; seq: number }): string {
   return `${event.workflow_id}:${event.seq}`;
 }

@@ -32,7 +32,7 @@ export const SPEC_EVENT_TYPES = [
 
 export type SpecEventType = (typeof SPEC_EVENT_TYPES)[number];
 
-/** Outside the 26 but emitted with a payload (6.3 rule 2): a sub-agent or child workflow failed. */
+/** Outside the 26 but emitted with a payload (6.3 rule 2): a sub-agent or child task failed. */
 export const AGENT_FAILED = "AGENT_FAILED";
 
 /**

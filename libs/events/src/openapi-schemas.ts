@@ -71,7 +71,7 @@ export function eventOpenApiSchemas(): Record<string, JsonSchema> {
         seq: {
           type: "integer",
           minimum: 1,
-          description: "Strictly increasing, gap-free per workflow; deduplicate by it.",
+          description: "Strictly increasing, gap-free per task; deduplicate by it.",
         },
         stream_id: { type: "string", description: "`<millis>-<seq>`: the SSE `id`, a resume point." },
         trace_id: { type: "string", description: "W3C trace id of the task." },
@@ -83,7 +83,7 @@ export function eventOpenApiSchemas(): Record<string, JsonSchema> {
   }
   out[STREAM_EVENT_SCHEMA] = {
     description:
-      "One event of a workflow's stream: the SSE `data:` line and the WebSocket message. `type` selects the schema.",
+      "One event of a task's stream: the SSE `data:` line and the WebSocket message. `type` selects the schema.",
     oneOf: EVENT_TYPES.map((t) => ({ $ref: `#/components/schemas/${eventSchemaName(t)}` })),
     discriminator: {
       propertyName: "type",

@@ -203,7 +203,7 @@ export const errorOccurredSchema = z
     /** Seconds until the retry, when one is scheduled. */
     retry_after: z.number().min(0).optional(),
     severity: z.enum(ERROR_SEVERITIES),
-    /** Present (true) only on the event that ends the workflow; see terminal.ts. */
+    /** Present (true) only on the event that ends the task; see terminal.ts. */
     terminal: z.literal(true).optional(),
     /** The final task status; present exactly when `terminal` is. */
     status: z.enum(FAILURE_STATUSES).optional(),

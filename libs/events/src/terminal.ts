@@ -1,11 +1,11 @@
 import type { ErrorOccurredPayload, ErrorType, FailureStatus } from "./payloads.ts";
 
-// Every workflow's stream ends with exactly one terminal event, and it is the last one (highest
-// seq) of that workflow:
+// Every task's stream ends with exactly one terminal event, and it is the last one (highest
+// seq) of that task:
 //   COMPLETED                   → WORKFLOW_COMPLETED
 //   FAILED / TIMEOUT / CANCELLED → ERROR_OCCURRED with data.terminal = true, data.status = the
 //                                  status, recoverable = false, severity = "critical"
-// A stream closes right after it. Child workflows write into their parent's stream (own agent_id)
+// A stream closes right after it. Child tasks write into their parent's stream (own agent_id)
 // and end with AGENT_COMPLETED or AGENT_FAILED, never with a terminal event, so the parent's
 // stream cannot close early.
 
@@ -25,7 +25,7 @@ interface EventLike {
   data?: unknown;
 }
 
-/** True for the event that ends a workflow's stream. Two comparisons; no validation. */
+/** True for the event that ends a task's stream. Two comparisons; no validation. */
 export function isTerminalEvent(event: EventLike): boolean {
   if (event.type === "WORKFLOW_COMPLETED") return true;
   return event.type === "ERROR_OCCURRED" && (event.data as { terminal?: unknown } | undefined)?.terminal === true;
@@ -46,7 +46,7 @@ export interface TerminalErrorInput {
   max_retries?: number;
 }
 
-/** `data` of the ERROR_OCCURRED that ends a FAILED, TIMEOUT or CANCELLED workflow. */
+/** `data` of the ERROR_OCCURRED that ends a FAILED, TIMEOUT or CANCELLED task. */
 export function terminalErrorData(input: TerminalErrorInput): ErrorOccurredPayload {
   return {
     error_type: input.error_type,

@@ -25,7 +25,7 @@ describe("terminal events", () => {
   });
 
   it.each(["FAILED", "TIMEOUT", "CANCELLED"] as FailureStatus[])(
-    "a terminal ERROR_OCCURRED ends a %s workflow",
+    "a terminal ERROR_OCCURRED ends a %s task",
     (status) => {
       const data = terminalErrorData({
         status,

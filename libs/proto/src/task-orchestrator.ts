@@ -94,7 +94,7 @@ export type CancelTaskResult =
 
 export interface ApprovalDecisionCommand {
   userId: string;
-  workflowId: string;
+  taskId: string;
   approvalId: string;
   approved: boolean;
   feedback?: string | undefined;
@@ -104,7 +104,7 @@ export interface ApprovalDecisionCommand {
 }
 
 export interface ApprovalDecisionResult {
-  workflowId: string;
+  taskId: string;
   approvalId: string;
   runId: string;
   decision: "approved" | "denied";
@@ -146,7 +146,7 @@ export interface TimelineEntry {
 }
 
 export interface TimelineResult {
-  workflowId: string;
+  taskId: string;
   status: TaskStatus;
   entries: TimelineEntry[];
 }

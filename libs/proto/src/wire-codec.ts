@@ -331,7 +331,7 @@ export function decodeCancelTaskResponse(r: CancelTaskResponse__Output): CancelT
 export function encodeDecideApprovalRequest(c: ApprovalDecisionCommand): Complete<DecideApprovalRequest> {
   return {
     user_id: c.userId,
-    workflow_id: c.workflowId,
+    task_id: c.taskId,
     approval_id: c.approvalId,
     approved: c.approved,
     feedback: c.feedback,
@@ -344,7 +344,7 @@ export function encodeDecideApprovalRequest(c: ApprovalDecisionCommand): Complet
 export function decodeDecideApprovalRequest(r: DecideApprovalRequest__Output): ApprovalDecisionCommand {
   return {
     userId: r.user_id,
-    workflowId: r.workflow_id,
+    taskId: r.task_id,
     approvalId: r.approval_id,
     approved: r.approved,
     feedback: r.feedback,
@@ -356,7 +356,7 @@ export function decodeDecideApprovalRequest(r: DecideApprovalRequest__Output): A
 
 export function encodeDecideApprovalResponse(r: ApprovalDecisionResult): Complete<DecideApprovalResponse> {
   return {
-    workflow_id: r.workflowId,
+    task_id: r.taskId,
     approval_id: r.approvalId,
     run_id: r.runId,
     decision: r.decision === "approved" ? "APPROVAL_DECISION_APPROVED" : "APPROVAL_DECISION_DENIED",
@@ -365,7 +365,7 @@ export function encodeDecideApprovalResponse(r: ApprovalDecisionResult): Complet
 
 export function decodeDecideApprovalResponse(r: DecideApprovalResponse__Output): ApprovalDecisionResult {
   return {
-    workflowId: r.workflow_id,
+    taskId: r.task_id,
     approvalId: r.approval_id,
     runId: r.run_id,
     decision: decisionFromWire(r.decision),
@@ -433,12 +433,12 @@ function decodeTimelineEntry(e: TimelineEntry__Output): TimelineEntry {
 }
 
 export function encodeGetTimelineResponse(r: TimelineResult): Complete<GetTimelineResponse> {
-  return { workflow_id: r.workflowId, status: statusToWire(r.status), entries: r.entries.map(encodeTimelineEntry) };
+  return { task_id: r.taskId, status: statusToWire(r.status), entries: r.entries.map(encodeTimelineEntry) };
 }
 
 export function decodeGetTimelineResponse(r: GetTimelineResponse__Output): TimelineResult {
   return {
-    workflowId: r.workflow_id,
+    taskId: r.task_id,
     status: requiredStatus(r.status, "response", "status"),
     entries: r.entries.map(decodeTimelineEntry),
   };

@@ -218,7 +218,7 @@ describe("DecideApproval", () => {
   it("carries every field of an approval", async () => {
     const command: ApprovalDecisionCommand = {
       userId: "u",
-      workflowId: "wf",
+      taskId: "wf",
       approvalId: "ap-1",
       approved: true,
       feedback: "looks good",
@@ -227,13 +227,13 @@ describe("DecideApproval", () => {
       approvedBy: "alice",
     };
     h.fake.behaviour.decideApproval = async () => ({
-      workflowId: "wf",
+      taskId: "wf",
       approvalId: "ap-1",
       runId: "run-1",
       decision: "approved",
     });
     expect(await h.client.decideApproval(command)).toStrictEqual({
-      workflowId: "wf",
+      taskId: "wf",
       approvalId: "ap-1",
       runId: "run-1",
       decision: "approved",
@@ -244,19 +244,19 @@ describe("DecideApproval", () => {
   it("leaves absent optional fields absent and carries a denial", async () => {
     const command: ApprovalDecisionCommand = {
       userId: "u",
-      workflowId: "wf",
+      taskId: "wf",
       approvalId: "ap-2",
       approved: false,
       approvedBy: "bob",
     };
     h.fake.behaviour.decideApproval = async () => ({
-      workflowId: "wf",
+      taskId: "wf",
       approvalId: "ap-2",
       runId: "",
       decision: "denied",
     });
     expect(await h.client.decideApproval(command)).toStrictEqual({
-      workflowId: "wf",
+      taskId: "wf",
       approvalId: "ap-2",
       runId: "",
       decision: "denied",
@@ -291,7 +291,7 @@ describe("GetTaskEvents", () => {
 describe("GetTimeline", () => {
   it("carries every entry field, payloads as JSON (null included), absent payloads absent", async () => {
     const timeline: TimelineResult = {
-      workflowId: "wf",
+      taskId: "wf",
       status: "RUNNING",
       entries: [
         {
@@ -340,9 +340,9 @@ describe("GetTimeline", () => {
   });
 
   it("carries include_payloads=false and an empty timeline", async () => {
-    h.fake.behaviour.getTimeline = async () => ({ workflowId: "wf", status: "QUEUED", entries: [] });
+    h.fake.behaviour.getTimeline = async () => ({ taskId: "wf", status: "QUEUED", entries: [] });
     expect(await h.client.getTimeline({ userId: "u", taskId: "wf", includePayloads: false })).toStrictEqual({
-      workflowId: "wf",
+      taskId: "wf",
       status: "QUEUED",
       entries: [],
     });

@@ -51,7 +51,7 @@ export interface LlmErrorOptions {
 }
 
 /**
- * The router's final failure: every candidate model failed (or none was usable). The workflow
+ * The router's final failure: every candidate model failed (or none was usable). The task
  * turns it into ERROR_OCCURRED with `error_type` LLM_ERROR, `recoverable` and `retry_count`.
  * Code UPSTREAM_UNAVAILABLE when the providers were down/overloaded (recoverable later),
  * INTERNAL when the request or configuration was refused (repeating will not help).

@@ -75,7 +75,7 @@ export interface CompleteOptions {
   signal?: AbortSignal | undefined;
   /** Chunk indexes keep counting across retries, so LLM_PARTIAL chunk_index never repeats. */
   onDelta?: StreamOptions["onDelta"];
-  /** Before every retry or fallback: the workflow emits ERROR_RECOVERY from it. */
+  /** Before every retry or fallback: the task emits ERROR_RECOVERY from it. */
   onRetry?: ((notice: RetryNotice) => void) | undefined;
 }
 

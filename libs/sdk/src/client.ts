@@ -83,7 +83,7 @@ export interface CancelResult {
 }
 
 export interface DecisionInput {
-  workflowId: string;
+  taskId: string;
   approvalId: string;
   approved: boolean;
   feedback?: string | undefined;
@@ -269,7 +269,7 @@ export class Approvals {
   /** POST /approvals/decision. Not retried automatically (a decision is sent once). */
   async decide(input: DecisionInput, options: RequestOptions = {}): Promise<ApprovalDecisionResult> {
     const body: ApprovalDecisionRequest = {
-      workflow_id: input.workflowId,
+      workflow_id: input.taskId,
       approval_id: input.approvalId,
       approved: input.approved,
       ...(input.feedback !== undefined ? { feedback: input.feedback } : {}),
@@ -286,21 +286,21 @@ export class Approvals {
   }
 
   approve(
-    workflowId: string,
+    taskId: string,
     approvalId: string,
     feedback?: string,
     options?: RequestOptions,
   ): Promise<ApprovalDecisionResult> {
-    return this.decide({ workflowId, approvalId, approved: true, feedback }, options);
+    return this.decide({ taskId, approvalId, approved: true, feedback }, options);
   }
 
   deny(
-    workflowId: string,
+    taskId: string,
     approvalId: string,
     feedback?: string,
     options?: RequestOptions,
   ): Promise<ApprovalDecisionResult> {
-    return this.decide({ workflowId, approvalId, approved: false, feedback }, options);
+    return this.decide({ taskId, approvalId, approved: false, feedback }, options);
   }
 }
 
@@ -417,18 +417,18 @@ export class TogClient {
   }
 
   /**
-   * A workflow's live events (replayed from `lastEventId`, or from the start), resumed across
+   * A task's live events (replayed from `lastEventId`, or from the start), resumed across
    * disconnects without gaps or duplicates, ending after the terminal event.
    */
   stream<T extends EventType = EventType>(
-    workflowId: string,
+    taskId: string,
     options: StreamOptions & { types?: readonly T[] | undefined } = {},
   ): AsyncIterable<EventOf<T>> {
     // With `types`, only events of those types are yielded, so the element type narrows to them.
     const events =
       options.transport === "ws"
-        ? wsEvents(this.transport, workflowId, options)
-        : sseEvents(this.transport, workflowId, options);
+        ? wsEvents(this.transport, taskId, options)
+        : sseEvents(this.transport, taskId, options);
     return events as AsyncIterable<EventOf<T>>;
   }
 

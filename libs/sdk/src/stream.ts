@@ -5,7 +5,7 @@ import { toApiError, type Transport } from "./transport.ts";
 import { isTerminalEvent, type EventType, type TogEvent } from "./types.ts";
 
 // Resumable event streams (docs/api.md "Events and streams"). Both transports give the caller ONE
-// gap-free sequence of a workflow's events across any number of reconnects:
+// gap-free sequence of a task's events across any number of reconnects:
 //   - resume from the last event received (SSE: Last-Event-ID; WebSocket: last_event_id = seq),
 //   - wait as the server's `retry:` says, then back off exponentially with jitter,
 //   - drop duplicates by `seq` (delivery is at least once),
@@ -125,13 +125,13 @@ class Reconnects {
 /** Server-Sent Events with automatic resume. */
 export async function* sseEvents(
   transport: Transport,
-  workflowId: string,
+  taskId: string,
   options: StreamOptions = {},
 ): AsyncGenerator<TogEvent, void, undefined> {
   const cursor = new Cursor(options);
   const reconnects = new Reconnects(options);
   const signal = options.signal;
-  const url = transport.url("/api/v1/stream/sse", { workflow_id: workflowId, types: serverTypes(options.types) });
+  const url = transport.url("/api/v1/stream/sse", { workflow_id: taskId, types: serverTypes(options.types) });
   for (;;) {
     if (signal?.aborted) throw abortError(signal);
     const ctrl = new AbortController();
@@ -153,7 +153,7 @@ export async function* sseEvents(
         await reconnects.wait(cursor, (err as Error).message);
         continue;
       }
-      // The workflow ended at or before the resume point: nothing more will come.
+      // The task ended at or before the resume point: nothing more will come.
       if (res.status === 204) return;
       if (!res.ok || res.body === null) {
         const error = await toApiError(res, "GET", url);
@@ -263,7 +263,7 @@ function isNode(): boolean {
  */
 export async function* wsEvents(
   transport: Transport,
-  workflowId: string,
+  taskId: string,
   options: StreamOptions = {},
 ): AsyncGenerator<TogEvent, void, undefined> {
   const Ws = options.WebSocket ?? (globalThis.WebSocket as unknown as WebSocketConstructor | undefined);
@@ -285,7 +285,7 @@ export async function* wsEvents(
       ws.send(
         JSON.stringify({
           type: "subscribe",
-          workflow_id: workflowId,
+          workflow_id: taskId,
           ...(types ? { types } : {}),
           last_event_id: cursor.lastSeq,
         }),
@@ -365,7 +365,7 @@ export async function* wsEvents(
     if (!opened) {
       try {
         await transport.call(
-          { method: "GET", path: `/api/v1/tasks/${encodeURIComponent(workflowId)}`, safe: true },
+          { method: "GET", path: `/api/v1/tasks/${encodeURIComponent(taskId)}`, safe: true },
           { signal },
         );
       } catch (err) {

@@ -32,7 +32,7 @@ export type Ready = Schemas["Ready"];
 export type AccessTokenRequest = Schemas["AccessTokenRequest"];
 export type AccessToken = Schemas["AccessToken"];
 
-/** One event of a workflow's stream (SSE `data:` / WebSocket message), discriminated by `type`. */
+/** One event of a task's stream (SSE `data:` / WebSocket message), discriminated by `type`. */
 export type TogEvent = Schemas["StreamEvent"];
 /** Every event type (the documented 26 plus AGENT_FAILED). */
 export type EventType = TogEvent["type"];
@@ -58,7 +58,7 @@ export function isTerminalStatus(status: string): boolean {
 }
 
 /**
- * True for the event that ends a workflow's stream: WORKFLOW_COMPLETED, or ERROR_OCCURRED with
+ * True for the event that ends a task's stream: WORKFLOW_COMPLETED, or ERROR_OCCURRED with
  * `data.terminal` (the rule of libs/events terminal.ts).
  */
 export function isTerminalEvent(event: { type: string; data?: unknown }): boolean {

@@ -28,7 +28,7 @@ export function purgeIdleSessions(db: Db, days: number, batchSize: number): Prom
     // task_events has no foreign key (the persister may store an event before its task row is
     // visible), so its rows go explicitly; the rest cascades from sessions.
     const events = await tx.$executeRaw`
-        DELETE FROM task_events WHERE workflow_id IN (SELECT id FROM tasks WHERE session_id = ANY(${ids}::uuid[]))`;
+        DELETE FROM task_events WHERE task_id IN (SELECT id FROM tasks WHERE session_id = ANY(${ids}::uuid[]))`;
     const tasks = await tx.$queryRaw<
       { n: bigint }[]
     >`SELECT count(*) AS n FROM tasks WHERE session_id = ANY(${ids}::uuid[])`;

@@ -47,7 +47,7 @@ export interface SessionTaskRecord {
 
 /** An event of a turn (LLM_PARTIAL never included). */
 export interface TurnEventRecord {
-  workflowId: string;
+  taskId: string;
   seq: number;
   type: string;
   agentId: string;
@@ -164,7 +164,7 @@ export class SessionRepository {
     >`
       SELECT t.id::text, t.query, t.status, t.mode, t.requested_mode, t.result, t.error, t.error_type, t.model_used, t.provider,
              t.input_tokens, t.output_tokens, t.total_tokens, t.cost_usd, t.created_at, t.started_at, t.completed_at,
-             (SELECT (s.events -> 0 -> 'data')::jsonb FROM task_steps s WHERE s.workflow_id = t.id AND s.key = 'finish') AS outcome
+             (SELECT (s.events -> 0 -> 'data')::jsonb FROM task_steps s WHERE s.task_id = t.id AND s.key = 'finish') AS outcome
       FROM session_tasks_oldest(${sessionId}::uuid, ${page?.limit ?? null}::int, ${page?.offset ?? 0}::int) t`;
     const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
     return rows.map((r) => ({
@@ -205,7 +205,7 @@ export class SessionRepository {
     // raw: fields extracted from the stored JSON text in PostgreSQL, so the event bodies are not shipped whole.
     const rows = await this.#db.$queryRaw<
       {
-        workflow_id: string;
+        task_id: string;
         seq: number;
         type: string;
         agent_id: string;
@@ -217,15 +217,15 @@ export class SessionRepository {
         data?: unknown;
       }[]
     >`
-      SELECT workflow_id::text, seq, type, agent_id, event ->> 'message' AS message, event ->> 'timestamp' AS ts, "timestamp",
+      SELECT task_id::text, seq, type, agent_id, event ->> 'message' AS message, event ->> 'timestamp' AS ts, "timestamp",
              CASE WHEN type = 'LLM_OUTPUT' THEN event -> 'data' ->> 'output' END AS output,
              (type = 'WORKFLOW_COMPLETED' OR (type = 'ERROR_OCCURRED' AND event -> 'data' ->> 'terminal' = 'true')) AS terminal
              ${includeData ? Prisma.sql`, event -> 'data' AS data` : Prisma.empty}
       FROM task_events
-      WHERE workflow_id = ANY(${[...taskIds]}::uuid[]) AND type <> 'LLM_PARTIAL'
-      ORDER BY workflow_id, seq`;
+      WHERE task_id = ANY(${[...taskIds]}::uuid[]) AND type <> 'LLM_PARTIAL'
+      ORDER BY task_id, seq`;
     return rows.map((r) => ({
-      workflowId: r.workflow_id,
+      taskId: r.task_id,
       seq: r.seq,
       type: r.type,
       agentId: r.agent_id,

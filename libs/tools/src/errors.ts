@@ -3,7 +3,7 @@ import type { z } from "zod";
 
 /**
  * How a failed call is reported in ERROR_OCCURRED `error_type`: the contract's `INVALID_INPUT`,
- * `TIMEOUT` and `TOOL_EXECUTION_FAILED`, plus `CANCELLED`, which the workflow turns into its
+ * `TIMEOUT` and `TOOL_EXECUTION_FAILED`, plus `CANCELLED`, which the task turns into its
  * own cancellation path instead of an error event.
  */
 export type ToolErrorType = "INVALID_INPUT" | "TIMEOUT" | "TOOL_EXECUTION_FAILED" | "CANCELLED";

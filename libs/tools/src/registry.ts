@@ -3,7 +3,7 @@ import { ToolError, errorTypeOf, formatZodIssues, invalidArguments, type ToolErr
 import { toolJsonSchema, type AnyTool, type LlmToolDefinition, type ToolResult } from "./tool.ts";
 
 export interface InvokeOptions {
-  /** The workflow's cancellation signal; aborting it ends the call with `CANCELLED`. */
+  /** The task's cancellation signal; aborting it ends the call with `CANCELLED`. */
   signal?: AbortSignal;
   now?: () => Date;
 }

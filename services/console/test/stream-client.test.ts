@@ -75,7 +75,7 @@ async function follow(url: string, extra: Partial<Parameters<typeof followTaskEv
   const states: StreamState[] = [];
   await followTaskEvents({
     baseUrl: url,
-    workflowId: WF,
+    taskId: WF,
     headers: { "X-API-Key": "sk_test" },
     onEvent: (e) => events.push(e),
     onState: (s) => states.push(s),
@@ -175,7 +175,7 @@ describe("followTaskEvents", () => {
     const events: TaskEvent[] = [];
     const done = followTaskEvents({
       baseUrl: s.url,
-      workflowId: WF,
+      taskId: WF,
       headers: {},
       signal: controller.signal,
       onEvent: (e) => events.push(e),

@@ -103,7 +103,7 @@ describe("POST /api/v1/approvals/decision", () => {
     expect(app.orchestrator.calls.decideApproval).toEqual([
       {
         userId: alice.id,
-        workflowId: task.taskId,
+        taskId: task.taskId,
         approvalId,
         approved: true,
         feedback: undefined,

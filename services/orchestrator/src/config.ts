@@ -32,7 +32,7 @@ export const orchestratorConfigShape = {
 
 export type OrchestratorConfig = z.infer<z.ZodObject<typeof orchestratorConfigShape>>;
 
-/** A worker process: pulls runs and executes workflows. */
+/** A worker process: pulls runs and executes tasks. */
 export const workerConfigShape = {
   ...baseConfigShape,
   ...opsConfigShape,
@@ -45,7 +45,7 @@ export const workerConfigShape = {
     "A run still going after this long (from its first start) ends as TIMEOUT.",
   ),
   APPROVAL_TIMEOUT_SECONDS: envInt(3_600, 1).describe(
-    "How long a workflow waits for a human approval decision before it counts as timed out.",
+    "How long a task waits for a human approval decision before it counts as timed out.",
   ),
   WORKER_CONCURRENCY: envInt(64, 1, 10_000).describe("Runs one worker process executes at once."),
   RUN_LEASE_MS: envInt(3_000, 500).describe(

@@ -1,5 +1,5 @@
 // Orchestrator: the gRPC API the gateway calls, the event persister and the retention purge.
-// Workflows run in worker processes (worker.ts).
+// Tasks run in worker processes (worker.ts).
 import { bootService, startFailureFields, startFailureMessage, isAppError, loadConfig } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient, createDbPool, pingDb } from "@tog/db";

@@ -55,7 +55,7 @@ export function workerMetrics(metrics: Metrics, active: () => number) {
   const finished = metrics.counter("tog_tasks_finished_total", "Tasks that reached a terminal status, by status.", [
     "status",
   ]);
-  const published = metrics.counter("tog_events_published_total", "Workflow events published, by type.", ["type"]);
+  const published = metrics.counter("tog_events_published_total", "Task events published, by type.", ["type"]);
   const runs = metrics.counter(
     "tog_runs_total",
     "Run deliveries handled, by outcome (finished, released, lost, duplicate, orphan, error).",

@@ -1,4 +1,4 @@
-// Workflow worker: pulls runs from the RUNS work queue and executes them. Run as many worker
+// Task worker: pulls runs from the RUNS work queue and executes them. Run as many worker
 // processes as the load needs; each takes WORKER_CONCURRENCY runs at a time.
 import { hostname } from "node:os";
 import { randomBytes } from "node:crypto";
@@ -10,7 +10,7 @@ import { loadCatalog, providerKeysShape } from "@tog/catalog";
 import { createLlmRouter, llmRouterSettings } from "@tog/providers";
 import { builtinTools, createToolRegistry } from "@tog/tools";
 import { loadWorkerConfig } from "./config.ts";
-import { taskWorkflow } from "./flows/index.ts";
+import { taskFlow } from "./flows/index.ts";
 import { ApprovalRepository } from "./runtime/approval.repository.ts";
 import { RunRepository } from "./runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "./runtime/run-worker.ts";
@@ -86,7 +86,7 @@ try {
         maxToolIterations: config.MAX_TOOL_ITERATIONS,
         llmMaxRetries: config.LLM_MAX_RETRIES,
       },
-      workflow: taskWorkflow,
+      task: taskFlow,
       logger,
       workerId,
       leaseMs: config.RUN_LEASE_MS,

@@ -451,8 +451,8 @@ describe("retention", () => {
     >`SELECT id::text FROM sessions WHERE user_id = ${user.id}::uuid ORDER BY id`;
     expect(left.map((r) => r.id).sort()).toEqual([busy, recent].sort());
     const [events, steps, tasks] = await Promise.all([
-      app.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM task_events WHERE workflow_id = ${idleTask}::uuid`,
-      app.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM task_steps WHERE workflow_id = ${idleTask}::uuid`,
+      app.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM task_events WHERE task_id = ${idleTask}::uuid`,
+      app.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM task_steps WHERE task_id = ${idleTask}::uuid`,
       app.db.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM tasks WHERE id = ${idleTask}::uuid`,
     ]);
     expect([events[0]!.n, steps[0]!.n, tasks[0]!.n]).toEqual([0n, 0n, 0n]);

@@ -32,13 +32,13 @@ export const streamConfigShape = {
     "Events per store read when replaying (JetStream or PostgreSQL).",
   ),
   STREAM_HUB_CACHE_EVENTS: envInt(2_000, 1, 1_000_000).describe(
-    "Most recent events of each streamed workflow kept in memory per instance, so joining and resuming clients need no store read.",
+    "Most recent events of each streamed task kept in memory per instance, so joining and resuming clients need no store read.",
   ),
   STREAM_HUB_LINGER_MS: envInt(10_000, 0, 600_000).describe(
-    "How long a workflow's upstream subscription stays open after its last client left (reconnecting clients find it warm).",
+    "How long a task's upstream subscription stays open after its last client left (reconnecting clients find it warm).",
   ),
   STREAM_HEAD_CHECK_MS: envInt(10_000, 100, 600_000).describe(
-    "A streamed workflow without a live event for this long is compared with the real-time cache, so an event lost by core NATS (e.g. during a reconnect) is still delivered.",
+    "A streamed task without a live event for this long is compared with the real-time cache, so an event lost by core NATS (e.g. during a reconnect) is still delivered.",
   ),
   RATE_LIMIT_STREAM_RPM: envInt(6_000, 1).describe(
     "Stream opens (SSE requests and WebSocket handshakes) allowed per minute per API key (per user when auth is off), counted " +
@@ -49,7 +49,7 @@ export const streamConfigShape = {
   ),
   STREAM_MAX_CONNECTIONS: envInt(50_000, 1).describe("SSE + WebSocket connections one instance accepts; more → 503."),
   STREAM_WS_MAX_SUBSCRIPTIONS: envInt(100, 1, 10_000).describe(
-    "Workflows one WebSocket connection may subscribe to at once.",
+    "Tasks one WebSocket connection may subscribe to at once.",
   ),
   STREAM_WS_MAX_MESSAGES_PER_SECOND: envInt(100, 1, 100_000).describe(
     "Client messages (and pings) one WebSocket connection may send per second; the first one over the rate closes the connection " +

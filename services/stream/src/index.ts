@@ -1,7 +1,7 @@
 export { createStreamApp, type StreamApp, type StreamAppOptions } from "./app.ts";
 export { loadStreamConfig, streamConfigShape, type StreamConfig } from "./config.ts";
 export { HubRegistry, type HubRegistryOptions } from "./hub/hub-registry.ts";
-export { WorkflowHub, type HubSubscriber, type WorkflowHubOptions } from "./hub/workflow-hub.ts";
+export { TaskHub, type HubSubscriber, type TaskHubOptions } from "./hub/task-hub.ts";
 export { decodeHubEvent, type HubEvent } from "./hub/hub-event.ts";
 export { replayAndAttach, Subscription, type Sink } from "./hub/subscription.ts";
 export { createTaskOwners, assertOwner, type TaskOwners } from "./ownership.ts";

@@ -1,4 +1,4 @@
-// Stream fan-out: SSE and WebSocket streams of workflow events, scaled on its own.
+// Stream fan-out: SSE and WebSocket streams of task events, scaled on its own.
 import { bootService, redactUrl, startFailureFields, startFailureMessage } from "@tog/core";
 import { createMetrics, natsCheck, postgresCheck, redisCheck, startServiceOps } from "@tog/ops";
 import { createDbClient, pingDb } from "@tog/db";
@@ -112,7 +112,7 @@ try {
     g.set({ kind: "sse" }, stats.sse);
     g.set({ kind: "websocket" }, stats.websocket);
   });
-  metrics.gauge("tog_stream_hubs", "Workflows this instance holds an upstream subscription for.", [], (g) =>
+  metrics.gauge("tog_stream_hubs", "Tasks this instance holds an upstream subscription for.", [], (g) =>
     g.set(streams.stats().hubs),
   );
   metrics.dependency("postgres", () => pingDb(db));

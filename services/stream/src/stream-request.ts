@@ -2,17 +2,17 @@ import { isUuid, ValidationError } from "@tog/core";
 import { parseEventTypeFilter, parseResumePoint } from "@tog/events";
 
 // What a client asks for, from an SSE query, a WebSocket handshake query or a WebSocket
-// `subscribe` message: one workflow, an optional type filter, an optional resume point.
+// `subscribe` message: one task, an optional type filter, an optional resume point.
 
 export interface StreamRequest {
   /** Lower-cased when it is a UUID (task ids are), so subjects match the workers'. */
-  workflowId: string;
+  taskId: string;
   filter: ReadonlySet<string> | null;
   /** Replay events with seq greater than this; 0 = from the first event. */
   resumeAfter: number;
 }
 
-export function normalizeWorkflowId(value: unknown): string {
+export function normalizeTaskId(value: unknown): string {
   if (value === undefined || value === null || value === "") throw new ValidationError("workflow_id is required");
   if (typeof value !== "string") throw new ValidationError("Invalid workflow_id parameter: expected one string");
   const trimmed = value.trim();
@@ -53,13 +53,13 @@ export function streamRequestFromQuery(
   query: Record<string, unknown>,
   lastEventIdHeader: string | string[] | undefined,
 ): StreamRequest {
-  const workflowId = normalizeWorkflowId(single("workflow_id", query.workflow_id));
+  const taskId = normalizeTaskId(single("workflow_id", query.workflow_id));
   const filter = parseEventTypeFilter(single("types", query.types)) as ReadonlySet<string> | null;
   const fromQuery = resumeAfterOf(single("last_event_id", query.last_event_id), "last_event_id");
   if (Array.isArray(lastEventIdHeader)) throw new ValidationError("Invalid Last-Event-ID: give it once");
   const header = lastEventIdHeader?.trim() ?? "";
   const fromHeader = header === "" ? undefined : resumeAfterOf(header, "Last-Event-ID");
-  return { workflowId, filter, resumeAfter: fromHeader ?? fromQuery };
+  return { taskId, filter, resumeAfter: fromHeader ?? fromQuery };
 }
 
 /** URLSearchParams as an object; a repeated parameter stays an array (and is refused as such). */

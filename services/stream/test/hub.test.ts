@@ -1,5 +1,5 @@
 // The fan-out core against the real NATS (JetStream + core) and PostgreSQL: one hub per
-// workflow, replay + live with no gap or duplicate at the seam, repair of lost live messages,
+// task, replay + live with no gap or duplicate at the seam, repair of lost live messages,
 // and replay from the permanent log past the real-time window.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,7 +10,7 @@ import { createEventHistoryRepository } from "@tog/event-log";
 import { createTestDatabase, deleteStreamsOf, openTestBus, provisionTestBus, type TestDatabase } from "@tog/testkit";
 import type { HubEvent } from "../src/hub/hub-event.ts";
 import { replayAndAttach, Subscription, type Sink } from "../src/hub/subscription.ts";
-import { WorkflowHub } from "../src/hub/workflow-hub.ts";
+import { TaskHub } from "../src/hub/task-hub.ts";
 import { createEventStore, type EventStore } from "../src/store/event-store.ts";
 import { JetStreamEvents } from "../src/store/jetstream-events.ts";
 import { persist, range, Recorder, silentLogger, waitUntil, WorkerDouble } from "./support.ts";
@@ -32,10 +32,10 @@ function storeFor(b: Bus): EventStore {
 function hubFor(
   worker: WorkerDouble,
   options: { nc?: NatsConnection; store?: EventStore; cacheSize?: number; b?: Bus } = {},
-): WorkflowHub {
+): TaskHub {
   const b = options.b ?? bus;
-  return new WorkflowHub({
-    workflowId: worker.workflowId,
+  return new TaskHub({
+    taskId: worker.taskId,
     subject: worker.subject,
     nc: options.nc ?? b.nc,
     store: options.store ?? store,
@@ -102,7 +102,7 @@ afterAll(async () => {
   await tdb.drop();
 });
 
-describe("workflow hub", () => {
+describe("task hub", () => {
   it("decodes each live event once and hands the same frame to every subscriber", async () => {
     const worker = new WorkerDouble(bus);
     const hub = hubFor(worker);
@@ -148,7 +148,7 @@ describe("workflow hub", () => {
       const resume = Math.floor(Math.random() * (worker.seq + 5));
       const sink = new MemorySink();
       const sub = new Subscription({
-        workflowId: worker.workflowId,
+        taskId: worker.taskId,
         filter: null,
         resumeAfter: resume,
         sink,
@@ -196,7 +196,7 @@ describe("workflow hub", () => {
     hub.close();
   });
 
-  it("starts from the store's position: a finished workflow ends a client resuming at its end", async () => {
+  it("starts from the store's position: a finished task ends a client resuming at its end", async () => {
     const worker = new WorkerDouble(bus);
     await worker.emit(8, { failed: true });
     const hub = hubFor(worker);
@@ -208,7 +208,7 @@ describe("workflow hub", () => {
     expect(atEnd.ended).toBe(true);
     const sink = new MemorySink();
     const sub = new Subscription({
-      workflowId: worker.workflowId,
+      taskId: worker.taskId,
       filter: new Set(["PROGRESS"]),
       resumeAfter: 2,
       sink,
@@ -220,7 +220,7 @@ describe("workflow hub", () => {
     hub.close();
   });
 
-  it("an unknown workflow starts empty and streams from its first event", async () => {
+  it("an unknown task starts empty and streams from its first event", async () => {
     const worker = new WorkerDouble(bus, randomUUID());
     const hub = hubFor(worker);
     await hub.ready();
@@ -235,7 +235,7 @@ describe("workflow hub", () => {
 });
 
 describe("event store", () => {
-  it("reads any range of the real-time cache, however many other workflows share it", async () => {
+  it("reads any range of the real-time cache, however many other tasks share it", async () => {
     const worker = new WorkerDouble(bus);
     const noise = new WorkerDouble(bus);
     for (let i = 0; i < 30; i++) {
@@ -243,15 +243,15 @@ describe("event store", () => {
       await noise.emit(3);
     }
     for (const after of [0, 1, 57, 100, 119]) {
-      const events = await store.readAfter(worker.workflowId, after, 10);
+      const events = await store.readAfter(worker.taskId, after, 10);
       expect(events.map((e) => e.seq)).toEqual(range(after + 1, Math.min(120, after + 10)));
     }
     // Consecutive batches continue where the last one ended.
-    const first = await store.readAfter(worker.workflowId, 10, 25);
-    const next = await store.readAfter(worker.workflowId, first.at(-1)!.seq, 25);
+    const first = await store.readAfter(worker.taskId, 10, 25);
+    const next = await store.readAfter(worker.taskId, first.at(-1)!.seq, 25);
     expect([...first, ...next].map((e) => e.seq)).toEqual(range(11, 60));
-    expect(await store.readAfter(worker.workflowId, 120, 10)).toEqual([]);
-    expect((await store.position(worker.workflowId)).lastSeq).toBe(120);
+    expect(await store.readAfter(worker.taskId, 120, 10)).toEqual([]);
+    expect((await store.position(worker.taskId)).lastSeq).toBe(120);
   });
 
   it("continues from the permanent log when the real-time cache no longer holds the start", async () => {
@@ -275,7 +275,7 @@ describe("event store", () => {
       expect(hub.head).toBe(40);
       const sink = new MemorySink();
       const sub = new Subscription({
-        workflowId: worker.workflowId,
+        taskId: worker.taskId,
         filter: null,
         resumeAfter: 0,
         sink,

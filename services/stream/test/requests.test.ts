@@ -12,7 +12,7 @@ const wf = WF.toLowerCase();
 describe("stream requests (SSE query, WebSocket handshake)", () => {
   it("normalizes the workflow id and reads the filter and both resume forms", () => {
     expect(streamRequestFromQuery({ workflow_id: WF }, undefined)).toEqual({
-      workflowId: wf,
+      taskId: wf,
       filter: null,
       resumeAfter: 0,
     });
@@ -61,12 +61,12 @@ describe("WebSocket client messages", () => {
     expect(parseClientMessage(JSON.stringify({ type: "ping", extra: 1 }))).toEqual({ type: "ping" });
     expect(parseClientMessage(JSON.stringify({ type: "unsubscribe", workflow_id: WF }))).toEqual({
       type: "unsubscribe",
-      workflowId: wf,
+      taskId: wf,
     });
     const a = parseClientMessage(
       JSON.stringify({ type: "subscribe", workflow_id: wf, types: ["LLM_OUTPUT"], last_event_id: 5 }),
     );
-    expect(a).toMatchObject({ type: "subscribe", workflowId: wf, resumeAfter: 5 });
+    expect(a).toMatchObject({ type: "subscribe", taskId: wf, resumeAfter: 5 });
     const b = parseClientMessage(
       JSON.stringify({ type: "subscribe", workflow_id: wf, types: "LLM_OUTPUT,PROGRESS", last_event_id: "17-8" }),
     );
@@ -75,7 +75,7 @@ describe("WebSocket client messages", () => {
       parseClientMessage(JSON.stringify({ type: "subscribe", workflow_id: wf, types: null, last_event_id: null })),
     ).toEqual({
       type: "subscribe",
-      workflowId: wf,
+      taskId: wf,
       filter: null,
       resumeAfter: 0,
     });
@@ -113,7 +113,7 @@ describe("WebSocket refusals (close code and reason, never a message)", () => {
     expect(refusalCode(200)).toBe(1011);
   });
 
-  it("names the workflow when it fits the 123 bytes of a close reason, else cuts the message", () => {
+  it("names the task when it fits the 123 bytes of a close reason, else cuts the message", () => {
     expect(closeReason("Task not found", "abc")).toBe("Task not found (workflow_id abc)");
     expect(closeReason("Invalid message: not JSON")).toBe("Invalid message: not JSON");
     const longId = "w".repeat(128);
@@ -145,7 +145,7 @@ describe("hub events", () => {
     expect(failed.terminal).toBe(true);
   });
 
-  it("rejects what is not an event of the workflow", () => {
+  it("rejects what is not an event of the task", () => {
     const text = JSON.stringify(makeEvent(wf, 1));
     expect(decodeHubEvent(text, "other")).toBeNull();
     expect(decodeHubEvent("{", wf)).toBeNull();

@@ -4,20 +4,16 @@ import { publish, systemSubjects, type Bus } from "@tog/bus";
 import type { Db } from "@tog/db";
 import { buildEvent, eventMessageId, terminalErrorData, WORKFLOW_AGENT_ID, type TaskEvent } from "@tog/events";
 import type { HubEvent } from "../src/hub/hub-event.ts";
-import type { HubSubscriber } from "../src/hub/workflow-hub.ts";
+import type { HubSubscriber } from "../src/hub/task-hub.ts";
 
 export const silentLogger: Logger = createLogger({ service: "stream-test", level: "silent" });
 export const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 
-/** Event `seq` of a workflow; `last` makes it the terminal WORKFLOW_COMPLETED. */
-export function makeEvent(
-  workflowId: string,
-  seq: number,
-  options: { last?: boolean; failed?: boolean } = {},
-): TaskEvent {
+/** Event `seq` of a task; `last` makes it the terminal WORKFLOW_COMPLETED. */
+export function makeEvent(taskId: string, seq: number, options: { last?: boolean; failed?: boolean } = {}): TaskEvent {
   if (options.failed) {
     return buildEvent({
-      workflow_id: workflowId,
+      workflow_id: taskId,
       type: "ERROR_OCCURRED",
       agent_id: WORKFLOW_AGENT_ID,
       message: "failed",
@@ -28,7 +24,7 @@ export function makeEvent(
   }
   if (options.last) {
     return buildEvent({
-      workflow_id: workflowId,
+      workflow_id: taskId,
       type: "WORKFLOW_COMPLETED",
       agent_id: WORKFLOW_AGENT_ID,
       message: "done",
@@ -45,7 +41,7 @@ export function makeEvent(
     });
   }
   return buildEvent({
-    workflow_id: workflowId,
+    workflow_id: taskId,
     type: seq % 5 === 0 ? "PROGRESS" : "LLM_PARTIAL",
     agent_id: "agent-1",
     message: `event ${seq}`,
@@ -58,17 +54,17 @@ export function makeEvent(
   } as never);
 }
 
-/** Publishes a workflow's events the way a worker does (JetStream, msg id, conditional on the subject's last sequence). */
+/** Publishes a task's events the way a worker does (JetStream, msg id, conditional on the subject's last sequence). */
 export class WorkerDouble {
-  readonly workflowId: string;
+  readonly taskId: string;
   readonly #bus: Bus;
   #lastStreamSeq = 0;
   seq = 0;
   readonly published: TaskEvent[] = [];
 
-  constructor(bus: Bus, workflowId = randomUUID()) {
+  constructor(bus: Bus, taskId = randomUUID()) {
     this.#bus = bus;
-    this.workflowId = workflowId;
+    this.taskId = taskId;
   }
 
   /** After the cache expired the subject's messages, the next publish expects none (as workers do). */
@@ -77,14 +73,14 @@ export class WorkerDouble {
   }
 
   get subject(): string {
-    return systemSubjects(this.#bus.prefix).events(this.workflowId);
+    return systemSubjects(this.#bus.prefix).events(this.taskId);
   }
 
   async emit(count = 1, options: { last?: boolean; failed?: boolean } = {}): Promise<TaskEvent[]> {
     const out: TaskEvent[] = [];
     for (let i = 0; i < count; i++) {
       const isLast = i === count - 1;
-      const event = makeEvent(this.workflowId, ++this.seq, isLast ? options : {});
+      const event = makeEvent(this.taskId, ++this.seq, isLast ? options : {});
       const ack = await publish(this.#bus, this.subject, new TextEncoder().encode(JSON.stringify(event)), {
         msgID: eventMessageId(event),
         expect: { lastSubjectSequence: this.#lastStreamSeq },
@@ -101,7 +97,7 @@ export class WorkerDouble {
 export async function persist(db: Db, events: readonly TaskEvent[]): Promise<void> {
   for (const e of events) {
     await db.$executeRaw`
-      INSERT INTO task_events (workflow_id, seq, type, agent_id, "timestamp", event)
+      INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
       VALUES (${e.workflow_id}::uuid, ${e.seq}, ${e.type}, ${e.agent_id}, ${e.timestamp}::timestamptz, ${JSON.stringify(e)}::json)
       ON CONFLICT DO NOTHING`;
   }

@@ -419,7 +419,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -445,7 +445,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -476,7 +476,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -500,7 +500,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -524,7 +524,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -551,7 +551,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -583,7 +583,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -612,7 +612,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -639,7 +639,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -664,7 +664,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -690,7 +690,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -714,7 +714,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -738,7 +738,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -762,7 +762,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -788,7 +788,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -812,7 +812,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -838,7 +838,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -863,7 +863,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -888,7 +888,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -912,7 +912,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -951,7 +951,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -978,7 +978,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -1008,7 +1008,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -1036,7 +1036,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -1062,7 +1062,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -1086,7 +1086,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -1111,7 +1111,7 @@ export type components = {
             message: string;
             /** Format: date-time */
             timestamp: string;
-            /** @description Strictly increasing, gap-free per workflow; deduplicate by it. */
+            /** @description Strictly increasing, gap-free per task; deduplicate by it. */
             seq: number;
             /** @description `<millis>-<seq>`: the SSE `id`, a resume point. */
             stream_id: string;
@@ -1124,7 +1124,7 @@ export type components = {
                 recoverable: boolean;
             };
         };
-        /** @description One event of a workflow's stream: the SSE `data:` line and the WebSocket message. `type` selects the schema. */
+        /** @description One event of a task's stream: the SSE `data:` line and the WebSocket message. `type` selects the schema. */
         StreamEvent: components["schemas"]["Event_WORKFLOW_STARTED"] | components["schemas"]["Event_WORKFLOW_COMPLETED"] | components["schemas"]["Event_AGENT_STARTED"] | components["schemas"]["Event_AGENT_THINKING"] | components["schemas"]["Event_AGENT_COMPLETED"] | components["schemas"]["Event_TOOL_INVOKED"] | components["schemas"]["Event_TOOL_OBSERVATION"] | components["schemas"]["Event_TEAM_RECRUITED"] | components["schemas"]["Event_TEAM_RETIRED"] | components["schemas"]["Event_TEAM_STATUS"] | components["schemas"]["Event_DEPENDENCY_SATISFIED"] | components["schemas"]["Event_MESSAGE_SENT"] | components["schemas"]["Event_MESSAGE_RECEIVED"] | components["schemas"]["Event_LLM_PROMPT"] | components["schemas"]["Event_LLM_PARTIAL"] | components["schemas"]["Event_LLM_OUTPUT"] | components["schemas"]["Event_PROGRESS"] | components["schemas"]["Event_DATA_PROCESSING"] | components["schemas"]["Event_WAITING"] | components["schemas"]["Event_ERROR_OCCURRED"] | components["schemas"]["Event_ERROR_RECOVERY"] | components["schemas"]["Event_APPROVAL_REQUESTED"] | components["schemas"]["Event_APPROVAL_DECISION"] | components["schemas"]["Event_WORKSPACE_UPDATED"] | components["schemas"]["Event_ROLE_ASSIGNED"] | components["schemas"]["Event_DELEGATION"] | components["schemas"]["Event_AGENT_FAILED"];
         Error: {
             /** @example Unauthorized */

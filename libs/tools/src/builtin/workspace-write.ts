@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, type JsonValue } from "../tool.ts";
 import { jsonValue } from "./json-value.ts";
 
-// The tool itself only validates and describes the change: the workflow applies it to its
+// The tool itself only validates and describes the change: the task applies it to its
 // workspace and emits WORKSPACE_UPDATED {key, value, action} from the returned data. Keeping the
 // write outside the tool makes it a checkpointed step like any other, and it is `high` risk so
 // the default approval policy puts a human in front of it.

@@ -5,14 +5,14 @@ import type { TaskEvent } from "./api.ts";
 // header, and keys never go in a URL). After a dropped connection it reconnects with the last
 // id seen as Last-Event-ID, after the server's `retry:` (backing off with jitter while the
 // stream is unreachable), drops any event it already delivered (by seq), and stops at the
-// terminal event or when the server answers 204 (the workflow ended before the resume point).
+// terminal event or when the server answers 204 (the task ended before the resume point).
 
 export type StreamState = "connecting" | "open" | "reconnecting" | "ended" | "failed";
 
 export interface FollowOptions {
   /** API base (`/api/v1` or an absolute URL). */
   baseUrl: string;
-  workflowId: string;
+  taskId: string;
   /** Credential headers (X-API-Key). */
   headers: Record<string, string>;
   onEvent(event: TaskEvent): void;
@@ -46,7 +46,7 @@ export function isTerminal(event: Pick<TaskEvent, "type" | "data">): boolean {
   return event.type === "WORKFLOW_COMPLETED" || (event.type === "ERROR_OCCURRED" && event.data?.terminal === true);
 }
 
-/** Resolves once the workflow's stream ended (terminal event or 204), rejects on a refusal; stops quietly when aborted. */
+/** Resolves once the task's stream ended (terminal event or 204), rejects on a refusal; stops quietly when aborted. */
 export async function followTaskEvents(options: FollowOptions): Promise<void> {
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
   const maxBackoff = options.maxBackoffMs ?? 15_000;
@@ -62,7 +62,7 @@ export async function followTaskEvents(options: FollowOptions): Promise<void> {
 
   while (!signal?.aborted) {
     state(failures === 0 && lastId === undefined ? "connecting" : "reconnecting");
-    const url = `${options.baseUrl.replace(/\/+$/, "")}/stream/sse?workflow_id=${encodeURIComponent(options.workflowId)}`;
+    const url = `${options.baseUrl.replace(/\/+$/, "")}/stream/sse?workflow_id=${encodeURIComponent(options.taskId)}`;
     let ended = false;
     // One controller per connection: the caller's abort and the idle watchdog both end it.
     const connection = new AbortController();

@@ -40,7 +40,7 @@ export interface Usage {
   final: boolean;
 }
 
-/** Tokens and cost so far: the sum of the model outputs, or the workflow's totals once it completed. */
+/** Tokens and cost so far: the sum of the model outputs, or the task's totals once it completed. */
 export function usageOf(events: readonly TaskEvent[]): Usage {
   let tokens = 0;
   let costUsd = 0;

@@ -11,7 +11,7 @@ export interface TaskEvents {
 }
 
 /** A task's events from the start, then live, resumed across dropped connections (stream.ts). */
-export function useTaskEvents(client: ApiClient, workflowId: string): TaskEvents {
+export function useTaskEvents(client: ApiClient, taskId: string): TaskEvents {
   const [events, setEvents] = useState<TaskEvent[]>([]);
   const [status, setStatus] = useState<{ state: StreamState; detail: string | undefined }>({
     state: "connecting",
@@ -32,7 +32,7 @@ export function useTaskEvents(client: ApiClient, workflowId: string): TaskEvents
     };
     followTaskEvents({
       baseUrl: client.baseUrl,
-      workflowId,
+      taskId,
       headers: client.authHeaders(),
       signal: controller.signal,
       onEvent: (e) => {
@@ -45,7 +45,7 @@ export function useTaskEvents(client: ApiClient, workflowId: string): TaskEvents
       onState: (state, detail) => setStatus({ state, detail }),
     }).catch((err: unknown) => setStatus({ state: "failed", detail: (err as Error).message }));
     return () => controller.abort();
-  }, [client, workflowId]);
+  }, [client, taskId]);
 
   const lastSeq = useMemo(() => events.at(-1)?.seq ?? 0, [events]);
   return { events, state: status.state, detail: status.detail, lastSeq };

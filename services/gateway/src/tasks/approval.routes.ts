@@ -6,7 +6,7 @@ import type { RouteContext } from "../app.ts";
 import { taskIdOrNotFound } from "./task-ids.ts";
 
 // POST /approvals/decision (docs/api.md "Approvals"): the decision is handed to the orchestrator,
-// which persists it as the workflow's signal and wakes the worker. Unknown task or approval →
+// which persists it as the task's signal and wakes the worker. Unknown task or approval →
 // 404, another user's task → 403, an approval already decided or timed out → 409.
 
 export function registerApprovalRoutes(ctx: RouteContext, options: { orchestrator: TaskOrchestrator }): void {
@@ -20,7 +20,7 @@ export function registerApprovalRoutes(ctx: RouteContext, options: { orchestrato
       const principal = req.principal!;
       const result = await orchestrator.decideApproval({
         userId: principal.userId,
-        workflowId: taskIdOrNotFound(body.workflow_id),
+        taskId: taskIdOrNotFound(body.workflow_id),
         approvalId: body.approval_id,
         approved: body.approved,
         feedback: body.feedback ?? undefined,
@@ -32,7 +32,7 @@ export function registerApprovalRoutes(ctx: RouteContext, options: { orchestrato
         status: "sent",
         success: true,
         message: `Approval decision sent for approval ${result.approvalId}`,
-        workflow_id: result.workflowId,
+        workflow_id: result.taskId,
         run_id: result.runId || body.run_id || "",
         approval_id: result.approvalId,
       } satisfies z.input<typeof ApprovalDecisionResultSchema>);

@@ -76,11 +76,11 @@ export function toTaskSummaryView(task: TaskDetail): z.input<typeof TaskSummaryS
  * and are written out untouched (no parse/re-serialize on this hot path). Only the last one is
  * parsed, for its seq.
  */
-export function eventsPageJson(workflowId: string, events: readonly string[], totalCount: number): string {
+export function eventsPageJson(taskId: string, events: readonly string[], totalCount: number): string {
   const last = events.at(-1);
   const nextAfterSeq = last === undefined ? null : (JSON.parse(last) as { seq: number }).seq;
   return (
-    `{"workflow_id":${JSON.stringify(workflowId)},"events":[${events.join(",")}],` +
+    `{"workflow_id":${JSON.stringify(taskId)},"events":[${events.join(",")}],` +
     `"count":${events.length},"total_count":${totalCount},"next_after_seq":${nextAfterSeq === null ? "null" : nextAfterSeq}}`
   );
 }
@@ -98,7 +98,7 @@ export function toTimelineView(timeline: TimelineResult, includePayloads: boolea
     if (Number.isFinite(start) && Number.isFinite(end)) durationMs = Math.max(0, end - start);
   }
   return {
-    workflow_id: timeline.workflowId,
+    workflow_id: timeline.taskId,
     status: apiStatus(timeline.status),
     events: entries.map((e) => ({
       seq: e.seq,

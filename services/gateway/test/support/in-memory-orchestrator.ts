@@ -24,7 +24,7 @@ import { isTerminalStatus } from "@tog/events";
 
 interface StoredApproval {
   id: string;
-  workflowId: string;
+  taskId: string;
   status: "pending" | "approved" | "denied";
 }
 
@@ -181,21 +181,21 @@ export class InMemoryOrchestrator implements TaskOrchestrator {
     return { accepted: true, status: task.status, message: "Cancellation requested" };
   }
 
-  addApproval(workflowId: string, id = `apr_${randomUUID().slice(0, 8)}`): string {
-    this.approvals.set(id, { id, workflowId, status: "pending" });
+  addApproval(taskId: string, id = `apr_${randomUUID().slice(0, 8)}`): string {
+    this.approvals.set(id, { id, taskId, status: "pending" });
     return id;
   }
 
   async decideApproval(command: ApprovalDecisionCommand): Promise<ApprovalDecisionResult> {
     this.calls.decideApproval.push({ ...command });
     this.failIfAsked();
-    this.owned(command.userId, command.workflowId);
+    this.owned(command.userId, command.taskId);
     const approval = this.approvals.get(command.approvalId);
-    if (!approval || approval.workflowId !== command.workflowId) throw new NotFoundError("Approval not found");
+    if (!approval || approval.taskId !== command.taskId) throw new NotFoundError("Approval not found");
     if (approval.status !== "pending") throw new ConflictError(`Approval is already ${approval.status}`);
     approval.status = command.approved ? "approved" : "denied";
     return {
-      workflowId: command.workflowId,
+      taskId: command.taskId,
       approvalId: command.approvalId,
       runId: command.runId ?? "",
       decision: approval.status,
@@ -221,7 +221,7 @@ export class InMemoryOrchestrator implements TaskOrchestrator {
       const { payload: _payload, ...rest } = e;
       return rest;
     });
-    return { workflowId: task.taskId, status: task.status, entries };
+    return { taskId: task.taskId, status: task.status, entries };
   }
 
   async ping(): Promise<void> {

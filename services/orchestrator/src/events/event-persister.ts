@@ -147,7 +147,7 @@ export function startEventPersister(options: EventPersisterOptions): EventPersis
         reject([msg], parsed.reason);
         continue;
       }
-      const key = `${parsed.row.workflowId}:${parsed.row.seq}`;
+      const key = `${parsed.row.taskId}:${parsed.row.seq}`;
       const existing = byKey.get(key);
       if (existing) existing.msgs.push(msg);
       else byKey.set(key, { row: parsed.row, msgs: [msg] });

@@ -7,7 +7,7 @@ import { isUuid } from "@tog/core";
 
 /** One row of task_events. `json` is the message data, character for character. */
 export interface EventRow {
-  workflowId: string;
+  taskId: string;
   seq: number;
   type: string;
   agentId: string;
@@ -60,7 +60,7 @@ export function toEventRow(data: Uint8Array): EventRowResult {
   return {
     ok: true,
     row: {
-      workflowId: e.workflow_id.toLowerCase(),
+      taskId: e.workflow_id.toLowerCase(),
       seq: e.seq,
       type: e.type,
       agentId: e.agent_id,

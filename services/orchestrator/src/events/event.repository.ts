@@ -13,19 +13,19 @@ import type { EventRow } from "./event-row.ts";
  */
 export async function insertEventRows(db: Db, rows: readonly EventRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const workflowIds = rows.map((r) => r.workflowId);
+  const taskIds = rows.map((r) => r.taskId);
   const seqs = rows.map((r) => r.seq);
   const types = rows.map((r) => r.type);
   const agentIds = rows.map((r) => r.agentId);
   const timestamps = rows.map((r) => r.timestamp);
   const events = rows.map((r) => r.json);
   return db.$executeRaw`
-    INSERT INTO task_events (workflow_id, seq, type, agent_id, "timestamp", event)
-    SELECT u.workflow_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
-    FROM unnest(${workflowIds}::uuid[], ${seqs}::int[], ${types}::text[], ${agentIds}::text[],
+    INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
+    SELECT u.task_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
+    FROM unnest(${taskIds}::uuid[], ${seqs}::int[], ${types}::text[], ${agentIds}::text[],
                 ${timestamps}::timestamptz[], ${events}::text[])
-      AS u(workflow_id, seq, type, agent_id, ts, event)
-    ON CONFLICT (workflow_id, seq) DO NOTHING`;
+      AS u(task_id, seq, type, agent_id, ts, event)
+    ON CONFLICT (task_id, seq) DO NOTHING`;
 }
 
 /**

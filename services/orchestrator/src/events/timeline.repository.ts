@@ -62,7 +62,7 @@ export interface TimelineRows {
  * canonical form, so payloads are byte-stable), which Prisma's model API does not return.
  */
 export async function readTimelineRows(db: Db, id: string): Promise<TimelineRows> {
-  // One snapshot for the four reads, so a running workflow's timeline is consistent.
+  // One snapshot for the four reads, so a running task's timeline is consistent.
   const [tasks, steps, approvals, signals] = await db.$transaction(
     [
       db.$queryRaw<TaskRow[]>`
@@ -70,14 +70,14 @@ export async function readTimelineRows(db: Db, id: string): Promise<TimelineRows
         FROM tasks WHERE id = ${id}::uuid`,
       db.$queryRaw<StepRow[]>`
         SELECT key, kind, name, agent_id, status, started_at, completed_at, output::text AS output
-        FROM task_steps WHERE workflow_id = ${id}::uuid`,
+        FROM task_steps WHERE task_id = ${id}::uuid`,
       db.$queryRaw<ApprovalRow[]>`
         SELECT id, status, tool_name, operation, risk_level, details::text AS details, timeout_seconds,
                requested_at, expires_at, decided_at, decided_by, comments, modified_action, run_id
-        FROM approvals WHERE workflow_id = ${id}::uuid`,
+        FROM approvals WHERE task_id = ${id}::uuid`,
       db.$queryRaw<SignalRow[]>`
         SELECT id::text AS id, name, payload::text AS payload, created_at
-        FROM task_signals WHERE workflow_id = ${id}::uuid`,
+        FROM task_signals WHERE task_id = ${id}::uuid`,
     ],
     { isolationLevel: Prisma.TransactionIsolationLevel.RepeatableRead },
   );

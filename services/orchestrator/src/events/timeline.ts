@@ -10,17 +10,17 @@ import {
   type TaskRow,
 } from "./timeline.repository.ts";
 
-// The timeline of a workflow, built from what the runtime recorded: the task itself, its
+// The timeline of a task, built from what the runtime recorded: the task itself, its
 // durable steps (task_steps), its approvals and the signals it received. The same rows always
 // give the same entries in the same order, byte for byte:
 //   order = (started_at, kind rank, source, key), all compared exactly (no locale);
 //   seq   = 1-based position in that order.
-// A child workflow's steps are stored under keys prefixed by the child step's key and a slash
+// A child task's steps are stored under keys prefixed by the child step's key and a slash
 // (`child:a/llm:0`, `child:a/child:b/tool:1`); `parent` is that prefix, null at the top level.
 
 export interface BuildTimelineOptions {
   db: Db;
-  workflowId: string;
+  taskId: string;
   /** Adds `payload`: the step output, the approval's details, the signal's payload, the task's outcome. */
   includePayloads: boolean;
 }
@@ -62,15 +62,15 @@ interface Draft {
 }
 
 export async function buildTimeline(options: BuildTimelineOptions): Promise<TimelineResult> {
-  const { db, workflowId, includePayloads } = options;
-  if (!isUuid(workflowId)) throw new NotFoundError("Task not found");
-  const id = workflowId.toLowerCase();
+  const { db, taskId, includePayloads } = options;
+  if (!isUuid(taskId)) throw new NotFoundError("Task not found");
+  const id = taskId.toLowerCase();
 
   const { tasks, steps, approvals, signals } = await readTimelineRows(db, id);
   const task = tasks[0];
   if (!task) throw new NotFoundError("Task not found");
 
-  const drafts: Draft[] = [workflowDraft(task)];
+  const drafts: Draft[] = [taskDraft(task)];
   for (const s of steps) drafts.push(stepDraft(s));
   for (const a of approvals) drafts.push(approvalDraft(a));
   for (const s of signals) drafts.push(signalDraft(s));
@@ -91,10 +91,10 @@ export async function buildTimeline(options: BuildTimelineOptions): Promise<Time
     if (includePayloads) entry.payload = d.payload();
     return entry;
   });
-  return { workflowId: id, status: task.status as TaskStatus, entries };
+  return { taskId: id, status: task.status as TaskStatus, entries };
 }
 
-function workflowDraft(t: TaskRow): Draft {
+function taskDraft(t: TaskRow): Draft {
   return {
     kind: "workflow",
     name: "workflow",

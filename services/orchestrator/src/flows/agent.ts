@@ -1,6 +1,6 @@
 import type { ErrorType } from "@tog/events";
 import { isAbortError, type ChatMessage, type ToolSpec } from "@tog/providers";
-import { WorkflowFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
+import { TaskFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
 import { callModel, candidates, type ModelTurn } from "./model-call.ts";
 import type { RolePreset } from "./roles.ts";
 import type { ModelSelection } from "./task-plan.ts";
@@ -81,7 +81,7 @@ export async function runAgent(ctx: FlowContext, spec: AgentSpec, hooks: AgentHo
     });
   } catch (err) {
     if (ctx.signal.aborted || isAbortError(err)) throw err;
-    const failure = err instanceof WorkflowFailure ? err : undefined;
+    const failure = err instanceof TaskFailure ? err : undefined;
     const error = (failure?.errorType ?? "INTERNAL_ERROR") as ErrorType;
     // An unexpected error's text stays in the log (the runtime's terminal event says "Internal error" too).
     const message = failure?.message ?? "Internal error";

@@ -1,4 +1,4 @@
-import { pending, type FlowContext, type WorkflowOutcome } from "../runtime/flow-context.ts";
+import { pending, type FlowContext, type FlowOutcome } from "../runtime/flow-context.ts";
 import { runAgent, type AgentResult } from "./agent.ts";
 import { dependencyContext, runDag, subtaskFailure } from "./dag.ts";
 import type { FlowInput } from "./flow-input.ts";
@@ -7,14 +7,14 @@ import { systemPromptFor } from "./task-plan.ts";
 import { addUsage } from "./usage.ts";
 
 // complex: a decomposition call plans subtasks with dependencies; each subtask is a standard
-// agent in its own child workflow (`subtask:<id>`, agent id `agent-<id>`), started as soon as
+// agent in its own child task (`subtask:<id>`, agent id `agent-<id>`), started as soon as
 // its dependencies are done, independent ones in parallel; then a synthesis call combines the
 // results (skipped for a one-subtask plan). Workflow-level events (DEPENDENCY_SATISFIED,
 // PROGRESS, DATA_PROCESSING, the planner's and synthesizer's LLM events) come from the
 // orchestrator. DEPENDENCY_SATISFIED is committed with the subtask's AGENT_STARTED and PROGRESS
 // with its AGENT_COMPLETED, so a replay never repeats them.
 
-export async function runComplex(ctx: FlowContext, input: FlowInput): Promise<WorkflowOutcome> {
+export async function runComplex(ctx: FlowContext, input: FlowInput): Promise<FlowOutcome> {
   const { plan } = input;
   const orchestrator = ctx.agentId;
   const { subtasks, turn: planTurn } = await planSubtasks(ctx, plan, { key: "plan", agentId: orchestrator });

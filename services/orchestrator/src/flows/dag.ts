@@ -1,9 +1,9 @@
 import { isAbortError } from "@tog/providers";
-import { WorkflowFailure } from "../runtime/flow-context.ts";
+import { TaskFailure } from "../runtime/flow-context.ts";
 import type { Subtask } from "./planning.ts";
 
 // Runs subtasks as soon as their dependencies are done, all ready ones at once (the caller
-// starts each as a child workflow, which the runtime runs concurrently). The first failure is
+// starts each as a child task, which the runtime runs concurrently). The first failure is
 // thrown at once as a SubtaskError: the runtime then aborts the siblings still running and
 // awaits them before it writes the terminal event, so nothing is emitted after it.
 
@@ -74,14 +74,14 @@ export function subtaskFailure(signal: AbortSignal, err: unknown): unknown {
   const cause = err.cause;
   if (signal.aborted || isAbortError(cause)) return cause;
   if (
-    cause instanceof WorkflowFailure &&
+    cause instanceof TaskFailure &&
     (cause.errorType === "APPROVAL_DENIED" ||
       cause.errorType === "APPROVAL_TIMEOUT" ||
       cause.errorType === "BUDGET_EXCEEDED")
   )
     return cause;
-  const counts = cause instanceof WorkflowFailure ? { retryCount: cause.retryCount, maxRetries: cause.maxRetries } : {};
-  return new WorkflowFailure("SUBTASK_FAILED", err.message, { cause, ...counts });
+  const counts = cause instanceof TaskFailure ? { retryCount: cause.retryCount, maxRetries: cause.maxRetries } : {};
+  return new TaskFailure("SUBTASK_FAILED", err.message, { cause, ...counts });
 }
 
 /** The results a subtask depends on, as the user message before its own task. */

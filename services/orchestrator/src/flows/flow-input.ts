@@ -1,8 +1,8 @@
 import type { ChatMessage } from "@tog/providers";
-import type { WorkflowOutcome } from "../runtime/flow-context.ts";
+import type { FlowOutcome } from "../runtime/flow-context.ts";
 import type { TaskPlan } from "./task-plan.ts";
 
-/** What every mode flow starts from (built by taskWorkflow). */
+/** What every mode flow starts from (built by taskFlow). */
 export interface FlowInput {
   plan: TaskPlan;
   /** Earlier turns of the session, checkpointed in the `history` step. */
@@ -11,4 +11,4 @@ export interface FlowInput {
   instruction: string | undefined;
 }
 
-export type ResponseMode = WorkflowOutcome["mode"];
+export type ResponseMode = FlowOutcome["mode"];

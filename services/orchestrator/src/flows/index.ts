@@ -1,4 +1,4 @@
-export { taskWorkflow } from "./task-workflow.ts";
+export { taskFlow } from "./task-flow.ts";
 export {
   validateTaskSpec,
   planTask,

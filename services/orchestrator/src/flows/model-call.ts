@@ -11,7 +11,7 @@ import {
   type ToolCall,
   type ToolSpec,
 } from "@tog/providers";
-import { WorkflowFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
+import { TaskFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
 import { promptLength, sanitizePrompt } from "./sanitize.ts";
 import type { ModelSelection } from "./task-plan.ts";
 import { elapsedMs, type UsageTotals } from "./usage.ts";
@@ -184,7 +184,7 @@ export async function callModel(ctx: FlowContext, selection: ModelSelection, cal
     }
   });
   if (!out.ok)
-    throw new WorkflowFailure(out.errorType, out.message, { retryCount: out.retryCount, maxRetries: out.maxRetries });
+    throw new TaskFailure(out.errorType, out.message, { retryCount: out.retryCount, maxRetries: out.maxRetries });
   return out.turn;
 }
 

@@ -1,4 +1,4 @@
-import type { FlowContext, WorkflowOutcome } from "../runtime/flow-context.ts";
+import type { FlowContext, FlowOutcome } from "../runtime/flow-context.ts";
 import { runAgent } from "./agent.ts";
 import type { FlowInput } from "./flow-input.ts";
 import { systemPromptFor } from "./task-plan.ts";
@@ -11,7 +11,7 @@ export async function runSingleAgent(
   ctx: FlowContext,
   input: FlowInput,
   mode: "simple" | "standard",
-): Promise<WorkflowOutcome> {
+): Promise<FlowOutcome> {
   const { plan } = input;
   const r = await ctx.child("agent", plan.role.name, (agent) =>
     runAgent(agent, {

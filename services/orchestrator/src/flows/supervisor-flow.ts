@@ -1,4 +1,4 @@
-import { pending, type PendingEvent, type FlowContext, type WorkflowOutcome } from "../runtime/flow-context.ts";
+import { pending, type PendingEvent, type FlowContext, type FlowOutcome } from "../runtime/flow-context.ts";
 import { runAgent, type AgentResult } from "./agent.ts";
 import { SubtaskError, dependencyContext, runDag, subtaskFailure } from "./dag.ts";
 import type { FlowInput } from "./flow-input.ts";
@@ -9,7 +9,7 @@ import { addUsage, clip, elapsedMs } from "./usage.ts";
 
 // supervisor: the supervisor agent (`supervisor`) plans subtasks, recruits one member per
 // subtask with a role matching its words (else the request's role), delegates, and runs the
-// members as child workflows (`member:<n>`, agent id `<role>-<n>`), in parallel as far as the
+// members as child tasks (`member:<n>`, agent id `<role>-<n>`), in parallel as far as the
 // dependencies allow. Each member's result comes back as a message and is written to the shared
 // workspace (`results/<subtask id>`); then the team is retired and the supervisor synthesizes.
 // Responses report it as EXECUTION_MODE_COMPLEX (3.2 has no supervisor value).
@@ -25,7 +25,7 @@ interface Member {
   tools: string[];
 }
 
-export async function runSupervisor(ctx: FlowContext, input: FlowInput): Promise<WorkflowOutcome> {
+export async function runSupervisor(ctx: FlowContext, input: FlowInput): Promise<FlowOutcome> {
   const { plan } = input;
   const sup = SUPERVISOR_AGENT_ID;
   const { subtasks, turn: planTurn } = await planSubtasks(ctx, plan, { key: "plan", agentId: sup });

@@ -1,4 +1,4 @@
-import type { FlowContext, WorkflowOutcome } from "../runtime/flow-context.ts";
+import type { FlowContext, FlowOutcome } from "../runtime/flow-context.ts";
 import { pending } from "../runtime/flow-context.ts";
 import type { TaskPlan } from "./task-plan.ts";
 import { ZERO_USAGE } from "./usage.ts";
@@ -9,7 +9,7 @@ import { ZERO_USAGE } from "./usage.ts";
 export const TEMPLATE_MODEL = "template";
 export const TEMPLATE_PROVIDER = "none";
 
-export async function runTemplateOnly(ctx: FlowContext, plan: TaskPlan): Promise<WorkflowOutcome> {
+export async function runTemplateOnly(ctx: FlowContext, plan: TaskPlan): Promise<FlowOutcome> {
   const template = plan.template;
   if (!template) throw new Error("runTemplateOnly needs a template (planTask guarantees one with disable_ai)");
   const out = await ctx.step(

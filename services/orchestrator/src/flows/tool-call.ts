@@ -1,7 +1,7 @@
 import type { EventPayloads, JsonValue } from "@tog/events";
 import { abortReason, type ToolCall } from "@tog/providers";
 import { requiresApproval, type AnyTool } from "@tog/tools";
-import { WorkflowFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
+import { TaskFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
 import { clip } from "./usage.ts";
 
 // One tool call requested by a model: availability check, approval when the tool's risk
@@ -52,11 +52,11 @@ export async function runToolCall(ctx: FlowContext, request: ToolCallRequest): P
     });
     if (outcome.decision !== "approved") {
       throw outcome.decision === "denied"
-        ? new WorkflowFailure(
+        ? new TaskFailure(
             "APPROVAL_DENIED",
             `Tool call ${tool.name} was denied by ${outcome.approvedBy}${outcome.comments ? `: ${outcome.comments}` : ""}`,
           )
-        : new WorkflowFailure("APPROVAL_TIMEOUT", `Approval of tool call ${tool.name} timed out`);
+        : new TaskFailure("APPROVAL_TIMEOUT", `Approval of tool call ${tool.name} timed out`);
     }
     const modified = outcome.modifiedAction?.trim();
     if (modified) {
@@ -126,7 +126,7 @@ function toolError(message: string): PendingEvent {
   });
 }
 
-/** workspace_write only validates and describes the change; applying it is the workflow's event. */
+/** workspace_write only validates and describes the change; applying it is the task's event. */
 function workspaceChange(toolName: string, data: JsonValue): EventPayloads["WORKSPACE_UPDATED"] | undefined {
   if (toolName !== "workspace_write" || data === null || typeof data !== "object" || Array.isArray(data))
     return undefined;

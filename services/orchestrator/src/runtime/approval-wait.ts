@@ -33,7 +33,7 @@ export async function requestApproval(wait: ApprovalWait, request: ApprovalReque
   await step(`approval:${request.key}:requested`, { kind: "approval", name: request.toolName }, async () => {
     await wait.approvals.ensure({
       id: approvalId,
-      workflowId: taskId,
+      taskId: taskId,
       toolName: request.toolName,
       operation: request.operation,
       riskLevel: request.riskLevel,

@@ -15,7 +15,7 @@ export interface ApprovalRow {
 
 export interface NewApproval {
   id: string;
-  workflowId: string;
+  taskId: string;
   toolName: string;
   operation: string;
   riskLevel: string;
@@ -33,8 +33,8 @@ export class ApprovalRepository {
   /** Creates the approval once; a replay finds the existing row. */
   async ensure(approval: NewApproval): Promise<ApprovalRow> {
     await this.#db.$executeRaw`
-      INSERT INTO approvals (id, workflow_id, status, tool_name, operation, risk_level, details, timeout_seconds, expires_at)
-      VALUES (${approval.id}, ${approval.workflowId}::uuid, 'pending', ${approval.toolName}, ${approval.operation},
+      INSERT INTO approvals (id, task_id, status, tool_name, operation, risk_level, details, timeout_seconds, expires_at)
+      VALUES (${approval.id}, ${approval.taskId}::uuid, 'pending', ${approval.toolName}, ${approval.operation},
               ${approval.riskLevel}, ${JSON.stringify(approval.details)}::jsonb, ${approval.timeoutSeconds},
               now() + ${approval.timeoutSeconds} * interval '1 second')
       ON CONFLICT (id) DO NOTHING`;

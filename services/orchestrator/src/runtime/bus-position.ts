@@ -1,7 +1,7 @@
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { systemSubjects, type Bus } from "@tog/bus";
 
-// Where a workflow's event subject stands in the real-time stream: the seq of its last
+// Where a task's event subject stands in the real-time stream: the seq of its last
 // retained event and that message's stream sequence (the value `expect.lastSubjectSequence`
 // must carry). Both are 0 when nothing is retained (never published, or aged out).
 
@@ -12,10 +12,10 @@ export interface BusPosition {
   lastStreamSeq: number;
 }
 
-export async function busPosition(bus: Bus, workflowId: string): Promise<BusPosition> {
+export async function busPosition(bus: Bus, taskId: string): Promise<BusPosition> {
   try {
     const msg = await bus.jsm.streams.getMessage(bus.streamName("EVENTS"), {
-      last_by_subj: systemSubjects(bus.prefix).events(workflowId),
+      last_by_subj: systemSubjects(bus.prefix).events(taskId),
     });
     if (!msg) return { lastSeq: 0, lastStreamSeq: 0 };
     const event = msg.json<{ seq?: unknown }>();

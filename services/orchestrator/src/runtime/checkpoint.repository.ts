@@ -8,7 +8,7 @@ import type { StepRecord } from "./run.repository.ts";
 // and its caller gets `false`. docs/performance.md "Checkpoints".
 
 export interface Checkpoint {
-  workflowId: string;
+  taskId: string;
   owner: string;
   step: StepRecord;
   /** Also records the run's execution mode on the task. */
@@ -20,21 +20,21 @@ const BATCH_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
                          $9::int[], $10::int[], $11::timestamptz[], $12::timestamptz[], $13::text[], $14::text[])
-      AS v(workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at, owner, mode)
+      AS v(task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at, owner, mode)
   ),
   ok AS (
-    SELECT v.* FROM v JOIN tasks t ON t.id = v.workflow_id AND t.lease_owner = v.owner AND t.status = 'RUNNING'
+    SELECT v.* FROM v JOIN tasks t ON t.id = v.task_id AND t.lease_owner = v.owner AND t.status = 'RUNNING'
   ),
   m AS (
-    UPDATE tasks SET mode = ok.mode, updated_at = now() FROM ok WHERE tasks.id = ok.workflow_id AND ok.mode IS NOT NULL
+    UPDATE tasks SET mode = ok.mode, updated_at = now() FROM ok WHERE tasks.id = ok.task_id AND ok.mode IS NOT NULL
   ),
   i AS (
-    INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
-    SELECT workflow_id, key, kind, name, agent_id, status, output::jsonb, events::json, first_seq, last_seq, started_at, completed_at FROM ok
-    ON CONFLICT (workflow_id, key) DO NOTHING
-    RETURNING workflow_id, key
+    INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+    SELECT task_id, key, kind, name, agent_id, status, output::jsonb, events::json, first_seq, last_seq, started_at, completed_at FROM ok
+    ON CONFLICT (task_id, key) DO NOTHING
+    RETURNING task_id, key
   )
-  SELECT workflow_id::text AS workflow_id, key FROM i`;
+  SELECT task_id::text AS task_id, key FROM i`;
 
 export class CheckpointRepository {
   readonly #pool: DbPool;
@@ -54,7 +54,7 @@ export class CheckpointRepository {
     const cols: unknown[][] = Array.from({ length: 14 }, () => []);
     for (const c of checkpoints) {
       const s = c.step;
-      cols[0]!.push(c.workflowId);
+      cols[0]!.push(c.taskId);
       cols[1]!.push(s.key);
       cols[2]!.push(s.kind);
       cols[3]!.push(s.name);
@@ -69,12 +69,12 @@ export class CheckpointRepository {
       cols[12]!.push(c.owner);
       cols[13]!.push(c.mode ?? null);
     }
-    const res = await this.#pool.query<{ workflow_id: string; key: string }>(BATCH_SQL, cols);
-    const written = new Set(res.rows.map((r) => keyOf(r.workflow_id, r.key)));
-    return checkpoints.map((c) => written.has(keyOf(c.workflowId, c.step.key)));
+    const res = await this.#pool.query<{ task_id: string; key: string }>(BATCH_SQL, cols);
+    const written = new Set(res.rows.map((r) => keyOf(r.task_id, r.key)));
+    return checkpoints.map((c) => written.has(keyOf(c.taskId, c.step.key)));
   }
 }
 
-function keyOf(workflowId: string, key: string): string {
-  return `${workflowId.toLowerCase()}\u0000${key}`;
+function keyOf(taskId: string, key: string): string {
+  return `${taskId.toLowerCase()}\u0000${key}`;
 }

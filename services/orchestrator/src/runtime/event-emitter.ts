@@ -4,7 +4,7 @@ import { publish, systemSubjects, type Bus } from "@tog/bus";
 import { buildEvent, eventMessageId, type EventType, type TaskEvent } from "@tog/events";
 import type { PendingEvent } from "./flow-context.ts";
 
-// One emitter per running workflow. It is the only writer of the workflow's event subject:
+// One emitter per running task. It is the only writer of the task's event subject:
 // seqs are allocated here in emit order and every publish carries
 // `expect.lastSubjectSequence` (the stream sequence of this writer's previous message), so a
 // second writer — a worker that lost its lease but has not noticed — is refused by JetStream
@@ -15,13 +15,13 @@ const encoder = new TextEncoder();
 export interface EmitterStart {
   /** Highest seq already published or committed; the next event gets lastSeq + 1. */
   lastSeq: number;
-  /** Stream sequence of the last message on the workflow's subject (0 = none retained). */
+  /** Stream sequence of the last message on the task's subject (0 = none retained). */
   lastStreamSeq: number;
 }
 
 export interface EventEmitterOptions {
   bus: Bus;
-  workflowId: string;
+  taskId: string;
   traceId: string;
   defaultAgentId: string;
   start: EmitterStart;
@@ -32,10 +32,10 @@ export interface EventEmitterOptions {
   onPublished?: ((event: TaskEvent) => void) | undefined;
 }
 
-export class WorkflowEventEmitter {
+export class TaskEventEmitter {
   readonly #bus: Bus;
   readonly #subject: string;
-  readonly #workflowId: string;
+  readonly #taskId: string;
   readonly #traceId: string;
   readonly #defaultAgentId: string;
   readonly #logger: Logger;
@@ -49,8 +49,8 @@ export class WorkflowEventEmitter {
 
   constructor(options: EventEmitterOptions) {
     this.#bus = options.bus;
-    this.#workflowId = options.workflowId;
-    this.#subject = systemSubjects(options.bus.prefix).events(options.workflowId);
+    this.#taskId = options.taskId;
+    this.#subject = systemSubjects(options.bus.prefix).events(options.taskId);
     this.#traceId = options.traceId;
     this.#defaultAgentId = options.defaultAgentId;
     this.#logger = options.logger;
@@ -77,7 +77,7 @@ export class WorkflowEventEmitter {
   build(pendingEvents: readonly PendingEvent[], at = Date.now()): TaskEvent[] {
     return pendingEvents.map((p) =>
       buildEvent({
-        workflow_id: this.#workflowId,
+        workflow_id: this.#taskId,
         type: p.type as EventType,
         agent_id: p.agent_id ?? this.#defaultAgentId,
         message: p.message,
@@ -161,12 +161,9 @@ export class WorkflowEventEmitter {
     if (this.#failure) return;
     this.#failure = error;
     if (error instanceof ConflictError) {
-      this.#logger.warn(
-        { workflowId: this.#workflowId },
-        "another writer published to this workflow: stopping (lease lost)",
-      );
+      this.#logger.warn({ taskId: this.#taskId }, "another writer published to this task: stopping (lease lost)");
     } else {
-      this.#logger.error({ err: error, workflowId: this.#workflowId }, "publishing a workflow event failed");
+      this.#logger.error({ err: error, taskId: this.#taskId }, "publishing a task event failed");
     }
     this.#onFailure(error);
   }

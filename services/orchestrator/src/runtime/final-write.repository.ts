@@ -97,11 +97,11 @@ const FINAL_WRITE_SQL = `
     RETURNING tasks.id, tasks.session_id
   ),
   st AS (
-    INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+    INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
     SELECT v.id, v.step_key, v.step_kind, v.step_name, v.step_agent, v.step_status, v.step_output::jsonb, v.step_events::json,
            v.first_seq, v.last_seq, v.started_at, v.completed_at
     FROM v JOIN t ON t.id = v.id
-    ON CONFLICT (workflow_id, key) DO NOTHING
+    ON CONFLICT (task_id, key) DO NOTHING
   ),
   s AS (
     UPDATE sessions SET tokens_used = tokens_used + agg.tokens, total_cost_usd = total_cost_usd + agg.cost, updated_at = now()

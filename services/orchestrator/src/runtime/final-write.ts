@@ -1,8 +1,8 @@
 import type { Logger } from "@tog/core";
 import { buildEvent, terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
-import type { WorkflowEventEmitter } from "./event-emitter.ts";
+import type { TaskEventEmitter } from "./event-emitter.ts";
 import type { FinalWrite } from "./final-write.repository.ts";
-import { WorkflowFailure, type PendingEvent, type WorkflowOutcome } from "./flow-context.ts";
+import { TaskFailure, type PendingEvent, type FlowOutcome } from "./flow-context.ts";
 import type { RunRepository, StepRecord } from "./run.repository.ts";
 import type { StopReason } from "./stop-reason.ts";
 
@@ -18,7 +18,7 @@ export interface FinalState {
   event: PendingEvent;
 }
 
-export function completedState(outcome: WorkflowOutcome, startedAt: Date): FinalState {
+export function completedState(outcome: FlowOutcome, startedAt: Date): FinalState {
   const durationMs = Math.max(0, Date.now() - startedAt.getTime());
   return {
     write: {
@@ -70,7 +70,7 @@ export function unfinishedState(
       message: `Task exceeded the agent timeout of ${timeoutSeconds} s`,
     });
   }
-  if (failure instanceof WorkflowFailure) {
+  if (failure instanceof TaskFailure) {
     return errorState({
       status: "FAILED",
       errorType: failure.errorType as ErrorType,
@@ -79,7 +79,7 @@ export function unfinishedState(
       maxRetries: failure.maxRetries,
     });
   }
-  log.error({ err: failure }, "workflow failed unexpectedly");
+  log.error({ err: failure }, "task failed unexpectedly");
   return errorState({ status: "FAILED", errorType: "INTERNAL_ERROR", message: "Internal error" });
 }
 
@@ -145,7 +145,7 @@ export function firstEventOf(taskId: string, traceId: string, state: FinalState)
  * state (fenced by the lease) and then published; nothing the run emits can follow it.
  */
 export async function commitFinalWrite(
-  emitter: WorkflowEventEmitter,
+  emitter: TaskEventEmitter,
   runs: RunRepository,
   run: { taskId: string; owner: string },
   state: FinalState,

@@ -122,7 +122,7 @@ export type ApprovalOutcome =
     }
   | { decision: "denied" | "timeout"; approvalId: string; approvedBy: string; comments: string };
 
-export interface WorkflowSettings {
+export interface RunSettings {
   /** High-risk tools need an approval (TOOL_APPROVAL_THRESHOLD). */
   approvalThreshold: ApprovalThreshold;
   approvalTimeoutSeconds: number;
@@ -141,7 +141,7 @@ export interface FlowContext {
   readonly llm: LlmRouter;
   readonly tools: ToolRegistry;
   readonly catalog: Catalog;
-  readonly settings: WorkflowSettings;
+  readonly settings: RunSettings;
 
   /** Live progress event, not checkpointed (see the rules above). Returns once it is queued. */
   emit<T extends EventType>(type: T, message: string, data: EventPayloads[T], agentId?: string): void;
@@ -170,7 +170,7 @@ export interface FlowContext {
   loadSessionHistory(): Promise<ChatMessage[]>;
 }
 
-export interface WorkflowOutcome {
+export interface FlowOutcome {
   result: string;
   modelUsed: string;
   provider: string;
@@ -186,7 +186,7 @@ export interface WorkflowOutcome {
  * TOOL_EXECUTION_FAILED, INVALID_INPUT, APPROVAL_DENIED). Cancellation and timeouts are the
  * runtime's: flows just let the abort propagate.
  */
-export class WorkflowFailure extends Error {
+export class TaskFailure extends Error {
   readonly errorType: string;
   readonly retryCount: number;
   readonly maxRetries: number;
@@ -196,7 +196,7 @@ export class WorkflowFailure extends Error {
     options: { cause?: unknown; retryCount?: number; maxRetries?: number } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
-    this.name = "WorkflowFailure";
+    this.name = "TaskFailure";
     this.errorType = errorType;
     this.retryCount = options.retryCount ?? 0;
     this.maxRetries = options.maxRetries ?? 0;
@@ -208,4 +208,4 @@ export class WorkflowFailure extends Error {
  * mode, runs it and returns the outcome. The runtime then writes the final status and the
  * terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED on failure/cancel/timeout).
  */
-export type TaskWorkflow = (ctx: FlowContext) => Promise<WorkflowOutcome>;
+export type TaskFlow = (ctx: FlowContext) => Promise<FlowOutcome>;

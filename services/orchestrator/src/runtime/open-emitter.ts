@@ -2,7 +2,7 @@ import type { Bus } from "@tog/bus";
 import type { Logger } from "@tog/core";
 import type { TaskEvent } from "@tog/events";
 import { busPosition } from "./bus-position.ts";
-import { WorkflowEventEmitter } from "./event-emitter.ts";
+import { TaskEventEmitter } from "./event-emitter.ts";
 import type { RunRepository, StepRecord } from "./run.repository.ts";
 
 // Where a run's events continue, so a task's seq stays gap-free across runs (docs/reliability.md).
@@ -24,14 +24,14 @@ export function runEmitter(
   steps: ReadonlyMap<string, StepRecord>,
   logger: Logger,
   onFailure: (error: Error) => void,
-): Promise<WorkflowEventEmitter> {
+): Promise<TaskEventEmitter> {
   // A first run has nothing to recover: no step was checkpointed and no event published (only
   // the worker holding the claim writes them). Saves two round trips per task.
   if (task.attempts === 1) {
     return Promise.resolve(
-      new WorkflowEventEmitter({
+      new TaskEventEmitter({
         bus: deps.bus,
-        workflowId: task.id,
+        taskId: task.id,
         traceId: task.traceId,
         defaultAgentId: "orchestrator",
         start: { lastSeq: 0, lastStreamSeq: 0 },
@@ -56,7 +56,7 @@ export async function openEmitter(
   steps: ReadonlyMap<string, StepRecord>,
   logger: Logger,
   onFailure: (error: Error) => void,
-): Promise<WorkflowEventEmitter> {
+): Promise<TaskEventEmitter> {
   const [position, persisted] = await Promise.all([busPosition(deps.bus, taskId), deps.runs.persistedLastSeq(taskId)]);
   const delivered = Math.max(position.lastSeq, persisted);
   let lastSeq = delivered;
@@ -66,9 +66,9 @@ export async function openEmitter(
     for (const event of step.events ?? []) if (event.seq > delivered) missing.push(event);
   }
   missing.sort((a, b) => a.seq - b.seq);
-  const emitter = new WorkflowEventEmitter({
+  const emitter = new TaskEventEmitter({
     bus: deps.bus,
-    workflowId: taskId,
+    taskId: taskId,
     traceId,
     defaultAgentId: "orchestrator",
     start: { lastSeq: delivered, lastStreamSeq: position.lastStreamSeq },

@@ -7,8 +7,8 @@ import type { ToolRegistry } from "@tog/tools";
 import { tracedLlm, tracedStep, tracedTools } from "../telemetry/traced-calls.ts";
 import type { ApprovalRepository } from "./approval.repository.ts";
 import { requestApproval } from "./approval-wait.ts";
-import type { WorkflowEventEmitter } from "./event-emitter.ts";
-import type { FlowContext, PendingEvent, StepMeta, StepResult, TaskInfo, WorkflowSettings } from "./flow-context.ts";
+import type { TaskEventEmitter } from "./event-emitter.ts";
+import type { FlowContext, PendingEvent, StepMeta, StepResult, TaskInfo, RunSettings } from "./flow-context.ts";
 import type { RunRepository, StepRecord } from "./run.repository.ts";
 import { throwIfStopped } from "./stop-reason.ts";
 
@@ -26,7 +26,7 @@ export interface RunContextDeps {
   llm: LlmRouter;
   tools: ToolRegistry;
   catalog: Catalog;
-  settings: WorkflowSettings;
+  settings: RunSettings;
   logger: Logger;
   workerId: string;
   /** How often a waiting approval re-reads its row besides the NATS wake-up (default 2 s). */
@@ -40,7 +40,7 @@ export interface RunContextState {
   task: TaskInfo;
   /** Checkpointed steps by key: restored ones, then each step as it is committed. */
   steps: Map<string, StepRecord>;
-  emitter: WorkflowEventEmitter;
+  emitter: TaskEventEmitter;
   signal: AbortSignal;
   /** Key prefix of this context's steps (`""` for the task, `child:<id>/…` in a child task). */
   prefix: string;
@@ -85,7 +85,7 @@ export function createRunContext(state: RunContextState): FlowContext {
       return rec;
     });
     steps.set(fullKey, record);
-    deps.logger.info({ workflowId: task.id, step: fullKey, kind: meta.kind, name: meta.name }, "step finished");
+    deps.logger.info({ taskId: task.id, step: fullKey, kind: meta.kind, name: meta.name }, "step finished");
     // What a replay will return, so both paths hand the flow the same JSON-shaped value.
     return (result.output === undefined ? null : JSON.parse(JSON.stringify(result.output))) as T;
   }

@@ -24,7 +24,7 @@ export interface RunWorkerOptions {
 export interface RunWorker {
   /** Runs in progress. */
   readonly active: number;
-  /** Stops pulling, hands running workflows back (lease released, message nak'd), waits for them. */
+  /** Stops pulling, hands running tasks back (lease released, message nak'd), waits for them. */
   stop(): Promise<void>;
 }
 

@@ -200,7 +200,7 @@ export class RunRepository {
       WHERE id = ${taskId}::uuid AND lease_owner = ${owner} AND status = 'RUNNING'`;
   }
 
-  async loadSteps(workflowId: string): Promise<StepRecord[]> {
+  async loadSteps(taskId: string): Promise<StepRecord[]> {
     const rows = await this.#db.$queryRaw<
       {
         key: string;
@@ -216,7 +216,7 @@ export class RunRepository {
         completed_at: Date;
       }[]
     >`SELECT key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at
-      FROM task_steps WHERE workflow_id = ${workflowId}::uuid`;
+      FROM task_steps WHERE task_id = ${taskId}::uuid`;
     return rows.map((r) => ({
       key: r.key,
       kind: r.kind,
@@ -232,10 +232,10 @@ export class RunRepository {
     }));
   }
 
-  /** Highest seq the permanent log holds for the workflow (0 when none). */
-  async persistedLastSeq(workflowId: string): Promise<number> {
+  /** Highest seq the permanent log holds for the task (0 when none). */
+  async persistedLastSeq(taskId: string): Promise<number> {
     const rows = await this.#db.$queryRaw<{ max: number | null }[]>`
-      SELECT max(seq) AS max FROM task_events WHERE workflow_id = ${workflowId}::uuid`;
+      SELECT max(seq) AS max FROM task_events WHERE task_id = ${taskId}::uuid`;
     return rows[0]?.max ?? 0;
   }
 
@@ -243,8 +243,8 @@ export class RunRepository {
    * Checkpoints one completed step, fenced by the lease; `mode` also records the run's mode.
    * Steps of all runs of this process are group-committed (checkpoint.repository.ts).
    */
-  async commitStep(workflowId: string, owner: string, step: StepRecord, mode?: string): Promise<void> {
-    if (!(await this.#checkpoints.write({ workflowId, owner, step, mode }))) throw new LeaseLostError(workflowId);
+  async commitStep(taskId: string, owner: string, step: StepRecord, mode?: string): Promise<void> {
+    if (!(await this.#checkpoints.write({ taskId, owner, step, mode }))) throw new LeaseLostError(taskId);
   }
 
   /**

@@ -4,7 +4,7 @@ import type { TaskEvent } from "@tog/events";
 import type { LlmRouter } from "@tog/providers";
 import type { FinalWrite } from "./final-write.repository.ts";
 import { commitFinalWrite, completedState, unfinishedState } from "./final-write.ts";
-import type { TaskInfo, TaskWorkflow, WorkflowOutcome } from "./flow-context.ts";
+import type { TaskInfo, TaskFlow, FlowOutcome } from "./flow-context.ts";
 import { runEmitter } from "./open-emitter.ts";
 import { createRunContext, type RunContextDeps } from "./run-context.ts";
 import { LeaseLostError, type ClaimedTask, type StepRecord } from "./run.repository.ts";
@@ -22,7 +22,7 @@ import { RunStops } from "./stop-reason.ts";
 export interface RunnerDeps extends RunContextDeps {
   /** This process's listener for signal hints (one NATS subscription per worker process). */
   signals: SignalListener;
-  workflow: TaskWorkflow;
+  task: TaskFlow;
   leaseMs: number;
   timeoutSeconds: number;
   /** The router one run uses (e.g. refusing calls over the session's token budget); default `llm`. */
@@ -39,7 +39,7 @@ const MAX_ATTEMPTS_SHOWN = 10;
 
 export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shutdown: AbortSignal): Promise<RunEnd> {
   const { runs, logger } = deps;
-  const log = logger.child({ workflowId: claimed.id });
+  const log = logger.child({ taskId: claimed.id });
   const steps = new Map<string, StepRecord>();
   // A first run has nothing to restore: only the worker holding the claim checkpoints steps.
   if (claimed.attempts > 1) for (const step of await runs.loadSteps(claimed.id)) steps.set(step.key, step);
@@ -102,11 +102,11 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
       inflight,
       wakers,
     });
-    let outcome: WorkflowOutcome | undefined;
+    let outcome: FlowOutcome | undefined;
     let failure: unknown;
     try {
       if (stops.signal.aborted) throw stops.signal.reason;
-      outcome = await deps.workflow(ctx);
+      outcome = await deps.task(ctx);
     } catch (err) {
       failure = err;
       // Stop siblings still running, then wait for all of them before the terminal event.

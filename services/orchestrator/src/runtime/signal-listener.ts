@@ -1,13 +1,13 @@
 import type { Subscription } from "@nats-io/transport-node";
 import type { Bus } from "@tog/bus";
 
-// One core-NATS subscription per worker process for the signal hints of every workflow
+// One core-NATS subscription per worker process for the signal hints of every task
 // (`<prefix>.signals.*`), dispatched to the runs of this process; a subscription per run would
 // cost two extra protocol writes per task.
 
 export interface SignalListener {
-  /** Calls `onSignal` for each hint about `workflowId` until the returned function is called. */
-  listen(workflowId: string, onSignal: () => void): () => void;
+  /** Calls `onSignal` for each hint about `taskId` until the returned function is called. */
+  listen(taskId: string, onSignal: () => void): () => void;
   close(): void;
 }
 
@@ -21,13 +21,13 @@ export function createSignalListener(bus: Bus): SignalListener {
     },
   });
   return {
-    listen(workflowId, onSignal) {
-      let set = listeners.get(workflowId);
-      if (!set) listeners.set(workflowId, (set = new Set()));
+    listen(taskId, onSignal) {
+      let set = listeners.get(taskId);
+      if (!set) listeners.set(taskId, (set = new Set()));
       set.add(onSignal);
       return () => {
         set.delete(onSignal);
-        if (set.size === 0) listeners.delete(workflowId);
+        if (set.size === 0) listeners.delete(taskId);
       };
     },
     close: () => subscription.unsubscribe(),

@@ -15,7 +15,7 @@ export class StopSignal extends Error {
   readonly stop: StopReason;
   constructor(stop: StopReason) {
     // The text is what a cancelled child's step keeps in the timeline: unchanged since the API shipped.
-    super(`workflow stopped: ${stop.kind}`);
+    super(`task stopped: ${stop.kind}`);
     this.name = "AbortError";
     this.stop = stop;
   }
@@ -46,6 +46,6 @@ export class RunStops {
 
   /** Stops the flow's siblings still running after one of its calls failed. */
   abortAfterFailure(): void {
-    if (!this.#root.signal.aborted) this.#root.abort(new Error("workflow failed"));
+    if (!this.#root.signal.aborted) this.#root.abort(new Error("task failed"));
   }
 }

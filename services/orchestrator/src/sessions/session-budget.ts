@@ -1,7 +1,7 @@
 import type { DbPool } from "@tog/db";
 import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
 import { readSessionBudget } from "./session.repository.ts";
-import { WorkflowFailure, type TaskInfo } from "../runtime/flow-context.ts";
+import { TaskFailure, type TaskInfo } from "../runtime/flow-context.ts";
 
 // The session's token budget (sessions.token_budget, SESSION_TOKEN_BUDGET for a new session,
 // default 1,000,000): what all tasks of a session may use together. `tokens_used` grows when a
@@ -56,18 +56,15 @@ export class SessionBudgets {
 }
 
 /** The failure for a step needing `needed` tokens, or undefined when it fits. */
-export function budgetFailure(state: BudgetState | null, needed: number, usedInRun = 0): WorkflowFailure | undefined {
+export function budgetFailure(state: BudgetState | null, needed: number, usedInRun = 0): TaskFailure | undefined {
   if (state === null) return undefined;
   const used = state.used + usedInRun;
   const left = state.budget - used;
   if (left <= 0) {
-    return new WorkflowFailure(
-      "BUDGET_EXCEEDED",
-      `Session token budget exceeded: ${used} of ${state.budget} tokens used`,
-    );
+    return new TaskFailure("BUDGET_EXCEEDED", `Session token budget exceeded: ${used} of ${state.budget} tokens used`);
   }
   if (needed > left) {
-    return new WorkflowFailure(
+    return new TaskFailure(
       "BUDGET_EXCEEDED",
       `Session token budget exceeded: this step needs about ${needed} tokens, ${left} of ${state.budget} are left`,
     );

@@ -66,7 +66,7 @@ export class SessionMemory {
     if (shaped.compression || shaped.omitted > 0) {
       this.#logger?.info(
         {
-          workflowId: task.id,
+          taskId: task.id,
           sessionId: task.sessionId,
           available: shaped.available,
           omitted: shaped.omitted,

@@ -39,7 +39,7 @@ export class ApprovalDecisionRepository {
       // raw: row lock (FOR UPDATE), which Prisma's model API cannot take; two decisions serialize here.
       const approval = (
         await tx.$queryRaw<{ status: string }[]>`
-        SELECT status FROM approvals WHERE id = ${d.approvalId} AND workflow_id = ${d.taskId}::uuid FOR UPDATE`
+        SELECT status FROM approvals WHERE id = ${d.approvalId} AND task_id = ${d.taskId}::uuid FOR UPDATE`
       )[0];
       if (!approval) return { kind: "not_found" };
       if (approval.status !== "pending") return { kind: "closed", status: approval.status };
@@ -50,7 +50,7 @@ export class ApprovalDecisionRepository {
         WHERE id = ${d.approvalId}`;
       // raw: created_at from the database clock (Prisma fills now() in the client); the timeline orders by it.
       await tx.$executeRaw`
-        INSERT INTO task_signals (workflow_id, name, payload)
+        INSERT INTO task_signals (task_id, name, payload)
         VALUES (${d.taskId}::uuid, 'approval', ${JSON.stringify({ approval_id: d.approvalId, decision: d.decision, by: d.approvedBy })}::jsonb)`;
       return { kind: "decided" };
     });

@@ -71,7 +71,7 @@ function statements(client: PoolClient): CancelStatements {
 
 // raw: the signal and the request in one round trip (a data-modifying CTE), the database clock for the request.
 const REQUEST_SQL = `
-  WITH signal AS (INSERT INTO task_signals (workflow_id, name, payload) VALUES ($1::uuid, 'cancel', $3::jsonb))
+  WITH signal AS (INSERT INTO task_signals (task_id, name, payload) VALUES ($1::uuid, 'cancel', $3::jsonb))
   UPDATE tasks SET cancel_requested_at = coalesce(cancel_requested_at, now()), cancel_reason = coalesce(cancel_reason, $2),
          updated_at = now()
   WHERE id = $1::uuid`;

@@ -3,7 +3,7 @@ import type { ModelTier } from "@tog/catalog";
 import { readTaskContext } from "@tog/api";
 import type { TaskSpec } from "../runtime/flow-context.ts";
 
-// From the gateway's normalized context to the spec a workflow runs, read with the same schema
+// From the gateway's normalized context to the spec a task runs, read with the same schema
 // the gateway validated it with (libs/api task-context.ts). Keys outside the recognized list
 // stay as metadata.
 

@@ -61,12 +61,12 @@ export interface TaskServiceOptions {
   /** Rejects specs naming unknown roles, templates or models (ValidationError → 400). */
   validateSpec: (spec: TaskSpec) => void;
   listEvents: (query: {
-    workflowId: string;
+    taskId: string;
     limit: number;
     offset: number;
     afterSeq?: number | undefined;
   }) => Promise<{ events: string[]; totalCount: number }>;
-  buildTimeline: (query: { workflowId: string; includePayloads: boolean }) => Promise<TimelineResult>;
+  buildTimeline: (query: { taskId: string; includePayloads: boolean }) => Promise<TimelineResult>;
   onSubmitted?: (() => void) | undefined;
   /** Refuses submits at once while NATS is known to be away (queue-breaker.ts). */
   queueBreaker?: QueueBreaker | undefined;
@@ -140,7 +140,7 @@ export class TaskService implements TaskOrchestrator {
       },
     );
     if (result.kind === "existing") {
-      this.#logger.info({ workflowId: result.taskId }, "task submit replayed (same Idempotency-Key)");
+      this.#logger.info({ taskId: result.taskId }, "task submit replayed (same Idempotency-Key)");
       return {
         taskId: result.taskId,
         sessionId: result.sessionId,
@@ -154,7 +154,7 @@ export class TaskService implements TaskOrchestrator {
     // A session this submit created cannot be cached anywhere yet: no hint needed.
     if (!result.session.created) publishSessionChanged(this.#bus, result.session.id);
     this.#options.onSubmitted?.();
-    this.#logger.info({ workflowId: taskId, sessionId: result.session.id }, "task submitted");
+    this.#logger.info({ taskId: taskId, sessionId: result.session.id }, "task submitted");
     return {
       taskId,
       sessionId: result.session.id,
@@ -227,9 +227,9 @@ export class TaskService implements TaskOrchestrator {
 
   async decideApproval(command: ApprovalDecisionCommand): Promise<ApprovalDecisionResult> {
     const decision = command.approved ? "approved" : "denied";
-    const outcome = isUuid(command.workflowId)
+    const outcome = isUuid(command.taskId)
       ? await this.#approvals.decide({
-          taskId: command.workflowId,
+          taskId: command.taskId,
           approvalId: command.approvalId,
           userId: command.userId,
           decision,
@@ -240,24 +240,24 @@ export class TaskService implements TaskOrchestrator {
         })
       : ({ kind: "not_found" } as const);
     if (outcome.kind === "not_found")
-      throw new NotFoundError(`No pending approval ${command.approvalId} for workflow ${command.workflowId}`);
+      throw new NotFoundError(`No pending approval ${command.approvalId} for task ${command.taskId}`);
     if (outcome.kind === "forbidden") throw new ForbiddenError();
     if (outcome.kind === "closed") {
       throw new ConflictError(`Approval ${command.approvalId} was already decided: ${outcome.status}`, {
         details: { decision: outcome.status },
       });
     }
-    publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(command.workflowId), {
+    publishCore(this.#bus, systemSubjects(this.#bus.prefix).signals(command.taskId), {
       signal: "approval",
       approval_id: command.approvalId,
     });
-    return { workflowId: command.workflowId, approvalId: command.approvalId, runId: command.runId ?? "", decision };
+    return { taskId: command.taskId, approvalId: command.approvalId, runId: command.runId ?? "", decision };
   }
 
   async getTaskEvents(query: TaskEventsQuery): Promise<TaskEventsResult> {
     await this.#owned(query.userId, query.taskId, "read");
     return this.#options.listEvents({
-      workflowId: query.taskId,
+      taskId: query.taskId,
       limit: query.limit,
       offset: query.offset,
       afterSeq: query.afterSeq,
@@ -266,7 +266,7 @@ export class TaskService implements TaskOrchestrator {
 
   async getTimeline(query: TimelineQuery): Promise<TimelineResult> {
     await this.#owned(query.userId, query.taskId, "read");
-    return this.#options.buildTimeline({ workflowId: query.taskId, includePayloads: query.includePayloads });
+    return this.#options.buildTimeline({ taskId: query.taskId, includePayloads: query.includePayloads });
   }
 
   async ping(): Promise<void> {

@@ -3,7 +3,7 @@ import { context, SpanKind, SpanStatusCode, spansExported, trace, withOptionalSp
 import type { LlmRouter } from "@tog/providers";
 import type { ToolRegistry } from "@tog/tools";
 
-// Spans of a workflow's steps, model calls (GenAI semantic conventions: operation, model,
+// Spans of a task's steps, model calls (GenAI semantic conventions: operation, model,
 // provider, input/output tokens) and tool calls. Made only when spans are exported
 // (spansExported): without an exporter the runtime gets the very objects it passed in, so the
 // hot path pays nothing (docs/decisions.md, "Tracing").
@@ -56,7 +56,7 @@ export function tracedTools(tools: ToolRegistry): ToolRegistry {
   return traced;
 }
 
-/** Runs one workflow step inside a `step <kind> <name>` span (when spans are exported). */
+/** Runs one task step inside a `step <kind> <name>` span (when spans are exported). */
 export function tracedStep<T>(
   key: string,
   meta: { kind: string; name?: string | null | undefined },

@@ -9,14 +9,14 @@ import {
   type EventHistoryRepository,
   type EventRow,
 } from "../../src/events/index.ts";
-import { encodedEvents, newWorkflowId } from "./helpers.ts";
+import { encodedEvents, newTaskId } from "./helpers.ts";
 
 describe("event history repository", () => {
   let tdb: TestDatabase;
   let db: Db;
   let repo: EventHistoryRepository;
-  const w1 = newWorkflowId();
-  const w2 = newWorkflowId();
+  const w1 = newTaskId();
+  const w2 = newTaskId();
   let texts: string[];
 
   const rowsOf = (jsons: string[]): EventRow[] =>
@@ -42,48 +42,48 @@ describe("event history repository", () => {
     await tdb.drop();
   });
 
-  it("pages events in seq order with the total of the workflow", async () => {
-    const first = await repo.listEvents({ workflowId: w1, limit: 50, offset: 0 });
+  it("pages events in seq order with the total of the task", async () => {
+    const first = await repo.listEvents({ taskId: w1, limit: 50, offset: 0 });
     expect(first.totalCount).toBe(120);
     expect(first.events).toEqual(texts.slice(0, 50));
     expect(first.events[2]).toBe(texts[2]);
 
-    const last = await repo.listEvents({ workflowId: w1, limit: 50, offset: 100 });
+    const last = await repo.listEvents({ taskId: w1, limit: 50, offset: 100 });
     expect(last.events).toEqual(texts.slice(100));
     expect(last.totalCount).toBe(120);
 
-    const beyond = await repo.listEvents({ workflowId: w1, limit: 50, offset: 500 });
+    const beyond = await repo.listEvents({ taskId: w1, limit: 50, offset: 500 });
     expect(beyond).toEqual({ events: [], totalCount: 120 });
   });
 
   it("continues after a seq cursor, offset counting from it", async () => {
-    const page = await repo.listEvents({ workflowId: w1, limit: 10, offset: 0, afterSeq: 60 });
+    const page = await repo.listEvents({ taskId: w1, limit: 10, offset: 0, afterSeq: 60 });
     expect(page.events).toEqual(texts.slice(60, 70));
     expect(page.totalCount).toBe(120);
-    const skipped = await repo.listEvents({ workflowId: w1, limit: 10, offset: 5, afterSeq: 60 });
+    const skipped = await repo.listEvents({ taskId: w1, limit: 10, offset: 5, afterSeq: 60 });
     expect(skipped.events).toEqual(texts.slice(65, 75));
-    const end = await repo.listEvents({ workflowId: w1, limit: 10, offset: 0, afterSeq: 120 });
+    const end = await repo.listEvents({ taskId: w1, limit: 10, offset: 0, afterSeq: 120 });
     expect(end).toEqual({ events: [], totalCount: 120 });
   });
 
-  it("keeps workflows apart and answers empty for unknown or malformed ids", async () => {
-    expect((await repo.listEvents({ workflowId: w2, limit: 200, offset: 0 })).totalCount).toBe(5);
-    expect(await repo.listEvents({ workflowId: newWorkflowId(), limit: 10, offset: 0 })).toEqual({
+  it("keeps tasks apart and answers empty for unknown or malformed ids", async () => {
+    expect((await repo.listEvents({ taskId: w2, limit: 200, offset: 0 })).totalCount).toBe(5);
+    expect(await repo.listEvents({ taskId: newTaskId(), limit: 10, offset: 0 })).toEqual({
       events: [],
       totalCount: 0,
     });
-    expect(await repo.listEvents({ workflowId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({
+    expect(await repo.listEvents({ taskId: "not-a-uuid", limit: 10, offset: 0 })).toEqual({
       events: [],
       totalCount: 0,
     });
-    await expect(repo.listEvents({ workflowId: w1, limit: 0, offset: 0 })).rejects.toBeInstanceOf(ValidationError);
-    await expect(repo.listEvents({ workflowId: w1, limit: 1, offset: -1 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(repo.listEvents({ taskId: w1, limit: 0, offset: 0 })).rejects.toBeInstanceOf(ValidationError);
+    await expect(repo.listEvents({ taskId: w1, limit: 1, offset: -1 })).rejects.toBeInstanceOf(ValidationError);
   });
 
   it("reports the last stored seq", async () => {
     expect(await repo.lastSeq(w1)).toBe(120);
     expect(await repo.lastSeq(w2)).toBe(5);
-    expect(await repo.lastSeq(newWorkflowId())).toBe(0);
+    expect(await repo.lastSeq(newTaskId())).toBe(0);
   });
 
   it("reads a range for replay, with each event's seq", async () => {
@@ -101,6 +101,6 @@ describe("event history repository", () => {
     const again = rowsOf(texts.slice(0, 10));
     expect(await insertEventRows(db, [...again, ...again])).toBe(0);
     expect(await repo.lastSeq(w1)).toBe(120);
-    expect((await repo.listEvents({ workflowId: w1, limit: 1, offset: 0 })).totalCount).toBe(120);
+    expect((await repo.listEvents({ taskId: w1, limit: 1, offset: 0 })).totalCount).toBe(120);
   });
 });

@@ -6,7 +6,7 @@ import { startEventPersister, type EventPersister, type EventPersisterMetrics } 
 import {
   closeBus,
   encodedEvents,
-  newWorkflowId,
+  newTaskId,
   openProvisionedBus,
   silentLogger,
   waitFor,
@@ -65,7 +65,7 @@ describe("event persister", () => {
           .map((e) =>
             publish(
               bus,
-              subjects().events(e.workflowId),
+              subjects().events(e.taskId),
               new TextEncoder().encode(e.json),
               withMsgId ? { msgID: e.msgId } : {},
             ),
@@ -73,39 +73,39 @@ describe("event persister", () => {
       );
     }
   };
-  const storedTexts = async (workflowIds: string[]) => {
-    const rows = await db.$queryRaw<{ workflow_id: string; seq: number; event: string }[]>`
-      SELECT workflow_id::text AS workflow_id, seq, event::text AS event FROM task_events
-      WHERE workflow_id = ANY(${workflowIds}::uuid[]) ORDER BY workflow_id, seq`;
-    return new Map(rows.map((r) => [`${r.workflow_id}:${r.seq}`, r.event]));
+  const storedTexts = async (taskIds: string[]) => {
+    const rows = await db.$queryRaw<{ task_id: string; seq: number; event: string }[]>`
+      SELECT task_id::text AS task_id, seq, event::text AS event FROM task_events
+      WHERE task_id = ANY(${taskIds}::uuid[]) ORDER BY task_id, seq`;
+    return new Map(rows.map((r) => [`${r.task_id}:${r.seq}`, r.event]));
   };
-  const countOf = async (workflowIds: string[]) => {
+  const countOf = async (taskIds: string[]) => {
     const [row] = await db.$queryRaw<{ n: number }[]>`
-      SELECT count(*)::int AS n FROM task_events WHERE workflow_id = ANY(${workflowIds}::uuid[])`;
+      SELECT count(*)::int AS n FROM task_events WHERE task_id = ANY(${taskIds}::uuid[])`;
     return row?.n ?? 0;
   };
 
-  it("stores 2,000 events of several workflows exactly once, each byte for byte as published", async () => {
-    const workflows = [newWorkflowId(), newWorkflowId(), newWorkflowId(), newWorkflowId()];
-    const events = workflows.flatMap((w) => encodedEvents(w, 500));
+  it("stores 2,000 events of several tasks exactly once, each byte for byte as published", async () => {
+    const tasks = [newTaskId(), newTaskId(), newTaskId(), newTaskId()];
+    const events = tasks.flatMap((w) => encodedEvents(w, 500));
     // Hand-formatted JSON (spacing, key order) must come back as sent, not re-serialized.
-    const odd = newWorkflowId();
+    const odd = newTaskId();
     const oddEvents: EncodedEvent[] = [
       {
-        workflowId: odd,
+        taskId: odd,
         seq: 1,
         msgId: `${odd}:1`,
         json: `{ "seq" : 1,\n  "workflow_id": "${odd}", "type":"PROGRESS","agent_id":"orchestrator","timestamp":"2026-01-01T00:00:00.000Z","message":"x\\u00e9\\ud83c\\udf0d","data":{"b":1,"a":[1.50,2e3]} }`,
       },
       {
-        workflowId: odd,
+        taskId: odd,
         seq: 2,
         msgId: `${odd}:2`,
         json: `{"workflow_id":"${odd}","seq":2,"type":"FUTURE_TYPE","agent_id":"a","timestamp":"2026-01-01T00:00:00.001+02:00","message":"\\u0000 nul escape"}`,
       },
     ];
-    // Interleave the workflows, as concurrent runs would.
-    const interleaved = [...events].sort((a, b) => a.seq - b.seq || a.workflowId.localeCompare(b.workflowId));
+    // Interleave the tasks, as concurrent runs would.
+    const interleaved = [...events].sort((a, b) => a.seq - b.seq || a.taskId.localeCompare(b.taskId));
     await publishAll([...interleaved, ...oddEvents]);
     // Republished with the same msg-id: the stream drops them.
     await publishAll(interleaved.slice(0, 100));
@@ -115,12 +115,12 @@ describe("event persister", () => {
 
     const { c, metrics } = counters();
     persister = startEventPersister({ bus, db, logger: silentLogger, metrics });
-    const all = [...workflows, odd];
+    const all = [...tasks, odd];
     await waitFor(async () => (await countOf(all)) === 2_002 && (await drained()), 30_000, "all events stored");
 
     const stored = await storedTexts(all);
     expect(stored.size).toBe(2_002);
-    for (const e of [...events, ...oddEvents]) expect(stored.get(`${e.workflowId}:${e.seq}`)).toBe(e.json);
+    for (const e of [...events, ...oddEvents]) expect(stored.get(`${e.taskId}:${e.seq}`)).toBe(e.json);
     expect(c.persisted).toBe(2_002);
     expect(c.duplicates).toBe(50);
     expect(c.rejected).toBe(0);
@@ -132,12 +132,12 @@ describe("event persister", () => {
     // Columns are filled from the event.
     const [row] = await db.$queryRaw<{ type: string; agent_id: string; ts: string }[]>`
       SELECT type, agent_id, to_char("timestamp" AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS') AS ts
-      FROM task_events WHERE workflow_id = ${odd}::uuid AND seq = 2`;
+      FROM task_events WHERE task_id = ${odd}::uuid AND seq = 2`;
     expect(row).toEqual({ type: "FUTURE_TYPE", agent_id: "a", ts: "2025-12-31T22:00:00.001" });
   });
 
   it("terminates messages that are not events without holding back the others", async () => {
-    const w = newWorkflowId();
+    const w = newTaskId();
     const good = encodedEvents(w, 30);
     const bad = [
       "not json",
@@ -189,7 +189,7 @@ describe("event persister", () => {
       `CREATE TRIGGER refuse_poison BEFORE INSERT ON task_events FOR EACH ROW EXECUTE FUNCTION refuse_poison()`,
     );
     try {
-      const w = newWorkflowId();
+      const w = newTaskId();
       const events = encodedEvents(w, 40);
       const poisoned = events[17]!;
       poisoned.json = poisoned.json.replace(/"agent_id":"[^"]*"/, '"agent_id":"poison"');
@@ -212,7 +212,7 @@ describe("event persister", () => {
     const admin = createDbClient({ databaseUrl: testInfraConfig.TEST_DATABASE_ADMIN_URL, poolMax: 1 });
     const persisterDb = createDbClient({ databaseUrl: tdb.url, poolMax: 2 });
     try {
-      const w = newWorkflowId();
+      const w = newTaskId();
       const events = encodedEvents(w, 1_000);
       const { c, metrics } = counters();
       persister = startEventPersister({ bus, db: persisterDb, logger: silentLogger, metrics, maxBackoffMs: 300 });
@@ -253,7 +253,7 @@ describe("event persister", () => {
   });
 
   it("stop() writes the batch it already received before returning", async () => {
-    const w = newWorkflowId();
+    const w = newTaskId();
     const events = encodedEvents(w, 120);
     await publishAll(events);
     // A batch that would wait 60 s to fill: only stop() can flush it in time.
@@ -268,7 +268,7 @@ describe("event persister", () => {
   it("stop() during an outage hands the held events back to the stream for another instance", async () => {
     const admin = createDbClient({ databaseUrl: testInfraConfig.TEST_DATABASE_ADMIN_URL, poolMax: 1 });
     const persisterDb = createDbClient({ databaseUrl: tdb.url, poolMax: 2 });
-    const w = newWorkflowId();
+    const w = newTaskId();
     const events = encodedEvents(w, 50);
     try {
       await admin.$executeRawUnsafe(`ALTER DATABASE "${tdb.name}" ALLOW_CONNECTIONS false`);

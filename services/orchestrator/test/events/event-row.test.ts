@@ -12,7 +12,7 @@ describe("toEventRow", () => {
     expect(r).toEqual({
       ok: true,
       row: {
-        workflowId: WF.toLowerCase(),
+        taskId: WF.toLowerCase(),
         seq: 7,
         type: "PROGRESS",
         agentId: "a",

@@ -31,18 +31,18 @@ export async function closeBus(bus: Bus): Promise<void> {
 export const TRACE_ID = "0af7651916cd43dd8448eb211c80319c";
 
 export interface EncodedEvent {
-  workflowId: string;
+  taskId: string;
   seq: number;
   msgId: string;
   json: string;
 }
 
-/** `count` events of one workflow (seq 1..count), each JSON-encoded once, as the runtime does. */
-export function encodedEvents(workflowId: string, count: number, from = 1): EncodedEvent[] {
+/** `count` events of one task (seq 1..count), each JSON-encoded once, as the runtime does. */
+export function encodedEvents(taskId: string, count: number, from = 1): EncodedEvent[] {
   const out: EncodedEvent[] = [];
   for (let seq = from; seq < from + count; seq++) {
     const event = buildEvent({
-      workflow_id: workflowId,
+      workflow_id: taskId,
       type: "LLM_PARTIAL",
       agent_id: seq % 2 === 0 ? "orchestrator" : "agent-Ω",
       message: `chunk ${seq}`,
@@ -52,12 +52,12 @@ export function encodedEvents(workflowId: string, count: number, from = 1): Enco
       data: { chunk: `héllo "wörld" \\ 🌍 ${seq}\n\t\u0001`, chunk_index: seq - 1, total_tokens_so_far: seq * 3 },
       at: Date.UTC(2026, 0, 1) + seq,
     });
-    out.push({ workflowId, seq, msgId: eventMessageId(event), json: JSON.stringify(event) });
+    out.push({ taskId, seq, msgId: eventMessageId(event), json: JSON.stringify(event) });
   }
   return out;
 }
 
-export const newWorkflowId = (): string => randomUUID();
+export const newTaskId = (): string => randomUUID();
 
 export async function waitFor(check: () => Promise<boolean>, timeoutMs = 15_000, what = "condition"): Promise<void> {
   const deadline = Date.now() + timeoutMs;

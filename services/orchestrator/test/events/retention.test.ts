@@ -10,7 +10,7 @@ import {
   type EventRow,
   type RetentionJob,
 } from "../../src/events/index.ts";
-import { TRACE_ID, newWorkflowId, silentLogger } from "./helpers.ts";
+import { TRACE_ID, newTaskId, silentLogger } from "./helpers.ts";
 
 const DAY = 86_400_000;
 
@@ -35,13 +35,13 @@ describe("event retention", () => {
     await tdb.drop();
   });
 
-  /** `count` events of one workflow, `ageDays` old. */
+  /** `count` events of one task, `ageDays` old. */
   function rows(count: number, ageDays: number): EventRow[] {
-    const workflowId = newWorkflowId();
+    const taskId = newTaskId();
     const now = Date.now();
     return Array.from({ length: count }, (_, i) => {
       const event = buildEvent({
-        workflow_id: workflowId,
+        workflow_id: taskId,
         type: "PROGRESS",
         agent_id: "orchestrator",
         message: "p",

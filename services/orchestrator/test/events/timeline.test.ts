@@ -144,17 +144,17 @@ describe("timeline", () => {
   async function insertRun(id: string, stepOrder: Step[]): Promise<void> {
     for (const s of stepOrder) {
       await db.$executeRaw`
-        INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, started_at, completed_at)
+        INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, started_at, completed_at)
         VALUES (${id}::uuid, ${s.key}, ${s.kind}, ${s.name}, ${s.agent}, ${s.status},
                 ${s.output === undefined ? null : JSON.stringify(s.output)}::jsonb, ${at(s.start)}, ${s.end === null ? null : at(s.end)})`;
     }
     await db.$executeRaw`
-      INSERT INTO approvals (id, workflow_id, status, tool_name, operation, risk_level, details, timeout_seconds,
+      INSERT INTO approvals (id, task_id, status, tool_name, operation, risk_level, details, timeout_seconds,
                              requested_at, expires_at, decided_at, decided_by, comments)
       VALUES (${`appr-${id}`}, ${id}::uuid, 'approved', 'http_fetch', 'GET https://example.com', 'high',
               '{"url": "https://example.com", "method": "GET"}'::jsonb, 300, ${at(2_000)}, ${at(302_000)}, ${at(2_400)}, 'alice', 'ok')`;
     await db.$executeRaw`
-      INSERT INTO task_signals (workflow_id, name, payload, created_at)
+      INSERT INTO task_signals (task_id, name, payload, created_at)
       VALUES (${id}::uuid, 'approval', '{"approved": true}'::jsonb, ${at(2_400)}),
              (${id}::uuid, 'cancel', '{"reason": "late"}'::jsonb, ${at(2_400)})`;
   }
@@ -162,9 +162,9 @@ describe("timeline", () => {
   it("orders entries by start time, kind and key, numbering them from 1", async () => {
     const id = await insertTask({ status: "COMPLETED", started: 100, completed: 5_000 });
     await insertRun(id, STEPS);
-    const timeline = await buildTimeline({ db, workflowId: id, includePayloads: false });
+    const timeline = await buildTimeline({ db, taskId: id, includePayloads: false });
 
-    expect(timeline.workflowId).toBe(id);
+    expect(timeline.taskId).toBe(id);
     expect(timeline.status).toBe("COMPLETED");
     expect(timeline.entries.map((e) => [e.seq, e.kind, e.name, e.parent])).toEqual([
       [1, "workflow", "workflow", null],
@@ -217,12 +217,12 @@ describe("timeline", () => {
     const b = await insertTask({ status: "COMPLETED", started: 100, completed: 5_000 });
     await insertRun(b, [...STEPS].reverse());
 
-    const first = await buildTimeline({ db, workflowId: a, includePayloads: true });
-    const second = await buildTimeline({ db, workflowId: a, includePayloads: true });
+    const first = await buildTimeline({ db, taskId: a, includePayloads: true });
+    const second = await buildTimeline({ db, taskId: a, includePayloads: true });
     expect(second).toEqual(first);
     expect(JSON.stringify(second)).toBe(JSON.stringify(first));
 
-    const other = await buildTimeline({ db, workflowId: b, includePayloads: true });
+    const other = await buildTimeline({ db, taskId: b, includePayloads: true });
     const normalize = (t: typeof first, id: string) => JSON.stringify(t).replaceAll(id, "<id>");
     expect(normalize(other, b)).toBe(normalize(first, a));
   });
@@ -230,7 +230,7 @@ describe("timeline", () => {
   it("adds payloads on request: step output, approval details, signal payload, task outcome", async () => {
     const id = await insertTask({ status: "COMPLETED", started: 100, completed: 5_000 });
     await insertRun(id, STEPS);
-    const { entries } = await buildTimeline({ db, workflowId: id, includePayloads: true });
+    const { entries } = await buildTimeline({ db, taskId: id, includePayloads: true });
     expect(entries[0]!.payload).toEqual({
       query: "what is 2+2?",
       mode: "EXECUTION_MODE_COMPLEX",
@@ -260,7 +260,7 @@ describe("timeline", () => {
 
   it("starts a queued task's timeline at its submission", async () => {
     const id = await insertTask({ status: "QUEUED", started: null, completed: null });
-    const timeline = await buildTimeline({ db, workflowId: id, includePayloads: false });
+    const timeline = await buildTimeline({ db, taskId: id, includePayloads: false });
     expect(timeline.status).toBe("QUEUED");
     expect(timeline.entries).toEqual([
       {
@@ -278,9 +278,7 @@ describe("timeline", () => {
   });
 
   it("answers Task not found for an unknown or malformed id", async () => {
-    await expect(buildTimeline({ db, workflowId: randomUUID(), includePayloads: false })).rejects.toThrow(
-      NotFoundError,
-    );
-    await expect(buildTimeline({ db, workflowId: "nope", includePayloads: false })).rejects.toThrow("Task not found");
+    await expect(buildTimeline({ db, taskId: randomUUID(), includePayloads: false })).rejects.toThrow(NotFoundError);
+    await expect(buildTimeline({ db, taskId: "nope", includePayloads: false })).rejects.toThrow("Task not found");
   });
 });

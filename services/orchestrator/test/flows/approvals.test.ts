@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { WorkflowFailure } from "../../src/runtime/flow-context.ts";
-import { taskWorkflow } from "../../src/flows/index.ts";
+import { TaskFailure } from "../../src/runtime/flow-context.ts";
+import { taskFlow } from "../../src/flows/index.ts";
 import { invalidPayloads, type ApprovalAnswer } from "./memory-context.ts";
 import { counted, memoryRun, ofType, types } from "./setup.ts";
 
 describe("task approval (require_approval)", () => {
   it("waits for the approval before any agent work", async () => {
     const r = memoryRun({ spec: { query: "Hello there", mode: "simple", requireApproval: true } });
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expect(invalidPayloads(r.events)).toEqual([]);
     expect(types(r.events).slice(0, 5)).toEqual([
       "WORKFLOW_STARTED",
@@ -32,17 +32,16 @@ describe("task approval (require_approval)", () => {
     ["denied", "APPROVAL_DENIED"],
     ["timeout", "APPROVAL_TIMEOUT"],
   ] as const) {
-    it(`${decision} → WorkflowFailure ${errorType}, nothing run`, async () => {
+    it(`${decision} → TaskFailure ${errorType}, nothing run`, async () => {
       const deps = counted();
       const r = memoryRun(
         { spec: { query: "Hello there", requireApproval: true }, approve: () => ({ decision, comments: "not now" }) },
         deps,
       );
-      const { failure } = await r.run(taskWorkflow);
-      expect(failure).toBeInstanceOf(WorkflowFailure);
-      expect((failure as WorkflowFailure).errorType).toBe(errorType);
-      if (decision === "denied")
-        expect((failure as WorkflowFailure).message).toBe("Task was denied by reviewer: not now");
+      const { failure } = await r.run(taskFlow);
+      expect(failure).toBeInstanceOf(TaskFailure);
+      expect((failure as TaskFailure).errorType).toBe(errorType);
+      if (decision === "denied") expect((failure as TaskFailure).message).toBe("Task was denied by reviewer: not now");
       expect(types(r.events)).toEqual(["WORKFLOW_STARTED", "APPROVAL_REQUESTED", "WAITING", "APPROVAL_DECISION"]);
       expect(deps.calls).toEqual({ llm: 0, tools: 0 });
     });
@@ -53,7 +52,7 @@ describe("task approval (require_approval)", () => {
       spec: { query: "Hello there", mode: "simple", requireApproval: true },
       approve: () => ({ decision: "approved", modifiedAction: "Answer in one sentence." }),
     });
-    await r.run(taskWorkflow);
+    await r.run(taskFlow);
     expect(ofType(r.events, "LLM_PROMPT")[0]?.data.sanitized_prompt).toContain(
       "[system] Instruction from the approver of this task: Answer in one sentence.",
     );
@@ -66,13 +65,13 @@ describe("task approval (require_approval)", () => {
       return { decision: "approved" };
     };
     const r1 = memoryRun({ spec: { query: "Hello there", requireApproval: true }, approve });
-    await r1.run(taskWorkflow);
+    await r1.run(taskFlow);
     const r2 = memoryRun({
       spec: { query: "Hello there", requireApproval: true },
       approve,
       checkpoints: r1.checkpoints,
     });
-    await r2.run(taskWorkflow);
+    await r2.run(taskFlow);
     expect(asked).toBe(1);
   });
 });
@@ -82,7 +81,7 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
 
   it("asks before running a tool at the threshold, then runs it", async () => {
     const r = memoryRun({ spec: { query, mode: "standard" }, settings: { approvalThreshold: "low" } });
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expect(invalidPayloads(r.events)).toEqual([]);
     expect(r.approvals).toEqual([
       {
@@ -100,7 +99,7 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
 
   it("does not ask below the threshold", async () => {
     const r = memoryRun({ spec: { query, mode: "standard" }, settings: { approvalThreshold: "high" } });
-    await r.run(taskWorkflow);
+    await r.run(taskFlow);
     expect(r.approvals).toEqual([]);
   });
 
@@ -110,7 +109,7 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
       settings: { approvalThreshold: "low" },
       approve: () => ({ decision: "approved", modifiedAction: '{"expression":"2+2"}' }),
     });
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expect(ofType(r.events, "TOOL_INVOKED")[0]?.data.tool_args).toEqual({ expression: "2+2" });
     expect(outcome?.result).toContain("= 4");
   });
@@ -125,7 +124,7 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
       },
       deps,
     );
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expect(ofType(r.events, "TOOL_INVOKED")).toEqual([]);
     expect(deps.calls.tools).toBe(0);
     expect(outcome?.toolsInvoked).toBe(0);
@@ -142,9 +141,9 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
       },
       deps,
     );
-    const { failure } = await r.run(taskWorkflow);
-    expect((failure as WorkflowFailure).errorType).toBe("APPROVAL_DENIED");
-    expect((failure as WorkflowFailure).message).toBe("Tool call calculator was denied by alice");
+    const { failure } = await r.run(taskFlow);
+    expect((failure as TaskFailure).errorType).toBe("APPROVAL_DENIED");
+    expect((failure as TaskFailure).message).toBe("Tool call calculator was denied by alice");
     expect(r.events.at(-1)).toMatchObject({
       type: "AGENT_FAILED",
       agent_id: "generalist",
@@ -160,8 +159,8 @@ describe("tool approval (risk ≥ approvalThreshold)", () => {
       settings: { approvalThreshold: "low" },
       approve: () => ({ decision: "timeout" }),
     });
-    const { failure } = await r.run(taskWorkflow);
-    expect((failure as WorkflowFailure).errorType).toBe("APPROVAL_TIMEOUT");
+    const { failure } = await r.run(taskFlow);
+    expect((failure as TaskFailure).errorType).toBe("APPROVAL_TIMEOUT");
     expect(ofType(r.events, "AGENT_FAILED").map((e) => e.agent_id)).toEqual(["agent-task-1"]);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { EVENT_TYPES, type EventType } from "@tog/events";
 import { builtinTools, createToolRegistry } from "@tog/tools";
-import { taskWorkflow } from "../../src/flows/index.ts";
+import { taskFlow } from "../../src/flows/index.ts";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { createMemoryRun, invalidPayloads, type MemoryRun } from "./memory-context.ts";
 import { memoryRun } from "./setup.ts";
@@ -40,7 +40,7 @@ it("the flows together emit every event type but the runtime's", async () => {
   ];
   const seen = new Set<EventType>();
   for (const r of runs) {
-    await r.run(taskWorkflow);
+    await r.run(taskFlow);
     expect(invalidPayloads(r.events)).toEqual([]);
     for (const e of r.events) seen.add(e.type);
   }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinTools, createToolRegistry } from "@tog/tools";
-import { taskWorkflow } from "../../src/flows/index.ts";
-import { WorkflowFailure } from "../../src/runtime/flow-context.ts";
+import { taskFlow } from "../../src/flows/index.ts";
+import { TaskFailure } from "../../src/runtime/flow-context.ts";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { createMemoryRun, invalidPayloads, type MemoryRunOptions } from "./memory-context.ts";
 import { ofType } from "./setup.ts";
@@ -27,7 +27,7 @@ const run = (spec: MemoryRunOptions["spec"], checkpoints?: MemoryRunOptions["che
 describe("LLM failures", () => {
   it("a retried and then replaced model: recoverable ERROR_OCCURRED per failed attempt, ERROR_RECOVERY on success", async () => {
     const r = run({ query: "Hello there", mode: "simple" });
-    const { outcome, failure } = await r.run(taskWorkflow);
+    const { outcome, failure } = await r.run(taskFlow);
     expect(failure).toBeUndefined();
     expect(invalidPayloads(r.events)).toEqual([]);
     const errors = ofType(r.events, "ERROR_OCCURRED");
@@ -60,10 +60,10 @@ describe("LLM failures", () => {
     expect(outcome).toMatchObject({ modelUsed: "offline-small", provider: "offline" });
   });
 
-  it("a final failure is WorkflowFailure LLM_ERROR with the retry count, replayed without calling again", async () => {
+  it("a final failure is TaskFailure LLM_ERROR with the retry count, replayed without calling again", async () => {
     const r = run({ query: "Hello there", mode: "simple", modelOverride: "flaky-1" });
-    const { failure } = await r.run(taskWorkflow);
-    expect(failure).toBeInstanceOf(WorkflowFailure);
+    const { failure } = await r.run(taskFlow);
+    expect(failure).toBeInstanceOf(TaskFailure);
     expect(failure).toMatchObject({ errorType: "LLM_ERROR", retryCount: 1, maxRetries: 1 });
     expect(ofType(r.events, "ERROR_RECOVERY").map((e) => e.data)).toEqual([
       { error_type: "LLM_ERROR", recovery_action: "retry", attempt: 1, max_attempts: 1, success: false },
@@ -73,7 +73,7 @@ describe("LLM failures", () => {
 
     const before = upstream.requests();
     const again = run({ query: "Hello there", mode: "simple", modelOverride: "flaky-1" }, r.checkpoints);
-    const replay = await again.run(taskWorkflow);
+    const replay = await again.run(taskFlow);
     expect(replay.failure).toMatchObject({
       errorType: "LLM_ERROR",
       retryCount: 1,
@@ -85,8 +85,8 @@ describe("LLM failures", () => {
 
   it("complex: a failing subtask emits AGENT_FAILED and fails the task with SUBTASK_FAILED; dependents never start", async () => {
     const r = run({ query: "Plan it", mode: "complex", modelTier: "medium", modelOverride: "picky-1" });
-    const { failure } = await r.run(taskWorkflow);
-    expect(failure).toBeInstanceOf(WorkflowFailure);
+    const { failure } = await r.run(taskFlow);
+    expect(failure).toBeInstanceOf(TaskFailure);
     expect(failure).toMatchObject({ errorType: "SUBTASK_FAILED" });
     expect((failure as Error).message).toMatch(
       /^Subtask task-2 failed: LLM call failed for model picky-1 after 1 attempt: /,
@@ -100,7 +100,7 @@ describe("LLM failures", () => {
 
   it("supervisor: a failing member retires the team before the task fails", async () => {
     const r = run({ query: "Plan it", mode: "supervisor", modelTier: "medium", modelOverride: "picky-1" });
-    const { failure } = await r.run(taskWorkflow);
+    const { failure } = await r.run(taskFlow);
     expect(failure).toMatchObject({ errorType: "SUBTASK_FAILED" });
     const retired = ofType(r.events, "TEAM_RETIRED");
     expect(retired).toHaveLength(1);

@@ -10,17 +10,17 @@ import type {
   StepResult,
   TaskInfo,
   TaskSpec,
-  TaskWorkflow,
+  TaskFlow,
   FlowContext,
-  WorkflowOutcome,
-  WorkflowSettings,
+  FlowOutcome,
+  RunSettings,
 } from "../../src/runtime/flow-context.ts";
 
 // An in-memory FlowContext for flow tests only, with the runtime's semantics where flows can
 // tell the difference: step outputs are JSON round-tripped and returned from the cache on a
 // replay (without running `fn` or re-emitting), children get namespaced keys and their own
 // abort signal, approvals are two steps (`approval:<key>:requested`, `approval:<key>`), and a
-// failed workflow aborts its still-running children and waits for them.
+// failed task aborts its still-running children and waits for them.
 
 export interface RecordedEvent {
   seq: number;
@@ -48,7 +48,7 @@ export interface MemoryRunOptions {
   llm: LlmRouter;
   tools: ToolRegistry;
   catalog: Catalog;
-  settings?: Partial<WorkflowSettings>;
+  settings?: Partial<RunSettings>;
   /** Pass the map of an earlier run to replay it. */
   checkpoints?: Map<string, Checkpoint>;
   /** Default: approve everything. */
@@ -64,11 +64,11 @@ export interface MemoryRun {
   /** Keys of the steps that ran (not replayed) in this run, in order of completion. */
   executed: string[];
   approvals: ApprovalRequest[];
-  /** Runs the workflow like the runtime does: a failure aborts the children and awaits them. */
-  run(workflow: TaskWorkflow): Promise<{ outcome?: WorkflowOutcome; failure?: unknown }>;
+  /** Runs the task like the runtime does: a failure aborts the children and awaits them. */
+  run(task: TaskFlow): Promise<{ outcome?: FlowOutcome; failure?: unknown }>;
 }
 
-export const DEFAULT_SETTINGS: WorkflowSettings = {
+export const DEFAULT_SETTINGS: RunSettings = {
   approvalThreshold: "high",
   approvalTimeoutSeconds: 60,
   maxToolIterations: 4,
@@ -101,7 +101,7 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
   const seen = new Set<string>();
   const inflight = new Set<Promise<unknown>>();
   const root = new AbortController();
-  const settings: WorkflowSettings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const settings: RunSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const task: TaskInfo = {
     id: "wf-memory",
     userId: "00000000-0000-4000-8000-000000000001",
@@ -271,11 +271,11 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
     checkpoints,
     executed,
     approvals,
-    async run(workflow) {
+    async run(task) {
       try {
-        return { outcome: await workflow(ctx) };
+        return { outcome: await task(ctx) };
       } catch (failure) {
-        if (!root.signal.aborted) root.abort(new Error("workflow failed"));
+        if (!root.signal.aborted) root.abort(new Error("task failed"));
         await Promise.allSettled([...inflight]);
         return { failure };
       }

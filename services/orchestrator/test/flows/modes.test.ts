@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { estimateComplexity } from "@tog/providers";
-import { PARTIAL_MIN_CHARS, taskWorkflow } from "../../src/flows/index.ts";
+import { PARTIAL_MIN_CHARS, taskFlow } from "../../src/flows/index.ts";
 import { invalidPayloads, type RecordedEvent } from "./memory-context.ts";
 import { byAgent, counted, memoryRun, offlineRouter, ofType, shape } from "./setup.ts";
 
@@ -16,7 +16,7 @@ describe("simple mode", () => {
   it("one model call: AGENT_STARTED, AGENT_THINKING, LLM_PROMPT, LLM_PARTIAL…, LLM_OUTPUT, AGENT_COMPLETED", async () => {
     const deps = counted();
     const r = memoryRun({ spec: { query: "Hello there, who are you?", mode: "simple" }, sessionId: "s-1" }, deps);
-    const { outcome, failure } = await r.run(taskWorkflow);
+    const { outcome, failure } = await r.run(taskFlow);
     expect(failure).toBeUndefined();
     expectValid(r.events);
     expect(shape(r.events)).toEqual([
@@ -83,7 +83,7 @@ describe("simple mode", () => {
       [SEQUENTIAL, "complex"],
     ] as const) {
       const r = memoryRun({ spec: { query } });
-      const { outcome } = await r.run(taskWorkflow);
+      const { outcome } = await r.run(taskFlow);
       expect(estimateComplexity(query).mode).toBe(mode);
       expect(r.events[0]?.data).toMatchObject({
         mode,
@@ -98,7 +98,7 @@ describe("standard mode", () => {
   it("calls the calculator through the registry and answers from its result", async () => {
     const deps = counted();
     const r = memoryRun({ spec: { query: "What is 12*(3+4)?", mode: "standard" } }, deps);
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expectValid(r.events);
     expect(shape(r.events)).toEqual([
       "orchestrator:WORKFLOW_STARTED",
@@ -139,7 +139,7 @@ describe("standard mode", () => {
     const dates = memoryRun({
       spec: { query: "How many days are between 2024-01-01 and 2024-03-01?", mode: "standard" },
     });
-    const d = await dates.run(taskWorkflow);
+    const d = await dates.run(taskFlow);
     expectValid(dates.events);
     expect(ofType(dates.events, "TOOL_INVOKED")[0]?.data).toMatchObject({
       tool_name: "datetime",
@@ -149,7 +149,7 @@ describe("standard mode", () => {
     expect(d.outcome?.result).toContain("60 days");
 
     const json = memoryRun({ spec: { query: 'Format this JSON: {"b":1,"a":[1,2]}', mode: "standard" } });
-    const j = await json.run(taskWorkflow);
+    const j = await json.run(taskFlow);
     expectValid(json.events);
     expect(ofType(json.events, "TOOL_INVOKED")[0]?.data).toMatchObject({
       tool_name: "json",
@@ -163,7 +163,7 @@ describe("standard mode", () => {
 
   it("reports a failed tool as a recoverable ERROR_OCCURRED and tells the model", async () => {
     const r = memoryRun({ spec: { query: "What is 1/0?", mode: "standard" } });
-    const { outcome, failure } = await r.run(taskWorkflow);
+    const { outcome, failure } = await r.run(taskFlow);
     expect(failure).toBeUndefined();
     expectValid(r.events);
     const errors = ofType(r.events, "ERROR_OCCURRED");
@@ -183,7 +183,7 @@ describe("standard mode", () => {
 
   it("offers only the role's tools", async () => {
     const r = memoryRun({ spec: { query: "What is 12*(3+4)?", mode: "standard", role: "writer" } });
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expect(ofType(r.events, "AGENT_STARTED")[0]).toMatchObject({
       agent_id: "writer",
       data: { role: "writer", tools_available: ["text", "datetime"] },
@@ -194,7 +194,7 @@ describe("standard mode", () => {
 
   it("stops offering tools after maxToolIterations rounds", async () => {
     const r = memoryRun({ spec: { query: "What is 12*(3+4)?", mode: "standard" }, settings: { maxToolIterations: 0 } });
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expect(ofType(r.events, "AGENT_STARTED")[0]?.data.tools_available).toEqual([]);
     expect(ofType(r.events, "LLM_OUTPUT")).toHaveLength(1);
     expect(outcome?.toolsInvoked).toBe(0);
@@ -206,7 +206,7 @@ describe("complex mode", () => {
     // A slow stream (2 ms per chunk), so overlapping really means running at the same time.
     const deps = counted(offlineRouter({ offline: { chunkDelayMs: 2 } }));
     const r = memoryRun({ spec: { query: PARALLEL, mode: "complex" } }, deps);
-    const { outcome, failure } = await r.run(taskWorkflow);
+    const { outcome, failure } = await r.run(taskFlow);
     expect(failure).toBeUndefined();
     expectValid(r.events);
 
@@ -247,7 +247,7 @@ describe("complex mode", () => {
 
   it("starts a dependent subtask after its dependencies with DEPENDENCY_SATISFIED and their results", async () => {
     const r = memoryRun({ spec: { query: SEQUENTIAL, mode: "complex" } });
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expectValid(r.events);
     const satisfied = ofType(r.events, "DEPENDENCY_SATISFIED");
     expect(satisfied.map((e) => e.data)).toEqual([
@@ -269,7 +269,7 @@ describe("complex mode", () => {
 describe("supervisor mode", () => {
   it("recruits a team, delegates, collects results in the workspace, retires the team and synthesizes", async () => {
     const r = memoryRun({ spec: { query: SEQUENTIAL, mode: "supervisor" } });
-    const { outcome, failure } = await r.run(taskWorkflow);
+    const { outcome, failure } = await r.run(taskFlow);
     expect(failure).toBeUndefined();
     expectValid(r.events);
     const members = ["researcher-1", "writer-2", "analyst-3"];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "@tog/core";
-import { WorkflowFailure } from "../../src/runtime/flow-context.ts";
-import { interpolate, parsePlan, resolveTemplate, taskWorkflow, validateTaskSpec } from "../../src/flows/index.ts";
+import { TaskFailure } from "../../src/runtime/flow-context.ts";
+import { interpolate, parsePlan, resolveTemplate, taskFlow, validateTaskSpec } from "../../src/flows/index.ts";
 import { invalidPayloads, normalizeSpec } from "./memory-context.ts";
 import { catalog, counted, memoryRun, offlineRouter, ofType, types } from "./setup.ts";
 
@@ -12,7 +12,7 @@ describe("templates", () => {
       { spec: { query: "ignored", template: "greeting", disableAi: true, promptParams: { name: "Ada" } } },
       deps,
     );
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     expect(outcome).toEqual({
       result: "Hello Ada, welcome to our service!",
       modelUsed: "template",
@@ -44,7 +44,7 @@ describe("templates", () => {
         promptParams: { name: "Ada" },
       },
     });
-    expect((await r.run(taskWorkflow)).outcome?.result).toBe("Hello Ada!");
+    expect((await r.run(taskFlow)).outcome?.result).toBe("Hello Ada!");
     expect(resolveTemplate("greeting", "latest").version.version).toBe("2.0.0");
     expect(resolveTemplate("greeting", undefined).version.version).toBe("2.0.0");
   });
@@ -59,7 +59,7 @@ describe("templates", () => {
         promptParams: { max_sentences: 1 },
       },
     });
-    const { outcome } = await r.run(taskWorkflow);
+    const { outcome } = await r.run(taskFlow);
     const rendered = "Summarize the following in 1 sentences:\n\nThe meeting moved to Friday at 10.";
     expect(ofType(r.events, "AGENT_STARTED")[0]?.data.subtask).toBe(rendered);
     expect(outcome?.result).toContain("Summarize the following in 1 sentences: The meeting moved to Friday at 10.");
@@ -78,7 +78,7 @@ describe("system prompt, role and context", () => {
         promptParams: { user: { name: "Ada" }, topic: "budgets" },
       },
     });
-    await r.run(taskWorkflow);
+    await r.run(taskFlow);
     const prompt = ofType(r.events, "LLM_PROMPT")[0]?.data.sanitized_prompt as string;
     expect(prompt).toContain("[system] You help Ada with budgets. Keep ${unknown} as is.");
     expect(prompt).not.toContain("careful analyst");
@@ -89,7 +89,7 @@ describe("system prompt, role and context", () => {
     const r = memoryRun({
       spec: { query: "Hi", mode: "simple", metadata: { customer: "acme", api_key: "sk-abcdefghijklmnopqrstuvwxyz" } },
     });
-    await r.run(taskWorkflow);
+    await r.run(taskFlow);
     const prompt = ofType(r.events, "LLM_PROMPT")[0]?.data.sanitized_prompt as string;
     expect(prompt).toContain('"customer":"acme"');
     expect(prompt).not.toContain("sk-abcdefghijklmnopqrstuvwxyz");
@@ -103,7 +103,7 @@ describe("system prompt, role and context", () => {
         { role: "assistant", content: "Mars and Venus" },
       ],
     });
-    await r.run(taskWorkflow);
+    await r.run(taskFlow);
     expect(ofType(r.events, "DATA_PROCESSING")[0]?.data).toEqual({
       operation: "load_session_history",
       records_processed: 2,
@@ -118,8 +118,8 @@ describe("system prompt, role and context", () => {
   it("an unknown role fails with INVALID_INPUT right after WORKFLOW_STARTED", async () => {
     const deps = counted();
     const r = memoryRun({ spec: { query: "Hi", role: "pirate" } }, deps);
-    const { failure } = await r.run(taskWorkflow);
-    expect(failure).toBeInstanceOf(WorkflowFailure);
+    const { failure } = await r.run(taskFlow);
+    expect(failure).toBeInstanceOf(TaskFailure);
     expect(failure).toMatchObject({
       errorType: "INVALID_INPUT",
       message: 'Unknown role: "pirate" (allowed: generalist, analyst, researcher, coder, writer)',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { taskWorkflow } from "../../src/flows/index.ts";
+import { taskFlow } from "../../src/flows/index.ts";
 import type { Checkpoint } from "./memory-context.ts";
 import { counted, memoryRun, timeless } from "./setup.ts";
 
@@ -15,13 +15,13 @@ describe("replay from checkpoints", () => {
     it(`${mode}: a second run with the same checkpoints calls no model or tool and emits nothing`, async () => {
       const first = counted();
       const r1 = memoryRun({ spec: { query, mode } }, first);
-      const a = await r1.run(taskWorkflow);
+      const a = await r1.run(taskFlow);
       expect(a.failure).toBeUndefined();
       expect(first.calls.llm).toBeGreaterThan(0);
 
       const second = counted();
       const r2 = memoryRun({ spec: { query, mode }, checkpoints: r1.checkpoints }, second);
-      const b = await r2.run(taskWorkflow);
+      const b = await r2.run(taskFlow);
       expect(b.failure).toBeUndefined();
       expect(second.calls).toEqual({ llm: 0, tools: 0 });
       expect(r2.events).toEqual([]);
@@ -33,7 +33,7 @@ describe("replay from checkpoints", () => {
   it("after a crash, only the steps without a checkpoint run again", async () => {
     const [, query] = CASES[2];
     const r1 = memoryRun({ spec: { query, mode: "complex" } });
-    const a = await r1.run(taskWorkflow);
+    const a = await r1.run(taskFlow);
 
     // The worker died after subtask 3's model call: its finish, the child record and the synthesis are lost.
     const kept = new Map<string, Checkpoint>(
@@ -43,7 +43,7 @@ describe("replay from checkpoints", () => {
     );
     const deps = counted();
     const r2 = memoryRun({ spec: { query, mode: "complex" }, checkpoints: kept }, deps);
-    const b = await r2.run(taskWorkflow);
+    const b = await r2.run(taskFlow);
     expect(deps.calls).toEqual({ llm: 1, tools: 0 });
     expect(r2.executed).toEqual(["child:subtask:task-3/agent:finish", "child:subtask:task-3", "synthesis"]);
     expect(r2.events.filter((e) => e.committed).map((e) => `${e.agent_id}:${e.type}`)).toEqual([
@@ -57,7 +57,7 @@ describe("replay from checkpoints", () => {
   it("step keys are deterministic and namespaced per child", async () => {
     const [, query] = CASES[2];
     const r = memoryRun({ spec: { query, mode: "complex" } });
-    await r.run(taskWorkflow);
+    await r.run(taskFlow);
     expect([...r.checkpoints.keys()].sort()).toEqual(
       [
         "start",
@@ -80,8 +80,8 @@ describe("determinism", () => {
     it(`${mode}: the same query gives the same events (timing aside) and outcome`, async () => {
       const r1 = memoryRun({ spec: { query, mode } });
       const r2 = memoryRun({ spec: { query, mode } });
-      const a = await r1.run(taskWorkflow);
-      const b = await r2.run(taskWorkflow);
+      const a = await r1.run(taskFlow);
+      const b = await r2.run(taskFlow);
       expect(timeless(r2.events)).toEqual(timeless(r1.events));
       expect(b.outcome).toEqual(a.outcome);
     });

@@ -72,7 +72,7 @@ describe("final writes", () => {
       ["RUNNING", null],
     ]);
     const steps = await h.pool.query(
-      "SELECT count(*)::int AS n FROM task_steps WHERE workflow_id = ANY($1::uuid[]) AND key = 'finish'",
+      "SELECT count(*)::int AS n FROM task_steps WHERE task_id = ANY($1::uuid[]) AND key = 'finish'",
       [ids],
     );
     expect(steps.rows[0].n).toBe(2);
@@ -102,7 +102,7 @@ describe("final writes", () => {
       total_tokens: null,
     });
     const steps = await h.pool.query(
-      "SELECT key, name, first_seq, last_seq, events FROM task_steps WHERE workflow_id = $1",
+      "SELECT key, name, first_seq, last_seq, events FROM task_steps WHERE task_id = $1",
       [taskId],
     );
     expect(steps.rows).toHaveLength(1);
@@ -110,7 +110,7 @@ describe("final writes", () => {
     expect(steps.rows[0].events).toMatchObject([
       { seq: 1, type: "ERROR_OCCURRED", data: { status: "CANCELLED", error_message: "Task cancelled: not needed" } },
     ]);
-    const signals = await h.pool.query("SELECT name, payload FROM task_signals WHERE workflow_id = $1", [taskId]);
+    const signals = await h.pool.query("SELECT name, payload FROM task_signals WHERE task_id = $1", [taskId]);
     expect(signals.rows).toEqual([{ name: "cancel", payload: { reason: "not needed", by: h.userId } }]);
     const sessionAfter = await h.pool.query("SELECT tokens_used, updated_at FROM sessions WHERE id = $1", [sessionId]);
     expect(sessionAfter.rows).toEqual(sessionBefore.rows);
@@ -121,7 +121,7 @@ describe("final writes", () => {
       status: "CANCELLED",
       message: "Task is already CANCELLED",
     });
-    const again = await h.pool.query("SELECT count(*)::int AS n FROM task_signals WHERE workflow_id = $1", [taskId]);
+    const again = await h.pool.query("SELECT count(*)::int AS n FROM task_signals WHERE task_id = $1", [taskId]);
     expect(again.rows[0].n).toBe(1);
   });
 

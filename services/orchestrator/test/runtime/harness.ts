@@ -17,10 +17,10 @@ import { RunRepository } from "../../src/runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "../../src/runtime/run-worker.ts";
 import { createSignalListener } from "../../src/runtime/signal-listener.ts";
 import type { RunnerDeps } from "../../src/runtime/run.ts";
-import type { TaskWorkflow } from "../../src/runtime/flow-context.ts";
+import type { TaskFlow } from "../../src/runtime/flow-context.ts";
 import { TaskService } from "../../src/tasks/task.service.ts";
 
-// Real PostgreSQL and NATS, the real runtime; only the workflow is the test's own.
+// Real PostgreSQL and NATS, the real runtime; only the task is the test's own.
 
 export const logger = createLogger({ service: "runtime-test", level: "silent" });
 
@@ -33,8 +33,8 @@ export interface RuntimeHarness {
   userId: string;
   otherUserId: string;
   runs: RunRepository;
-  runner(workflow: TaskWorkflow, overrides?: Partial<RunnerDeps>): RunnerDeps;
-  startWorker(workflow: TaskWorkflow, overrides?: Partial<RunnerDeps>): Promise<RunWorker>;
+  runner(task: TaskFlow, overrides?: Partial<RunnerDeps>): RunnerDeps;
+  startWorker(task: TaskFlow, overrides?: Partial<RunnerDeps>): Promise<RunWorker>;
   waitForStatus(taskId: string, statuses: string[], timeoutMs?: number): Promise<string>;
   /** Persisted events of a task (waits until the terminal one is stored). */
   events(
@@ -72,7 +72,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
   });
 
   const signals = createSignalListener(bus);
-  const runner = (workflow: TaskWorkflow, overrides: Partial<RunnerDeps> = {}): RunnerDeps => ({
+  const runner = (task: TaskFlow, overrides: Partial<RunnerDeps> = {}): RunnerDeps => ({
     bus,
     signals,
     runs,
@@ -81,7 +81,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
     tools,
     catalog,
     settings: { approvalThreshold: "high", approvalTimeoutSeconds: 30, maxToolIterations: 4 },
-    workflow,
+    task,
     logger,
     workerId: `w-${randomUUID().slice(0, 8)}`,
     leaseMs: 1_500,
@@ -99,10 +99,10 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
     otherUserId,
     runs,
     runner,
-    async startWorker(workflow, overrides) {
+    async startWorker(task, overrides) {
       const worker = await startRunWorker({
         bus,
-        runner: runner(workflow, overrides),
+        runner: runner(task, overrides),
         concurrency: 16,
         ackWaitMs: 2_000,
         logger,
@@ -122,7 +122,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
     async events(taskId, timeoutMs = 10_000) {
       const end = Date.now() + timeoutMs;
       for (;;) {
-        const page = await history.listEvents({ workflowId: taskId, limit: 1_000, offset: 0 });
+        const page = await history.listEvents({ taskId: taskId, limit: 1_000, offset: 0 });
         const events = page.events.map((e) => JSON.parse(e));
         const last = events.at(-1);
         if (

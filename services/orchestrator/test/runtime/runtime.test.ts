@@ -2,14 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, ConflictError } from "@tog/core";
 import {
   pending,
-  WorkflowFailure,
-  type TaskWorkflow,
+  TaskFailure,
+  type TaskFlow,
   type FlowContext,
-  type WorkflowOutcome,
+  type FlowOutcome,
 } from "../../src/runtime/flow-context.ts";
 import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
-const outcome = (result: string, agentsUsed = 1): WorkflowOutcome => ({
+const outcome = (result: string, agentsUsed = 1): FlowOutcome => ({
   result,
   modelUsed: "offline-small",
   provider: "offline",
@@ -49,8 +49,8 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
   const calls = new Map<string, number>();
   const count = (key: string) => calls.set(key, (calls.get(key) ?? 0) + 1);
 
-  // One worker serves every test; the workflow picks its behaviour from the query.
-  const workflow: TaskWorkflow = async (ctx) => {
+  // One worker serves every test; the task picks its behaviour from the query.
+  const task: TaskFlow = async (ctx) => {
     await started(ctx);
     const q = ctx.task.spec.query;
     if (q.startsWith("children")) {
@@ -83,8 +83,8 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
         riskLevel: "medium",
         details: { q },
       });
-      if (decision.decision === "denied") throw new WorkflowFailure("APPROVAL_DENIED", "Approval denied");
-      if (decision.decision === "timeout") throw new WorkflowFailure("APPROVAL_TIMEOUT", "Approval timed out");
+      if (decision.decision === "denied") throw new TaskFailure("APPROVAL_DENIED", "Approval denied");
+      if (decision.decision === "timeout") throw new TaskFailure("APPROVAL_TIMEOUT", "Approval timed out");
       return outcome(
         `approved by ${decision.approvedBy}: ${decision.decision === "approved" ? (decision.modifiedAction ?? "") : ""}`,
       );
@@ -111,14 +111,13 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
       });
       return outcome(a + b);
     }
-    if (q.startsWith("fail"))
-      throw new WorkflowFailure("LLM_ERROR", "model unavailable", { retryCount: 2, maxRetries: 2 });
+    if (q.startsWith("fail")) throw new TaskFailure("LLM_ERROR", "model unavailable", { retryCount: 2, maxRetries: 2 });
     return outcome(`echo: ${q}`);
   };
 
   beforeAll(async () => {
     h = await startRuntimeHarness("runtime");
-    await h.startWorker(workflow, { timeoutSeconds: 3 });
+    await h.startWorker(task, { timeoutSeconds: 3 });
   });
   afterAll(async () => h?.close());
 
@@ -142,7 +141,7 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     expect(events.at(-1)!.data).toMatchObject({ result: "echo: hello", total_tokens: 7 });
   });
 
-  it("keeps one gap-free seq across concurrent child workflows, terminal event last", async () => {
+  it("keeps one gap-free seq across concurrent child tasks, terminal event last", async () => {
     const { taskId } = await h.service.submitTask(submitCommand(h.userId, "children"));
     await h.waitForStatus(taskId, ["COMPLETED"]);
     const events = await h.events(taskId);
@@ -161,7 +160,7 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     );
   });
 
-  it("fails with the workflow's error type", async () => {
+  it("fails with the task's error type", async () => {
     const { taskId } = await h.service.submitTask(submitCommand(h.userId, "fail"));
     await h.waitForStatus(taskId, ["FAILED"]);
     const task = await h.service.getTask(h.userId, taskId);
@@ -217,9 +216,7 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     const deny = await h.service.submitTask(submitCommand(h.userId, "approve me too"));
     const approvalOf = async (taskId: string) => {
       for (let i = 0; i < 200; i++) {
-        const rows = await h.db.$queryRaw<
-          { id: string }[]
-        >`SELECT id FROM approvals WHERE workflow_id = ${taskId}::uuid`;
+        const rows = await h.db.$queryRaw<{ id: string }[]>`SELECT id FROM approvals WHERE task_id = ${taskId}::uuid`;
         if (rows[0]) return rows[0].id;
         await new Promise((r) => setTimeout(r, 25));
       }
@@ -227,10 +224,10 @@ describe("durable runtime (PostgreSQL + JetStream)", () => {
     };
     const a1 = await approvalOf(approve.taskId);
     const a2 = await approvalOf(deny.taskId);
-    const decide = (workflowId: string, approvalId: string, approved: boolean, userId = h.userId) =>
+    const decide = (taskId: string, approvalId: string, approved: boolean, userId = h.userId) =>
       h.service.decideApproval({
         userId,
-        workflowId,
+        taskId,
         approvalId,
         approved,
         approvedBy: "alice",
@@ -271,7 +268,7 @@ describe("queued tasks (no worker running yet)", () => {
   let h: RuntimeHarness;
   const ran: string[] = [];
   const stepRuns: string[] = [];
-  const workflow: TaskWorkflow = async (ctx) => {
+  const task: TaskFlow = async (ctx) => {
     ran.push(ctx.task.id);
     await started(ctx);
     const a = await ctx.step("a", { kind: "llm", name: "a" }, async () => {
@@ -334,7 +331,7 @@ describe("queued tasks (no worker running yet)", () => {
         completedAt: now,
       });
     }
-    const worker = await h.startWorker(workflow);
+    const worker = await h.startWorker(task);
     await h.waitForStatus(taskId, ["COMPLETED"]);
     await worker.stop();
     expect((await h.service.getTask(h.userId, taskId)).result).toBe("ran A");
@@ -359,7 +356,7 @@ describe("queued tasks (no worker running yet)", () => {
       status: "CANCELLED",
     });
     expect((await h.service.getTask(h.userId, taskId)).status).toBe("CANCELLED");
-    await h.startWorker(workflow);
+    await h.startWorker(task);
     await h.waitForStatus(other.taskId, ["COMPLETED"]);
     const events = await h.events(taskId);
     expect(events).toHaveLength(1);

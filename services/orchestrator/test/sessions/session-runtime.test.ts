@@ -1,10 +1,10 @@
 // Conversation memory and the session token budget in the real runtime: PostgreSQL, JetStream,
-// the real task workflow on the offline provider, wired as worker.ts wires them.
+// the real task flow on the offline provider, wired as worker.ts wires them.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadCatalog } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
-import { taskWorkflow } from "../../src/flows/index.ts";
+import { taskFlow } from "../../src/flows/index.ts";
 import { budgetedRouter, SessionBudgets } from "../../src/sessions/session-budget.ts";
 import { contextWindowOf, sessionContextLoader } from "../../src/sessions/session-context.ts";
 import { SessionMemory } from "../../src/sessions/session-memory.ts";
@@ -21,7 +21,7 @@ beforeAll(async () => {
   const llm = createLlmRouter({ catalog, apiKeys: {}, logger });
   budgets = new SessionBudgets({ pool: h.pool });
   memory = new SessionMemory({ pool: h.pool, contextWindow: contextWindowOf(llm, catalog) });
-  await h.startWorker(taskWorkflow, {
+  await h.startWorker(taskFlow, {
     loadSessionHistory: sessionContextLoader({ memory, budgets }),
     routerFor: (task, router) => budgetedRouter(router, budgets, task),
   });

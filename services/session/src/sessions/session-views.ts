@@ -96,7 +96,7 @@ export function toTurn(t: TurnTask, turn: number): z.input<typeof TurnSchema> {
     status: apiStatus(t.status),
     timestamp: t.createdAt,
     events: t.events.map((e) => ({
-      workflow_id: e.workflowId,
+      workflow_id: e.taskId,
       type: e.type,
       agent_id: e.agentId,
       message: e.message,

@@ -78,9 +78,9 @@ export class SessionService {
         );
         const byTask = new Map<string, TurnEventRecord[]>();
         for (const e of events) {
-          const list = byTask.get(e.workflowId) ?? [];
+          const list = byTask.get(e.taskId) ?? [];
           list.push(e);
-          byTask.set(e.workflowId, list);
+          byTask.set(e.taskId, list);
         }
         return { totalCount, tasks: tasks.map((t) => ({ ...t, events: byTask.get(t.id) ?? [] })) };
       },

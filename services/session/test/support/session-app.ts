@@ -153,12 +153,12 @@ export async function insertTask(db: Db, userId: string, sessionId: string, t: T
       data: e.data ?? {},
     };
     await db.$executeRaw`
-      INSERT INTO task_events (workflow_id, seq, type, agent_id, "timestamp", event)
+      INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
       VALUES (${id}::uuid, ${seq}, ${e.type}, ${event.agent_id}, ${timestamp}::timestamptz, ${JSON.stringify(event)}::json)`;
     if (terminal && seq === events.length) {
       // The runtime checkpoints the terminal event with the final status as step `finish`.
       await db.$executeRaw`
-        INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, events, first_seq, last_seq, started_at, completed_at)
+        INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, events, first_seq, last_seq, started_at, completed_at)
         VALUES (${id}::uuid, 'finish', 'finish', ${status}, 'orchestrator', 'completed', ${JSON.stringify([event])}::json, ${seq}, ${seq}, now(), now())`;
     }
   }

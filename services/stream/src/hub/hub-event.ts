@@ -8,7 +8,7 @@ export interface HubEvent {
   readonly seq: number;
   readonly type: string;
   readonly streamId: string;
-  /** The workflow's last event (WORKFLOW_COMPLETED or a terminal ERROR_OCCURRED). */
+  /** The task's last event (WORKFLOW_COMPLETED or a terminal ERROR_OCCURRED). */
   readonly terminal: boolean;
   /** `id: <stream_id>\nevent: <type>\ndata: <json>\n\n`. */
   readonly sse: Buffer;
@@ -60,10 +60,10 @@ const STREAM_ID_RE = /^\d{1,16}-\d{1,16}$/;
 const TYPE_RE = /^[A-Z][A-Z_]{0,63}$/;
 
 /**
- * Decodes one event text; null when it is not an event of `workflowId` (logged by the caller).
+ * Decodes one event text; null when it is not an event of `taskId` (logged by the caller).
  * Only what framing needs is checked: producers validate payloads when they build events.
  */
-export function decodeHubEvent(text: string, workflowId: string): HubEvent | null {
+export function decodeHubEvent(text: string, taskId: string): HubEvent | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -72,7 +72,7 @@ export function decodeHubEvent(text: string, workflowId: string): HubEvent | nul
   }
   if (typeof parsed !== "object" || parsed === null) return null;
   const e = parsed as Partial<Record<keyof TaskEvent, unknown>>;
-  if (e.workflow_id !== workflowId) return null;
+  if (e.workflow_id !== taskId) return null;
   if (typeof e.type !== "string" || !TYPE_RE.test(e.type)) return null;
   if (typeof e.seq !== "number" || !Number.isSafeInteger(e.seq) || e.seq < 1) return null;
   if (typeof e.stream_id !== "string" || !STREAM_ID_RE.test(e.stream_id)) return null;

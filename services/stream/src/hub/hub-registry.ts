@@ -2,9 +2,9 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "@tog/core";
 import { systemSubjects } from "@tog/bus";
 import type { EventStore } from "../store/event-store.ts";
-import { WorkflowHub } from "./workflow-hub.ts";
+import { TaskHub } from "./task-hub.ts";
 
-// The hubs of this instance, one per workflow that has at least one client (plus a short
+// The hubs of this instance, one per task that has at least one client (plus a short
 // linger after the last one leaves, so a reconnecting client finds its hub warm).
 
 export interface HubRegistryOptions {
@@ -23,8 +23,8 @@ export interface HubRegistryOptions {
 
 export class HubRegistry {
   readonly #options: HubRegistryOptions;
-  readonly #hubs = new Map<string, WorkflowHub>();
-  readonly #lingering = new Map<WorkflowHub, NodeJS.Timeout>();
+  readonly #hubs = new Map<string, TaskHub>();
+  readonly #lingering = new Map<TaskHub, NodeJS.Timeout>();
   readonly #subjects: ReturnType<typeof systemSubjects>;
   readonly #checker: NodeJS.Timeout;
   #closed = false;
@@ -41,17 +41,17 @@ export class HubRegistry {
     return this.#hubs.size;
   }
 
-  /** The workflow's hub, created (and started) on first use; pair with `release`. */
-  acquire(workflowId: string): WorkflowHub {
-    let hub = this.#hubs.get(workflowId);
+  /** The task's hub, created (and started) on first use; pair with `release`. */
+  acquire(taskId: string): TaskHub {
+    let hub = this.#hubs.get(taskId);
     if (hub?.isFailed) {
       this.#drop(hub);
       hub = undefined;
     }
     if (!hub) {
-      hub = new WorkflowHub({
-        workflowId,
-        subject: this.#subjects.events(workflowId),
+      hub = new TaskHub({
+        taskId,
+        subject: this.#subjects.events(taskId),
         nc: this.#options.nc,
         store: this.#options.store,
         logger: this.#options.logger,
@@ -60,13 +60,13 @@ export class HubRegistry {
         onDelivered: this.#options.onDelivered,
       });
       const created = hub;
-      this.#hubs.set(workflowId, created);
+      this.#hubs.set(taskId, created);
       // Right after start a message may have been routed before our subscription existed yet
       // stored after we asked the store: one early check finds it.
       const timer = setTimeout(() => void created.checkHead().catch(() => undefined), 1_000);
       timer.unref();
       created.ready().catch(() => {
-        if (this.#hubs.get(workflowId) === created) this.#hubs.delete(workflowId);
+        if (this.#hubs.get(taskId) === created) this.#hubs.delete(taskId);
       });
     }
     const timer = this.#lingering.get(hub);
@@ -78,7 +78,7 @@ export class HubRegistry {
     return hub;
   }
 
-  release(hub: WorkflowHub): void {
+  release(hub: TaskHub): void {
     hub.refs = Math.max(0, hub.refs - 1);
     if (hub.refs > 0 || this.#lingering.has(hub)) return;
     if (hub.isFailed || this.#closed) {
@@ -93,11 +93,11 @@ export class HubRegistry {
     this.#lingering.set(hub, timer);
   }
 
-  #drop(hub: WorkflowHub): void {
+  #drop(hub: TaskHub): void {
     const timer = this.#lingering.get(hub);
     if (timer) clearTimeout(timer);
     this.#lingering.delete(hub);
-    if (this.#hubs.get(hub.workflowId) === hub) this.#hubs.delete(hub.workflowId);
+    if (this.#hubs.get(hub.taskId) === hub) this.#hubs.delete(hub.taskId);
     hub.close();
   }
 
@@ -107,7 +107,7 @@ export class HubRegistry {
       if (hub.refs > 0 && hub.terminalSeq === null && hub.idleMs(now) >= this.#options.headCheckMs) {
         hub
           .checkHead()
-          .catch((err: unknown) => this.#options.logger.warn({ err, workflowId: hub.workflowId }, "head check failed"));
+          .catch((err: unknown) => this.#options.logger.warn({ err, taskId: hub.taskId }, "head check failed"));
       }
     }
   }

@@ -1,8 +1,8 @@
 import type { Logger } from "@tog/core";
 import type { HubEvent } from "./hub-event.ts";
-import type { HubSubscriber, WorkflowHub } from "./workflow-hub.ts";
+import type { HubSubscriber, TaskHub } from "./task-hub.ts";
 
-// One client's subscription to one workflow, whatever the transport. The transport is a Sink:
+// One client's subscription to one task, whatever the transport. The transport is a Sink:
 // the SSE response or the WebSocket. The subscription tracks the seq cursor, applies the
 // `types` filter, ends after the terminal event, and enforces the slow-consumer bound once
 // live (during replay it waits for the socket instead: the replay is pulled, not pushed).
@@ -17,7 +17,7 @@ export interface Sink {
   /** Resolves once the transport buffer drained (or the client is gone). */
   drained(): Promise<void>;
   /**
-   * The stream of this workflow is over: `terminal` is its last event (null: the client's
+   * The stream of this task is over: `terminal` is its last event (null: the client's
    * resume point was already at or past it); `sent` tells whether the filter let it through.
    */
   finish(terminal: HubEvent | null, sent: boolean): void;
@@ -26,7 +26,7 @@ export interface Sink {
 }
 
 export interface SubscriptionOptions {
-  workflowId: string;
+  taskId: string;
   /** Event types to send; null sends all. */
   filter: ReadonlySet<string> | null;
   /** Replay events with seq greater than this (0 = from the first). */
@@ -37,7 +37,7 @@ export interface SubscriptionOptions {
 }
 
 export class Subscription implements HubSubscriber {
-  readonly workflowId: string;
+  readonly taskId: string;
   readonly filter: ReadonlySet<string> | null;
   readonly sink: Sink;
   readonly #maxBufferBytes: number;
@@ -52,7 +52,7 @@ export class Subscription implements HubSubscriber {
   closed = false;
 
   constructor(options: SubscriptionOptions) {
-    this.workflowId = options.workflowId;
+    this.taskId = options.taskId;
     this.filter = options.filter;
     this.sink = options.sink;
     this.#maxBufferBytes = options.maxBufferBytes;
@@ -111,7 +111,7 @@ export interface JoinOptions {
  * hub's live fan-out once it has caught up. Rejects when the store fails; the caller ends the
  * client's stream (which resumes from its last event).
  */
-export async function replayAndAttach(sub: Subscription, hub: WorkflowHub, options: JoinOptions): Promise<void> {
+export async function replayAndAttach(sub: Subscription, hub: TaskHub, options: JoinOptions): Promise<void> {
   let emptySince: number | undefined;
   while (!sub.closed) {
     if (sub.sink.needsDrain) {
@@ -149,7 +149,7 @@ export async function replayAndAttach(sub: Subscription, hub: WorkflowHub, optio
       const to = hub.firstCached - 1;
       if (to > sub.delivered) {
         options.logger.error(
-          { workflowId: sub.workflowId, from: sub.delivered + 1, to },
+          { taskId: sub.taskId, from: sub.delivered + 1, to },
           "events missing from every store: skipped for a client",
         );
         sub.delivered = to;

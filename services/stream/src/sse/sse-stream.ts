@@ -5,7 +5,7 @@ import { markStreaming, NOSNIFF_NO_STORE, type Principal } from "@tog/edge";
 import { writeBatched } from "../cork.ts";
 import { httpChunk, httpChunkOf, type HubEvent } from "../hub/hub-event.ts";
 import { replayAndAttach, Subscription, type Sink } from "../hub/subscription.ts";
-import type { WorkflowHub } from "../hub/workflow-hub.ts";
+import type { TaskHub } from "../hub/task-hub.ts";
 import { assertOwner } from "../ownership.ts";
 import { joinOptionsOf, type StreamContext } from "../stream-context.ts";
 import type { StreamRequest } from "../stream-request.ts";
@@ -13,7 +13,7 @@ import type { Ticker } from "../ticker.ts";
 
 // GET /api/v1/stream/sse once the request is authenticated and validated: ownership (404
 // before any stream starts), 204 for a client resuming at or past the end of a finished
-// workflow (EventSource then stops reconnecting), else the stream: headers, `retry:`, the
+// task (EventSource then stops reconnecting), else the stream: headers, `retry:`, the
 // replay, then live events until the terminal event, after which the response ends.
 //
 // Idle streams are most of a fan-out's memory, so what a stream keeps is small on purpose:
@@ -45,7 +45,7 @@ export class SseSink implements Sink {
   readonly #ctx: StreamContext;
   readonly #keepAlive: Ticker<SseSink>;
   sub: Subscription | undefined;
-  hub: WorkflowHub | undefined;
+  hub: TaskHub | undefined;
   /** Set when events go straight to the socket as prebuilt chunks. */
   #socket: Socket | null = null;
   #released = false;
@@ -109,7 +109,7 @@ export class SseSink implements Sink {
 
   overflow(): void {
     this.#ctx.logger.info(
-      { workflowId: this.sub?.workflowId, buffered: this.res.writableLength },
+      { taskId: this.sub?.taskId, buffered: this.res.writableLength },
       "sse client too slow: closing",
     );
     this.#ctx.onSlowClose?.("sse");
@@ -152,11 +152,11 @@ export async function serveSse(
   request: StreamRequest,
   extraHeaders: HeaderList = [],
 ): Promise<void> {
-  await assertOwner(ctx.owners, request.workflowId, principal.userId);
+  await assertOwner(ctx.owners, request.taskId, principal.userId);
   if (!ctx.budget.tryTake()) throw new OverloadedError("Too many streams on this instance");
 
   const sink = new SseSink(res, ctx, keepAlive);
-  const hub = ctx.registry.acquire(request.workflowId);
+  const hub = ctx.registry.acquire(request.taskId);
   sink.hub = hub;
   res.on("close", () => sink.release());
   // The client may have gone while we checked ownership: its close already fired.
@@ -178,8 +178,8 @@ export async function serveSse(
   }
 
   const sub = new Subscription({
-    // The hub's copy: every stream of the workflow shares one string.
-    workflowId: hub.workflowId,
+    // The hub's copy: every stream of the task shares one string.
+    taskId: hub.taskId,
     filter: request.filter,
     resumeAfter: request.resumeAfter,
     sink,
@@ -191,7 +191,7 @@ export async function serveSse(
   try {
     await replayAndAttach(sub, hub, joinOptionsOf(ctx));
   } catch (err) {
-    ctx.logger.warn({ err, workflowId: request.workflowId }, "replay failed; ending the stream (the client resumes)");
+    ctx.logger.warn({ err, taskId: request.taskId }, "replay failed; ending the stream (the client resumes)");
   }
   // Not attached and not finished: the hub closed or the store failed. Ending lets the client resume.
   if (!sub.live && !res.writableEnded) {

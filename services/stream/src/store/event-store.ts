@@ -6,20 +6,20 @@ import type { JetStreamEvents } from "./jetstream-events.ts";
 
 // Where replays come from. The real-time cache (JetStream, EVENTS_MAX_AGE_SECONDS) serves
 // every event it still holds; anything older comes from the permanent log (PostgreSQL). The
-// boundary is the first event the cache still holds for the workflow, asked at each read, so a
+// boundary is the first event the cache still holds for the task, asked at each read, so a
 // replay that starts a day back reads the log up to that event and then the cache.
 
 export interface StorePosition {
-  /** Highest seq stored for the workflow; 0 when none is. */
+  /** Highest seq stored for the task; 0 when none is. */
   lastSeq: number;
   /** That event, decoded (null when none, or unreadable). */
   last: HubEvent | null;
 }
 
 export interface EventStore {
-  position(workflowId: string): Promise<StorePosition>;
+  position(taskId: string): Promise<StorePosition>;
   /** Up to `limit` events with seq > afterSeq, in seq order; empty when none is stored yet. */
-  readAfter(workflowId: string, afterSeq: number, limit: number): Promise<HubEvent[]>;
+  readAfter(taskId: string, afterSeq: number, limit: number): Promise<HubEvent[]>;
 }
 
 export interface EventStoreOptions {
@@ -29,7 +29,7 @@ export interface EventStoreOptions {
   logger: Logger;
 }
 
-/** Remembered read positions ("after seq n of workflow w, read from stream sequence s"). */
+/** Remembered read positions ("after seq n of task w, read from stream sequence s"). */
 const MAX_HINTS = 10_000;
 
 export function createEventStore(options: EventStoreOptions): EventStore {
@@ -37,51 +37,51 @@ export function createEventStore(options: EventStoreOptions): EventStore {
   const subjects = systemSubjects(options.prefix);
   const hints = new Map<string, number>();
 
-  const decodeAll = (workflowId: string, texts: Iterable<string>): HubEvent[] => {
+  const decodeAll = (taskId: string, texts: Iterable<string>): HubEvent[] => {
     const out: HubEvent[] = [];
     for (const text of texts) {
-      const event = decodeHubEvent(text, workflowId);
+      const event = decodeHubEvent(text, taskId);
       if (event) out.push(event);
-      else logger.warn({ workflowId }, "skipping an unreadable stored event");
+      else logger.warn({ taskId }, "skipping an unreadable stored event");
     }
     return out;
   };
 
-  const remember = (workflowId: string, seq: number, nextStreamSeq: number) => {
-    hints.set(`${workflowId}:${seq}`, nextStreamSeq);
+  const remember = (taskId: string, seq: number, nextStreamSeq: number) => {
+    hints.set(`${taskId}:${seq}`, nextStreamSeq);
     if (hints.size > MAX_HINTS) hints.delete(hints.keys().next().value!);
   };
 
   return {
-    async position(workflowId) {
-      const last = await cache.lastOf(subjects.events(workflowId));
+    async position(taskId) {
+      const last = await cache.lastOf(subjects.events(taskId));
       if (last) {
-        const event = decodeHubEvent(last.text, workflowId);
+        const event = decodeHubEvent(last.text, taskId);
         return { lastSeq: event?.seq ?? last.seq, last: event };
       }
-      const row = await log.readLast(workflowId);
+      const row = await log.readLast(taskId);
       if (!row) return { lastSeq: 0, last: null };
-      return { lastSeq: row.seq, last: decodeHubEvent(row.json, workflowId) };
+      return { lastSeq: row.seq, last: decodeHubEvent(row.json, taskId) };
     },
 
-    async readAfter(workflowId, afterSeq, limit) {
-      const subject = subjects.events(workflowId);
+    async readAfter(taskId, afterSeq, limit) {
+      const subject = subjects.events(taskId);
       const first = await cache.nextOf(subject, 0);
       if (!first || afterSeq + 1 < first.seq) {
         const count = first ? Math.min(limit, first.seq - 1 - afterSeq) : limit;
-        const rows = await log.readRange(workflowId, afterSeq, count);
+        const rows = await log.readRange(taskId, afterSeq, count);
         if (rows.length > 0 || !first)
           return decodeAll(
-            workflowId,
+            taskId,
             rows.map((r) => r.json),
           );
         logger.warn(
-          { workflowId, afterSeq, firstCachedSeq: first.seq },
+          { taskId, afterSeq, firstCachedSeq: first.seq },
           "events older than the real-time cache are missing from the permanent log; continuing from the cache",
         );
       }
       if (!first) return [];
-      let start = hints.get(`${workflowId}:${afterSeq}`);
+      let start = hints.get(`${taskId}:${afterSeq}`);
       if (start === undefined) {
         if (afterSeq + 1 <= first.seq) {
           start = first.streamSeq;
@@ -95,12 +95,12 @@ export function createEventStore(options: EventStoreOptions): EventStore {
       }
       const entries = await cache.read(subject, start, limit);
       const events = decodeAll(
-        workflowId,
+        taskId,
         entries.map((e) => e.text),
       ).filter((e) => e.seq > afterSeq);
       const lastEntry = entries.at(-1);
       const lastEvent = events.at(-1);
-      if (lastEntry && lastEvent) remember(workflowId, lastEvent.seq, lastEntry.streamSeq + 1);
+      if (lastEntry && lastEvent) remember(taskId, lastEvent.seq, lastEntry.streamSeq + 1);
       return events;
     },
   };

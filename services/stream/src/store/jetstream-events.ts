@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 
-// Reads of one workflow's subject in the real-time cache (the EVENTS stream). nats-server 2.9
+// Reads of one task's subject in the real-time cache (the EVENTS stream). nats-server 2.9
 // has no batched direct get, so a range is read with a short-lived pull consumer (no acks, in
 // memory, filtered to the subject, starting at a known stream sequence), which the server
 // deletes by itself if we fail to.

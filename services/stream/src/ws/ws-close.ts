@@ -23,9 +23,9 @@ export function refusalCode(status: number): number {
   return status >= 400 && status <= 599 && status !== 500 ? CLOSE_REFUSED_BASE + status : CLOSE_INTERNAL;
 }
 
-/** The close reason: the error message, naming the workflow when it fits, cut to 123 bytes. */
-export function closeReason(message: string, workflowId?: string): string {
-  const named = workflowId === undefined ? message : `${message} (workflow_id ${workflowId})`;
+/** The close reason: the error message, naming the task when it fits, cut to 123 bytes. */
+export function closeReason(message: string, taskId?: string): string {
+  const named = taskId === undefined ? message : `${message} (workflow_id ${taskId})`;
   if (Buffer.byteLength(named) <= MAX_REASON_BYTES) return named;
   if (Buffer.byteLength(message) <= MAX_REASON_BYTES) return message;
   let cut = "";

@@ -5,33 +5,33 @@ import { statusOf, type Principal } from "@tog/edge";
 import { writeBatched } from "../cork.ts";
 import { wsFrameOf, type HubEvent } from "../hub/hub-event.ts";
 import { replayAndAttach, Subscription, type Sink } from "../hub/subscription.ts";
-import type { WorkflowHub } from "../hub/workflow-hub.ts";
+import type { TaskHub } from "../hub/task-hub.ts";
 import { assertOwner } from "../ownership.ts";
 import { joinOptionsOf, type StreamContext } from "../stream-context.ts";
 import type { StreamRequest } from "../stream-request.ts";
 import { closeReason, CLOSE_INTERNAL, CLOSE_REFUSED_BASE, CLOSE_SLOW_CONSUMER, refusalCode } from "./ws-close.ts";
-import { parseClientMessage, workflowIdOf } from "./ws-protocol.ts";
+import { parseClientMessage, taskIdOf } from "./ws-protocol.ts";
 
-// One WebSocket connection: any number of workflow subscriptions (up to a limit), each with
+// One WebSocket connection: any number of task subscriptions (up to a limit), each with
 // the SSE rules (ownership, replay, seam, terminal end), multiplexed on one socket. Events are
 // sent as text messages of the SSE-form JSON, which names its workflow_id. Server messages are
 // events and pong only (OpenAPI `streamWs`): a refused client message closes the connection with a
-// code and reason (ws-close.ts), and an unsubscribe of a workflow not subscribed is ignored.
+// code and reason (ws-close.ts), and an unsubscribe of a task not subscribed is ignored.
 
 interface Entry {
   request: StreamRequest;
   sub: Subscription | undefined;
-  hub: WorkflowHub | undefined;
+  hub: TaskHub | undefined;
   cancelled: boolean;
 }
 
 class WsSink implements Sink {
   readonly #conn: WsConnection;
-  readonly #workflowId: string;
+  readonly #taskId: string;
 
-  constructor(conn: WsConnection, workflowId: string) {
+  constructor(conn: WsConnection, taskId: string) {
     this.#conn = conn;
-    this.#workflowId = workflowId;
+    this.#taskId = taskId;
   }
 
   send(event: HubEvent): void {
@@ -51,7 +51,7 @@ class WsSink implements Sink {
   }
 
   finish(terminal: HubEvent | null, sent: boolean): void {
-    this.#conn.finished(this.#workflowId, terminal, sent);
+    this.#conn.finished(this.#taskId, terminal, sent);
   }
 
   overflow(): void {
@@ -177,7 +177,7 @@ export class WsConnection {
     try {
       message = parseClientMessage(text);
     } catch (err) {
-      this.#refuse(err, workflowIdOf(text));
+      this.#refuse(err, taskIdOf(text));
       return;
     }
     switch (message.type) {
@@ -187,7 +187,7 @@ export class WsConnection {
       case "unsubscribe":
         // No acknowledgement: server messages are events and pong only (OpenAPI `streamWs`). Not
         // subscribed (never, or its stream already ended) is not an error: the wish holds.
-        this.#drop(message.workflowId);
+        this.#drop(message.taskId);
         return;
       case "subscribe":
         void this.subscribe(message);
@@ -195,39 +195,39 @@ export class WsConnection {
     }
   }
 
-  /** Subscribes (or re-subscribes, replacing the old subscription) to one workflow. */
+  /** Subscribes (or re-subscribes, replacing the old subscription) to one task. */
   async subscribe(request: StreamRequest): Promise<void> {
-    const { workflowId } = request;
-    const replacing = this.#entries.has(workflowId);
+    const { taskId } = request;
+    const replacing = this.#entries.has(taskId);
     if (!replacing && this.#entries.size >= this.#ctx.settings.wsMaxSubscriptions) {
       this.#refuse(
         new ValidationError(
           `Too many subscriptions on this connection (at most ${this.#ctx.settings.wsMaxSubscriptions})`,
         ),
-        workflowId,
+        taskId,
       );
       return;
     }
-    this.#drop(workflowId);
+    this.#drop(taskId);
     const entry: Entry = { request, sub: undefined, hub: undefined, cancelled: false };
-    this.#entries.set(workflowId, entry);
+    this.#entries.set(taskId, entry);
     try {
-      await assertOwner(this.#ctx.owners, workflowId, this.#principal.userId);
+      await assertOwner(this.#ctx.owners, taskId, this.#principal.userId);
       if (entry.cancelled || this.#closed) return;
-      const hub = this.#ctx.registry.acquire(workflowId);
+      const hub = this.#ctx.registry.acquire(taskId);
       entry.hub = hub;
       const sub = new Subscription({
-        workflowId,
+        taskId,
         filter: request.filter,
         resumeAfter: request.resumeAfter,
-        sink: new WsSink(this, workflowId),
+        sink: new WsSink(this, taskId),
         maxBufferBytes: this.#ctx.settings.maxBufferBytes,
       });
       entry.sub = sub;
       try {
         await hub.ready();
       } catch (err) {
-        this.#ctx.logger.warn({ err, workflowId }, "workflow hub failed to start");
+        this.#ctx.logger.warn({ err, taskId }, "task hub failed to start");
         throw new UpstreamUnavailableError("Event stream unavailable", { cause: err });
       }
       if (entry.cancelled || this.#closed) return;
@@ -243,19 +243,19 @@ export class WsConnection {
     } catch (err) {
       // Unsubscribed or replaced meanwhile: the client no longer cares about this one.
       const wanted = !entry.cancelled && !this.#closed;
-      if (this.#entries.get(workflowId) === entry) this.#drop(workflowId);
-      if (wanted) this.#refuse(err, workflowId);
+      if (this.#entries.get(taskId) === entry) this.#drop(taskId);
+      if (wanted) this.#refuse(err, taskId);
     }
   }
 
   /**
-   * The workflow's stream is over (terminal event passed): forget it. The terminal event is what
+   * The task's stream is over (terminal event passed): forget it. The terminal event is what
    * tells the client, so it is sent even when the `types` filter left it out (docs/decisions.md
    * "WebSocket server messages").
    */
-  finished(workflowId: string, terminal: HubEvent | null, sent: boolean): void {
+  finished(taskId: string, terminal: HubEvent | null, sent: boolean): void {
     if (terminal !== null && !sent) this.sendEvent(wsFrameOf(terminal));
-    if (this.#entries.has(workflowId)) this.#drop(workflowId);
+    if (this.#entries.has(taskId)) this.#drop(taskId);
   }
 
   overflow(): void {
@@ -295,10 +295,10 @@ export class WsConnection {
     });
   }
 
-  #drop(workflowId: string): boolean {
-    const entry = this.#entries.get(workflowId);
+  #drop(taskId: string): boolean {
+    const entry = this.#entries.get(taskId);
     if (!entry) return false;
-    this.#entries.delete(workflowId);
+    this.#entries.delete(taskId);
     entry.cancelled = true;
     if (entry.sub) {
       entry.sub.close();
@@ -311,7 +311,7 @@ export class WsConnection {
   #release(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const workflowId of [...this.#entries.keys()]) this.#drop(workflowId);
+    for (const taskId of [...this.#entries.keys()]) this.#drop(taskId);
     this.onClose?.();
   }
 
@@ -324,17 +324,17 @@ export class WsConnection {
 
   /**
    * A refused message closes the connection: 4000 + the HTTP status of the same refusal, the
-   * error message (naming the workflow when it fits) as reason; 1011 for an unexpected error.
+   * error message (naming the task when it fits) as reason; 1011 for an unexpected error.
    * The client's other subscriptions end with it; it resubscribes them with their last seq.
    */
-  #refuse(err: unknown, workflowId?: string): void {
+  #refuse(err: unknown, taskId?: string): void {
     if (this.#closed) return;
     const known = isAppError(err) ? (err as AppError) : undefined;
     if (!known) {
-      this.#ctx.logger.error({ err, workflowId }, "websocket subscription failed");
+      this.#ctx.logger.error({ err, taskId }, "websocket subscription failed");
       this.close(CLOSE_INTERNAL, "Internal server error");
       return;
     }
-    this.close(refusalCode(statusOf(known)), closeReason(known.message, workflowId));
+    this.close(refusalCode(statusOf(known)), closeReason(known.message, taskId));
   }
 }

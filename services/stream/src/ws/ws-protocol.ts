@@ -1,6 +1,6 @@
 import { ValidationError } from "@tog/core";
 import { parseEventTypeFilter } from "@tog/events";
-import { normalizeWorkflowId, resumeAfterOf, type StreamRequest } from "../stream-request.ts";
+import { normalizeTaskId, resumeAfterOf, type StreamRequest } from "../stream-request.ts";
 
 // The WebSocket protocol (OpenAPI `streamWs`), JSON text messages.
 //
@@ -17,7 +17,7 @@ import { normalizeWorkflowId, resumeAfterOf, type StreamRequest } from "../strea
 
 export type ClientMessage =
   | ({ type: "subscribe" } & StreamRequest)
-  | { type: "unsubscribe"; workflowId: string }
+  | { type: "unsubscribe"; taskId: string }
   | { type: "ping" };
 
 export const CLIENT_MESSAGE_TYPES = ["subscribe", "unsubscribe", "ping"] as const;
@@ -39,12 +39,12 @@ export function parseClientMessage(text: string): ClientMessage {
     case "ping":
       return { type: "ping" };
     case "unsubscribe":
-      return { type: "unsubscribe", workflowId: normalizeWorkflowId(m.workflow_id) };
+      return { type: "unsubscribe", taskId: normalizeTaskId(m.workflow_id) };
     case "subscribe": {
-      const workflowId = normalizeWorkflowId(m.workflow_id);
+      const taskId = normalizeTaskId(m.workflow_id);
       const filter = parseEventTypeFilter(m.types ?? undefined) as ReadonlySet<string> | null;
       const resumeAfter = resumeAfterOf(m.last_event_id ?? undefined, "last_event_id");
-      return { type: "subscribe", workflowId, filter, resumeAfter };
+      return { type: "subscribe", taskId, filter, resumeAfter };
     }
     default: {
       const shown = m.type.length > 64 ? `${m.type.slice(0, 64)}…` : m.type;
@@ -55,8 +55,8 @@ export function parseClientMessage(text: string): ClientMessage {
   }
 }
 
-/** The workflow a malformed message was about, when it names one (for the close reason). */
-export function workflowIdOf(text: string): string | undefined {
+/** The task a malformed message was about, when it names one (for the close reason). */
+export function taskIdOf(text: string): string | undefined {
   try {
     const id = (JSON.parse(text) as { workflow_id?: unknown } | null)?.workflow_id;
     return typeof id === "string" && id.length <= 128 ? id : undefined;

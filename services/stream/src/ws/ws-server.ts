@@ -79,7 +79,7 @@ export function attachWebSocketEndpoint(server: http.Server, ctx: StreamContext)
       const query = Object.fromEntries(groupQuery(url.searchParams));
       if (query.workflow_id !== undefined) {
         initial = streamRequestFromQuery(query, undefined);
-        await assertOwner(ctx.owners, initial.workflowId, principal.userId);
+        await assertOwner(ctx.owners, initial.taskId, principal.userId);
       } else if (query.types !== undefined || query.last_event_id !== undefined) {
         // Without workflow_id these would silently do nothing.
         initial = streamRequestFromQuery(query, undefined);

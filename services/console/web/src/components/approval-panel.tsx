@@ -4,7 +4,7 @@ import { show } from "../format.ts";
 import type { PendingApproval } from "../timeline-rows.ts";
 
 /** Approve or deny one pending approval (POST /approvals/decision). */
-export function ApprovalPanel({ workflowId, approval }: { workflowId: string; approval: PendingApproval }) {
+export function ApprovalPanel({ taskId, approval }: { taskId: string; approval: PendingApproval }) {
   const client = useClient();
   const [feedback, setFeedback] = useState("");
   const [busy, setBusy] = useState(false);
@@ -16,7 +16,7 @@ export function ApprovalPanel({ workflowId, approval }: { workflowId: string; ap
     setError(null);
     try {
       const res = await client.decideApproval({
-        workflow_id: workflowId,
+        workflow_id: taskId,
         approval_id: approval.approvalId,
         approved,
         ...(feedback.trim() ? { feedback: feedback.trim() } : {}),

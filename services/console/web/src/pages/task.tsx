@@ -129,7 +129,7 @@ export function TaskPage() {
         )}
       </article>
       {approvals.map((a) => (
-        <ApprovalPanel key={a.approvalId} workflowId={id} approval={a} />
+        <ApprovalPanel key={a.approvalId} taskId={id} approval={a} />
       ))}
       <section>
         <div class="toolbar">

@@ -1,12 +1,6 @@
 import { ValidationError } from "@tog/core";
 import { estimateComplexity, type ChatMessage } from "@tog/providers";
-import {
-  WorkflowFailure,
-  pending,
-  type TaskWorkflow,
-  type FlowContext,
-  type WorkflowOutcome,
-} from "../runtime/flow-context.ts";
+import { TaskFailure, pending, type TaskFlow, type FlowContext, type FlowOutcome } from "../runtime/flow-context.ts";
 import { runComplex } from "./complex-flow.ts";
 import type { FlowInput } from "./flow-input.ts";
 import { runSingleAgent } from "./single-agent-flow.ts";
@@ -19,7 +13,7 @@ import { runTemplateOnly } from "./template-flow.ts";
 // INVALID_INPUT. Then: the task approval when require_approval is set (approval key `task`),
 // the template-only path for disable_ai, the session history (step `history`), and the mode.
 
-export const taskWorkflow: TaskWorkflow = async (ctx: FlowContext): Promise<WorkflowOutcome> => {
+export const taskFlow: TaskFlow = async (ctx: FlowContext): Promise<FlowOutcome> => {
   const { spec } = ctx.task;
   let plan: TaskPlan | undefined;
   let invalid: string | undefined;
@@ -42,7 +36,7 @@ export const taskWorkflow: TaskWorkflow = async (ctx: FlowContext): Promise<Work
       }),
     ],
   }));
-  if (!plan) throw new WorkflowFailure("INVALID_INPUT", invalid ?? "Invalid task");
+  if (!plan) throw new TaskFailure("INVALID_INPUT", invalid ?? "Invalid task");
 
   let instruction: string | undefined;
   if (spec.requireApproval) {
@@ -55,11 +49,11 @@ export const taskWorkflow: TaskWorkflow = async (ctx: FlowContext): Promise<Work
     });
     if (outcome.decision !== "approved") {
       throw outcome.decision === "denied"
-        ? new WorkflowFailure(
+        ? new TaskFailure(
             "APPROVAL_DENIED",
             `Task was denied by ${outcome.approvedBy}${outcome.comments ? `: ${outcome.comments}` : ""}`,
           )
-        : new WorkflowFailure("APPROVAL_TIMEOUT", "Approval of the task timed out");
+        : new TaskFailure("APPROVAL_TIMEOUT", "Approval of the task timed out");
     }
     instruction = outcome.modifiedAction?.trim() || undefined;
   }

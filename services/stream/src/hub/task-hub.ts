@@ -3,13 +3,13 @@ import type { Logger } from "@tog/core";
 import type { EventStore } from "../store/event-store.ts";
 import { decodeHubEvent, type HubEvent } from "./hub-event.ts";
 
-// One hub per workflow per instance, shared by every client of that workflow on the instance.
+// One hub per task per instance, shared by every client of that task on the instance.
 //
 // Live events arrive on ONE core NATS subscription to `<prefix>.events.<workflow_id>` (workers
 // publish there through JetStream; core subscribers get the same messages without a consumer).
 // Each event is decoded and framed once and written to every attached client.
 //
-// The hub keeps the workflow's events as one gap-free run ending at `head`, with the most recent
+// The hub keeps the task's events as one gap-free run ending at `head`, with the most recent
 // ones in memory (`cache`). Core NATS is at most once, so a seq jump (a lost message, a NATS
 // reconnect) is repaired from the store before later events go out, and a periodic check
 // compares `head` with the store so that a lost LAST event is found too.
@@ -27,12 +27,12 @@ export interface HubSubscriber {
   readonly saturated?: boolean;
   /** Called in seq order with events whose seq is greater than `delivered`. */
   push(event: HubEvent): void;
-  /** The workflow ended at or before `delivered` (a resume point at or past the end). */
+  /** The task ended at or before `delivered` (a resume point at or past the end). */
   end(): void;
 }
 
-export interface WorkflowHubOptions {
-  workflowId: string;
+export interface TaskHubOptions {
+  taskId: string;
   subject: string;
   nc: NatsConnection;
   store: EventStore;
@@ -51,8 +51,8 @@ export type AttachResult = "attached" | "progress" | "store" | "closed";
 
 type State = "starting" | "ready" | "failed" | "closed";
 
-export class WorkflowHub {
-  readonly workflowId: string;
+export class TaskHub {
+  readonly taskId: string;
   readonly #subject: string;
   readonly #nc: NatsConnection;
   readonly #store: EventStore;
@@ -83,9 +83,9 @@ export class WorkflowHub {
   refs = 0;
   readonly #onDelivered: ((count: number) => void) | undefined;
 
-  constructor(options: WorkflowHubOptions) {
+  constructor(options: TaskHubOptions) {
     this.#onDelivered = options.onDelivered;
-    this.workflowId = options.workflowId;
+    this.taskId = options.taskId;
     this.#subject = options.subject;
     this.#nc = options.nc;
     this.#store = options.store;
@@ -130,7 +130,7 @@ export class WorkflowHub {
 
   async #start(): Promise<void> {
     try {
-      // Subscribe first, then ask the store where the workflow stands: an event published in
+      // Subscribe first, then ask the store where the task stands: an event published in
       // between is both stored and received, never neither.
       this.#live = this.#nc.subscribe(this.#subject, {
         callback: (err, msg) => {
@@ -138,7 +138,7 @@ export class WorkflowHub {
         },
       });
       await this.#nc.flush();
-      const position = await this.#store.position(this.workflowId);
+      const position = await this.#store.position(this.taskId);
       if (this.#state !== "starting") return;
       this.#head = position.lastSeq;
       this.#cacheStart = position.lastSeq + 1;
@@ -156,10 +156,10 @@ export class WorkflowHub {
 
   #onLive(text: string): void {
     this.#lastActivityAt = Date.now();
-    const event = decodeHubEvent(text, this.workflowId);
+    const event = decodeHubEvent(text, this.taskId);
     if (!event) {
       if (this.#badMessages++ % 1000 === 0)
-        this.#logger.warn({ workflowId: this.workflowId }, "ignoring an unreadable event message");
+        this.#logger.warn({ taskId: this.taskId }, "ignoring an unreadable event message");
       return;
     }
     if (this.#state === "starting") {
@@ -234,7 +234,7 @@ export class WorkflowHub {
         try {
           batch = await this.read(this.#head);
         } catch (err) {
-          this.#logger.warn({ err, workflowId: this.workflowId }, "repairing the event sequence failed; retrying");
+          this.#logger.warn({ err, taskId: this.taskId }, "repairing the event sequence failed; retrying");
           batch = [];
         }
         for (const event of batch) this.#accept(event);
@@ -260,10 +260,7 @@ export class WorkflowHub {
   #skipGap(): void {
     const next = Math.min(...this.#pending.keys());
     const to = Number.isFinite(next) ? next - 1 : this.#wanted;
-    this.#logger.error(
-      { workflowId: this.workflowId, from: this.#head + 1, to },
-      "events missing from every store: skipped",
-    );
+    this.#logger.error({ taskId: this.taskId, from: this.#head + 1, to }, "events missing from every store: skipped");
     this.#head = to;
     this.#cache = [];
     this.#cacheStart = to + 1;
@@ -274,7 +271,7 @@ export class WorkflowHub {
   async checkHead(): Promise<void> {
     if (this.#state !== "ready" || this.#terminalSeq !== null) return;
     this.#lastActivityAt = Date.now();
-    const position = await this.#store.position(this.workflowId);
+    const position = await this.#store.position(this.taskId);
     if (position.lastSeq > this.#head) {
       this.#wanted = Math.max(this.#wanted, position.lastSeq);
       this.#repair();
@@ -324,7 +321,7 @@ export class WorkflowHub {
   read(afterSeq: number): Promise<HubEvent[]> {
     let pending = this.#reads.get(afterSeq);
     if (!pending) {
-      pending = this.#store.readAfter(this.workflowId, afterSeq, this.#readBatch).then((events) => {
+      pending = this.#store.readAfter(this.taskId, afterSeq, this.#readBatch).then((events) => {
         this.#extendCache(events);
         return events;
       });
