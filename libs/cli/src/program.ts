@@ -105,7 +105,7 @@ export function buildProgram(run: { exitCode: number }): Command {
   program
     .command("stream")
     .description("follow a task's events live (resumes after dropped connections)")
-    .argument("<task>", "task/workflow id")
+    .argument("<task>", "task id (the API's workflow_id)")
     .option("--types <list>", "comma-separated event types to show")
     .option("--last-event-id <id>", "resume after this stream id or seq")
     .addOption(new Option("--transport <t>", "sse or ws").choices(["sse", "ws"]).default("sse"))
@@ -228,7 +228,7 @@ export function buildProgram(run: { exitCode: number }): Command {
   program
     .command("approve")
     .description("approve or deny a pending approval")
-    .argument("<task>", "task/workflow id")
+    .argument("<task>", "task id (the API's workflow_id)")
     .argument("<approval>", "approval id (from the APPROVAL_REQUESTED event)")
     .option("--approve", "approve it")
     .option("--deny", "deny it")

@@ -10,7 +10,7 @@ const WF = "7D0C2F3E-5B7A-4C1E-9A55-0D6F0F1B2C3D";
 const wf = WF.toLowerCase();
 
 describe("stream requests (SSE query, WebSocket handshake)", () => {
-  it("normalizes the workflow id and reads the filter and both resume forms", () => {
+  it("normalizes the task id and reads the filter and both resume forms", () => {
     expect(streamRequestFromQuery({ workflow_id: WF }, undefined)).toEqual({
       taskId: wf,
       filter: null,

@@ -9,7 +9,7 @@ import { addUsage } from "./usage.ts";
 // complex: a decomposition call plans subtasks with dependencies; each subtask is a standard
 // agent in its own child task (`subtask:<id>`, agent id `agent-<id>`), started as soon as
 // its dependencies are done, independent ones in parallel; then a synthesis call combines the
-// results (skipped for a one-subtask plan). Workflow-level events (DEPENDENCY_SATISFIED,
+// results (skipped for a one-subtask plan). Task-level events (DEPENDENCY_SATISFIED,
 // PROGRESS, DATA_PROCESSING, the planner's and synthesizer's LLM events) come from the
 // orchestrator. DEPENDENCY_SATISFIED is committed with the subtask's AGENT_STARTED and PROGRESS
 // with its AGENT_COMPLETED, so a replay never repeats them.
