@@ -1,5 +1,6 @@
 // Submit a task and follow it live until it ends, then print the result.
-//   TOG_BASE_URL=http://localhost:8080 TOG_API_KEY=sk_… node examples/submit-and-follow.ts "Explain SSE in one paragraph"
+//   TOG_BASE_URL=http://localhost:8080 TOG_API_KEY=sk_… node examples/submit-and-follow.ts "Explain SSE in one
+// paragraph"
 import { TogClient } from "@tog/sdk";
 
 const tog = new TogClient({

@@ -442,7 +442,8 @@ async function historyPhase(env: Env): Promise<void> {
           body: body === undefined ? undefined : JSON.stringify(body),
         });
         text = await res.text();
-        // GET /tasks has its own per-key limit (100/min, docs/api.md "Rate limits"): wait out `retry_after` rather than fail.
+        // GET /tasks has its own per-key limit (100/min, docs/api.md "Rate limits"): wait out `retry_after` rather
+        // than fail.
         if (res.status !== 429 || attempt > 5) break;
         rateLimited++;
         let after = 5;

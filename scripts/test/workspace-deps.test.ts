@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 
 // The layering of docs/architecture.md "Libraries": a service depends on libs only, a lib never
 // on a service, and another workspace is reached through its package name only (its `exports`:
-// the public index.ts), never by a path into its files. Checked on what the code imports (any `@tog/<name>` specifier, static or
+// the public index.ts), never by a path into its files. Checked on what the code imports (any `@tog/<name>`
+// specifier, static or
 // dynamic, and any relative path into another workspace), not only on package.json, so a
 // hoisted workspace link cannot hide a dependency.
 

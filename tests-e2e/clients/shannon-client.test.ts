@@ -253,7 +253,8 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     const mid = first.events[Math.floor(first.events.length / 2)]!;
     const rest = await read(mid.stream_id);
     expect(rest.events.map((e) => e.seq)).toEqual(first.events.filter((e) => e.seq > mid.seq).map((e) => e.seq));
-    // resuming at the end: 204 (its loop sees "not 200" and stops with ConnectionError only after retries; the stream is over)
+    // resuming at the end: 204 (its loop sees "not 200" and stops with ConnectionError only after retries; the
+    // stream is over)
     expect((await read(first.events.at(-1)!.stream_id)).status).toBe(204);
   });
 

@@ -9,7 +9,8 @@ import {
 } from "../src/index.ts";
 import { SAMPLE_PAYLOADS } from "./samples.ts";
 
-// Payload field names as the API documents them (docs/api.md "Event payloads"; ERROR_OCCURRED adds our terminal marker).
+// Payload field names as the API documents them (docs/api.md "Event payloads"; ERROR_OCCURRED adds our terminal
+// marker).
 const CONTRACT_FIELDS: Record<string, string[]> = {
   WORKFLOW_STARTED: ["query", "mode", "session_id", "estimated_complexity"],
   WORKFLOW_COMPLETED: ["result", "duration_ms", "total_tokens", "total_cost_usd", "agents_used", "tools_invoked"],

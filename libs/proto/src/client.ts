@@ -136,7 +136,8 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
     method: MethodDefinition<Req, ResIn, ReqOut, ResOut>,
     request: Req,
   ): Promise<ResOut> {
-    // With the preload's instrumentations the gRPC instrumentation makes the client span (docs/architecture.md, "Tracing").
+    // With the preload's instrumentations the gRPC instrumentation makes the client span (docs/architecture.md,
+    // "Tracing").
     if (autoInstrumented()) return send(method, request, undefined);
     const name = method.path.slice(1);
     return withSpan(name, (span) => send(method, request, span), {

@@ -139,7 +139,8 @@ export class SessionRepository {
 
   /** Every task of the session, oldest first; `limit`/`offset` count tasks (turns). */
   async tasks(sessionId: string, page?: { limit: number; offset: number }): Promise<SessionTaskRecord[]> {
-    // raw: through session_tasks_oldest (migration 20261124160000_list_plans) with the outcome read from the finish step's JSON.
+    // raw: through session_tasks_oldest (migration 20261124160000_list_plans) with the outcome read from the
+    // finish step's JSON.
     const rows = await this.#db.$queryRaw<
       {
         id: string;

@@ -119,7 +119,8 @@ export const streamWsRoute = defineRoute({
       schemaRef: STREAM_EVENT_SCHEMA,
       headers: RATE_LIMIT_HEADERS,
     },
-    // Documented by hand, not with `rateLimited`: the plain GET (426) is answered before authentication and not counted.
+    // Documented by hand, not with `rateLimited`: the plain GET (426) is answered before authentication and not
+    // counted.
     429: {
       description:
         "Too many stream opens (RATE_LIMIT_STREAM_RPM / RATE_LIMIT_STREAM_BURST): the handshake is refused with `Rate limit exceeded` and `retry_after`.",
