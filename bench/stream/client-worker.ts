@@ -1,7 +1,8 @@
 // A process holding many stream clients for the bench (forked by stream.bench.ts). SSE clients
 // are raw sockets with just enough parsing to find each `id: <millis>-<seq>` line; WebSocket
 // clients are raw sockets too, with a minimal frame parser. Every delivered event is counted per
-// connection (gaps, duplicates) and its emit-to-client latency (now − the emit millis of its stream id) goes into a 1 ms histogram.
+// connection (gaps, duplicates) and its emit-to-client latency (now − the emit millis of its
+// stream id) goes into a 1 ms histogram.
 // Messages from the parent: {cmd:"open", ...}, {cmd:"report"}, {cmd:"reset"}, {cmd:"close"}.
 import { randomBytes } from "node:crypto";
 import net from "node:net";
