@@ -10,6 +10,8 @@ import { describe, expect, it } from "vitest";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const ADOPTED = "7156317";
 const MAX_SUBJECT = 72;
+/** Written on branches that began before the habit was adopted and merged after it. */
+const BEFORE_THE_RULE = new Set(["9436939", "8199b19"]);
 
 function git(args: string[]): string | undefined {
   try {
@@ -23,9 +25,13 @@ const hasHistory = git(["cat-file", "-e", `${ADOPTED}^{commit}`]) !== undefined;
 
 describe("commit messages", () => {
   it.skipIf(!hasHistory)(`subjects since ${ADOPTED} are at most ${MAX_SUBJECT} characters`, () => {
-    const subjects = (git(["log", "--format=%h %s", `${ADOPTED}^..HEAD`]) ?? "").split("\n").filter(Boolean);
+    const subjects = (git(["log", "--format=%H %s", `${ADOPTED}^..HEAD`]) ?? "").split("\n").filter(Boolean);
     expect(subjects.length).toBeGreaterThan(0);
-    const long = subjects.filter((line) => line.slice(line.indexOf(" ") + 1).length > MAX_SUBJECT);
+    const long = subjects.filter(
+      (line) =>
+        ![...BEFORE_THE_RULE].some((hash) => line.startsWith(hash)) &&
+        line.slice(line.indexOf(" ") + 1).length > MAX_SUBJECT,
+    );
     expect(long).toEqual([]);
   });
 });

@@ -264,11 +264,14 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
       headers: { "X-API-Key": key },
     });
     const messages: J[] = [];
+    // Both must come: the pong and the terminal event, in either order (a task that finished
+    // before the socket opened is replayed at once, possibly ahead of the pong).
     await new Promise<void>((resolve, reject) => {
       ws.on("message", (d) => {
         const m = JSON.parse(String(d)) as J;
         messages.push(m);
-        if (m.type === "WORKFLOW_COMPLETED") resolve();
+        const types = messages.map((x) => x.type);
+        if (types.includes("WORKFLOW_COMPLETED") && types.includes("pong")) resolve();
       });
       ws.on("error", reject);
       ws.on("open", () => ws.send(JSON.stringify({ type: "ping" })));
