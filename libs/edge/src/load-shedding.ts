@@ -1,0 +1,107 @@
+import type { RequestHandler } from "express";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+
+// Load shedding at the door (docs/reliability.md "Overload"): a request beyond what this process
+// can work on is answered 503 + Retry-After at once, before authentication, rate limits or any
+// I/O. Without it, every shed request still took the whole path (Redis, the orchestrator, a
+// PostgreSQL transaction) to learn that the queue was full; on a CPU-starved machine those
+// requests piled up until clients gave up waiting.
+
+export interface LoadShedderOptions {
+  /** Requests worked on at once; beyond: 503. 0: no bound. */
+  maxInFlight: number;
+  /**
+   * Event-loop delay (ms) above which new requests are shed: the process no longer gets the CPU
+   * to answer what it holds in time. 0: not measured.
+   */
+  maxEventLoopDelayMs: number;
+  /** Paths never shed (probes): a live process that sheds load is not unhealthy. */
+  exempt?: (path: string) => boolean;
+  /** Seconds a shed client is told to wait (Retry-After). */
+  retryAfterSeconds?: number;
+  /** Called per shed request (a metrics counter). */
+  onShed?: (reason: ShedReason) => void;
+}
+
+export type ShedReason = "in_flight" | "event_loop_delay";
+
+export interface LoadShedder {
+  middleware: RequestHandler;
+  /** Requests in flight now (for tests and metrics). */
+  readonly inFlight: number;
+  /** Requests shed since start, by reason. */
+  readonly shed: { inFlight: number; eventLoopDelay: number };
+  stop(): void;
+}
+
+/** How often the delay histogram is read and reset: the decision follows the last window. */
+const DELAY_WINDOW_MS = 500;
+
+export function createLoadShedder(options: LoadShedderOptions): LoadShedder {
+  const retryAfter = String(options.retryAfterSeconds ?? 1);
+  const body = JSON.stringify({ error: "System overloaded" });
+  const shed = { inFlight: 0, eventLoopDelay: 0 };
+  let inFlight = 0;
+  let delayed = false;
+  let histogram: ReturnType<typeof monitorEventLoopDelay> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  if (options.maxEventLoopDelayMs > 0) {
+    const limitNs = options.maxEventLoopDelayMs * 1e6;
+    histogram = monitorEventLoopDelay({ resolution: 20 });
+    histogram.enable();
+    const h = histogram;
+    let last = performance.now();
+    timer = setInterval(() => {
+      // This timer's own lateness counts too: when the process was not scheduled at all, the
+      // histogram saw nothing of that gap.
+      const now = performance.now();
+      const late = now - last - DELAY_WINDOW_MS;
+      last = now;
+      delayed = h.max > limitNs || late > options.maxEventLoopDelayMs;
+      h.reset();
+    }, DELAY_WINDOW_MS);
+    timer.unref();
+  }
+
+  const refuse = (res: Parameters<RequestHandler>[1], reason: ShedReason) => {
+    options.onShed?.(reason);
+    res.setHeader("Retry-After", retryAfter);
+    res.setHeader("Content-Type", "application/json; charset=utf-8");
+    res.setHeader("Cache-Control", "no-store");
+    res.status(503).end(body);
+  };
+
+  const middleware: RequestHandler = (req, res, next) => {
+    if (options.exempt?.(req.path)) {
+      next();
+      return;
+    }
+    if (options.maxInFlight > 0 && inFlight >= options.maxInFlight) {
+      shed.inFlight++;
+      refuse(res, "in_flight");
+      return;
+    }
+    if (delayed) {
+      shed.eventLoopDelay++;
+      refuse(res, "event_loop_delay");
+      return;
+    }
+    inFlight++;
+    res.once("close", () => {
+      inFlight--;
+    });
+    next();
+  };
+
+  return {
+    middleware,
+    get inFlight() {
+      return inFlight;
+    },
+    shed,
+    stop() {
+      if (timer) clearInterval(timer);
+      histogram?.disable();
+    },
+  };
+}
