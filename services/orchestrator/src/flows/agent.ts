@@ -1,6 +1,6 @@
 import type { ErrorType } from "@tog/events";
 import { isAbortError, type ChatMessage, type ToolSpec } from "@tog/providers";
-import { WorkflowFailure, pending, type PendingEvent, type WorkflowContext } from "../runtime/workflow-context.ts";
+import { WorkflowFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
 import { callModel, candidates, type ModelTurn } from "./model-call.ts";
 import type { RolePreset } from "./roles.ts";
 import type { ModelSelection } from "./task-plan.ts";
@@ -49,7 +49,7 @@ export interface AgentResult {
   durationMs: number;
 }
 
-export async function runAgent(ctx: WorkflowContext, spec: AgentSpec, hooks: AgentHooks = {}): Promise<AgentResult> {
+export async function runAgent(ctx: FlowContext, spec: AgentSpec, hooks: AgentHooks = {}): Promise<AgentResult> {
   const toolNames = spec.useTools ? offeredTools(ctx, spec) : [];
   const started = await ctx.step("agent:start", { kind: "start", name: spec.role.name }, async () => ({
     output: { at: Date.now() },
@@ -100,13 +100,13 @@ export async function runAgent(ctx: WorkflowContext, spec: AgentSpec, hooks: Age
 }
 
 /** Tools of the role that are registered, when a candidate model can call tools (else none). */
-function offeredTools(ctx: WorkflowContext, spec: AgentSpec): string[] {
+function offeredTools(ctx: FlowContext, spec: AgentSpec): string[] {
   if (ctx.settings.maxToolIterations <= 0 || candidates(ctx, spec.selection, true).length === 0) return [];
   return spec.role.tools.filter((name) => ctx.tools.get(name) !== undefined);
 }
 
 async function loop(
-  ctx: WorkflowContext,
+  ctx: FlowContext,
   spec: AgentSpec,
   toolNames: readonly string[],
 ): Promise<Omit<AgentResult, "durationMs">> {

@@ -1,4 +1,4 @@
-import { pending, type WorkflowContext, type WorkflowOutcome } from "../runtime/workflow-context.ts";
+import { pending, type FlowContext, type WorkflowOutcome } from "../runtime/flow-context.ts";
 import { runAgent, type AgentResult } from "./agent.ts";
 import { dependencyContext, runDag, subtaskFailure } from "./dag.ts";
 import type { FlowInput } from "./flow-input.ts";
@@ -14,7 +14,7 @@ import { addUsage } from "./usage.ts";
 // orchestrator. DEPENDENCY_SATISFIED is committed with the subtask's AGENT_STARTED and PROGRESS
 // with its AGENT_COMPLETED, so a replay never repeats them.
 
-export async function runComplex(ctx: WorkflowContext, input: FlowInput): Promise<WorkflowOutcome> {
+export async function runComplex(ctx: FlowContext, input: FlowInput): Promise<WorkflowOutcome> {
   const { plan } = input;
   const orchestrator = ctx.agentId;
   const { subtasks, turn: planTurn } = await planSubtasks(ctx, plan, { key: "plan", agentId: orchestrator });

@@ -1,5 +1,5 @@
 import { isAbortError } from "@tog/providers";
-import { WorkflowFailure } from "../runtime/workflow-context.ts";
+import { WorkflowFailure } from "../runtime/flow-context.ts";
 import type { Subtask } from "./planning.ts";
 
 // Runs subtasks as soon as their dependencies are done, all ready ones at once (the caller

@@ -1,5 +1,5 @@
 import type { ChatMessage } from "@tog/providers";
-import type { WorkflowOutcome } from "../runtime/workflow-context.ts";
+import type { WorkflowOutcome } from "../runtime/flow-context.ts";
 import type { TaskPlan } from "./task-plan.ts";
 
 /** What every mode flow starts from (built by taskWorkflow). */

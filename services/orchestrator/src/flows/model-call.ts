@@ -11,7 +11,7 @@ import {
   type ToolCall,
   type ToolSpec,
 } from "@tog/providers";
-import { WorkflowFailure, pending, type PendingEvent, type WorkflowContext } from "../runtime/workflow-context.ts";
+import { WorkflowFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
 import { promptLength, sanitizePrompt } from "./sanitize.ts";
 import type { ModelSelection } from "./task-plan.ts";
 import { elapsedMs, type UsageTotals } from "./usage.ts";
@@ -57,7 +57,7 @@ export interface ModelCall {
   preamble?: PendingEvent[] | undefined;
 }
 
-export async function callModel(ctx: WorkflowContext, selection: ModelSelection, call: ModelCall): Promise<ModelTurn> {
+export async function callModel(ctx: FlowContext, selection: ModelSelection, call: ModelCall): Promise<ModelTurn> {
   const agentId = call.agentId ?? ctx.agentId;
   const chain = candidates(ctx, selection, (call.tools?.length ?? 0) > 0);
   const name = chain[0]?.id ?? "llm";
@@ -189,7 +189,7 @@ export async function callModel(ctx: WorkflowContext, selection: ModelSelection,
 }
 
 /** The router's candidates; [] when it refuses the selection (the call then fails inside its step). */
-export function candidates(ctx: WorkflowContext, selection: ModelSelection, tools: boolean): readonly ModelEntry[] {
+export function candidates(ctx: FlowContext, selection: ModelSelection, tools: boolean): readonly ModelEntry[] {
   try {
     return ctx.llm.candidates({ ...selection, tools });
   } catch {

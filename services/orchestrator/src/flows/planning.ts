@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { OFFLINE_MARKERS, decompose } from "@tog/providers";
-import type { PendingEvent, WorkflowContext } from "../runtime/workflow-context.ts";
+import type { PendingEvent, FlowContext } from "../runtime/flow-context.ts";
 import { callModel, type ModelTurn } from "./model-call.ts";
 import type { TaskPlan } from "./task-plan.ts";
 
@@ -49,7 +49,7 @@ const planSchema = z.object({
 });
 
 export async function planSubtasks(
-  ctx: WorkflowContext,
+  ctx: FlowContext,
   plan: TaskPlan,
   options: { key: string; agentId: string },
 ): Promise<{ subtasks: Subtask[]; turn: ModelTurn }> {
@@ -107,7 +107,7 @@ export interface SubtaskResult {
 }
 
 export function synthesize(
-  ctx: WorkflowContext,
+  ctx: FlowContext,
   plan: TaskPlan,
   results: readonly SubtaskResult[],
   options: { key: string; agentId: string; instruction?: string | undefined; preamble?: PendingEvent[] },

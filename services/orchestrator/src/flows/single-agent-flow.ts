@@ -1,4 +1,4 @@
-import type { WorkflowContext, WorkflowOutcome } from "../runtime/workflow-context.ts";
+import type { FlowContext, WorkflowOutcome } from "../runtime/flow-context.ts";
 import { runAgent } from "./agent.ts";
 import type { FlowInput } from "./flow-input.ts";
 import { systemPromptFor } from "./task-plan.ts";
@@ -8,7 +8,7 @@ import { systemPromptFor } from "./task-plan.ts";
 // child `agent` with the role's name as its agent id.
 
 export async function runSingleAgent(
-  ctx: WorkflowContext,
+  ctx: FlowContext,
   input: FlowInput,
   mode: "simple" | "standard",
 ): Promise<WorkflowOutcome> {

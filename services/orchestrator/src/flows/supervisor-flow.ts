@@ -1,4 +1,4 @@
-import { pending, type PendingEvent, type WorkflowContext, type WorkflowOutcome } from "../runtime/workflow-context.ts";
+import { pending, type PendingEvent, type FlowContext, type WorkflowOutcome } from "../runtime/flow-context.ts";
 import { runAgent, type AgentResult } from "./agent.ts";
 import { SubtaskError, dependencyContext, runDag, subtaskFailure } from "./dag.ts";
 import type { FlowInput } from "./flow-input.ts";
@@ -25,7 +25,7 @@ interface Member {
   tools: string[];
 }
 
-export async function runSupervisor(ctx: WorkflowContext, input: FlowInput): Promise<WorkflowOutcome> {
+export async function runSupervisor(ctx: FlowContext, input: FlowInput): Promise<WorkflowOutcome> {
   const { plan } = input;
   const sup = SUPERVISOR_AGENT_ID;
   const { subtasks, turn: planTurn } = await planSubtasks(ctx, plan, { key: "plan", agentId: sup });
@@ -245,7 +245,7 @@ function teamStatus(size: number, active: number, completed: number): PendingEve
 }
 
 async function retire(
-  ctx: WorkflowContext,
+  ctx: FlowContext,
   since: number,
   size: number,
   completed: number,

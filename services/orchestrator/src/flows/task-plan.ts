@@ -4,7 +4,7 @@ import type { AgentMode } from "@tog/events";
 import { estimateComplexity } from "@tog/providers";
 import type { LlmRouter } from "@tog/providers";
 import type { ToolRegistry } from "@tog/tools";
-import type { TaskSpec } from "../runtime/workflow-context.ts";
+import type { TaskSpec } from "../runtime/flow-context.ts";
 import { interpolate } from "./interpolate.ts";
 import { resolveRole, type RolePreset } from "./roles.ts";
 import { renderTemplate, resolveTemplate } from "./templates.ts";

@@ -4,9 +4,9 @@ import {
   WorkflowFailure,
   pending,
   type TaskWorkflow,
-  type WorkflowContext,
+  type FlowContext,
   type WorkflowOutcome,
-} from "../runtime/workflow-context.ts";
+} from "../runtime/flow-context.ts";
 import { runComplex } from "./complex-flow.ts";
 import type { FlowInput } from "./flow-input.ts";
 import { runSingleAgent } from "./single-agent-flow.ts";
@@ -19,7 +19,7 @@ import { runTemplateOnly } from "./template-flow.ts";
 // INVALID_INPUT. Then: the task approval when require_approval is set (approval key `task`),
 // the template-only path for disable_ai, the session history (step `history`), and the mode.
 
-export const taskWorkflow: TaskWorkflow = async (ctx: WorkflowContext): Promise<WorkflowOutcome> => {
+export const taskWorkflow: TaskWorkflow = async (ctx: FlowContext): Promise<WorkflowOutcome> => {
   const { spec } = ctx.task;
   let plan: TaskPlan | undefined;
   let invalid: string | undefined;
@@ -79,7 +79,7 @@ export const taskWorkflow: TaskWorkflow = async (ctx: WorkflowContext): Promise<
 };
 
 /** Session history, checkpointed so a resumed run sees the turns the first attempt saw. */
-async function loadHistory(ctx: WorkflowContext): Promise<ChatMessage[]> {
+async function loadHistory(ctx: FlowContext): Promise<ChatMessage[]> {
   return ctx.step("history", { kind: "plan", name: "session-history" }, async () => {
     const messages = await ctx.loadSessionHistory();
     const n = messages.length;

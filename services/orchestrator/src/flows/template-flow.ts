@@ -1,5 +1,5 @@
-import type { WorkflowContext, WorkflowOutcome } from "../runtime/workflow-context.ts";
-import { pending } from "../runtime/workflow-context.ts";
+import type { FlowContext, WorkflowOutcome } from "../runtime/flow-context.ts";
+import { pending } from "../runtime/flow-context.ts";
 import type { TaskPlan } from "./task-plan.ts";
 import { ZERO_USAGE } from "./usage.ts";
 
@@ -9,7 +9,7 @@ import { ZERO_USAGE } from "./usage.ts";
 export const TEMPLATE_MODEL = "template";
 export const TEMPLATE_PROVIDER = "none";
 
-export async function runTemplateOnly(ctx: WorkflowContext, plan: TaskPlan): Promise<WorkflowOutcome> {
+export async function runTemplateOnly(ctx: FlowContext, plan: TaskPlan): Promise<WorkflowOutcome> {
   const template = plan.template;
   if (!template) throw new Error("runTemplateOnly needs a template (planTask guarantees one with disable_ai)");
   const out = await ctx.step(

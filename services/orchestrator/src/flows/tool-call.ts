@@ -1,7 +1,7 @@
 import type { EventPayloads, JsonValue } from "@tog/events";
 import { abortReason, type ToolCall } from "@tog/providers";
 import { requiresApproval, type AnyTool } from "@tog/tools";
-import { WorkflowFailure, pending, type PendingEvent, type WorkflowContext } from "../runtime/workflow-context.ts";
+import { WorkflowFailure, pending, type PendingEvent, type FlowContext } from "../runtime/flow-context.ts";
 import { clip } from "./usage.ts";
 
 // One tool call requested by a model: availability check, approval when the tool's risk
@@ -30,7 +30,7 @@ export interface ToolCallRequest {
   allowed: ReadonlySet<string>;
 }
 
-export async function runToolCall(ctx: WorkflowContext, request: ToolCallRequest): Promise<ToolCallOutcome> {
+export async function runToolCall(ctx: FlowContext, request: ToolCallRequest): Promise<ToolCallOutcome> {
   const { call } = request;
   const tool = request.allowed.has(call.name) ? ctx.tools.get(call.name) : undefined;
   if (!tool) {
@@ -78,12 +78,7 @@ export async function runToolCall(ctx: WorkflowContext, request: ToolCallRequest
   return invoke(ctx, request.key, tool, args);
 }
 
-function invoke(
-  ctx: WorkflowContext,
-  key: string,
-  tool: AnyTool,
-  args: Record<string, unknown>,
-): Promise<ToolCallOutcome> {
+function invoke(ctx: FlowContext, key: string, tool: AnyTool, args: Record<string, unknown>): Promise<ToolCallOutcome> {
   return ctx.step<ToolCallOutcome>(key, { kind: "tool", name: tool.name }, async () => {
     const toolArgs = toJsonObject(args);
     ctx.emit("TOOL_INVOKED", `Invoking ${tool.name}`, {

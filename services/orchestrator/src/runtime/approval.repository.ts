@@ -1,7 +1,7 @@
 import type { Db } from "@tog/db";
 
 // Approvals as the runtime sees them. The decision is written by the orchestrator's approval
-// endpoint (tasks/approval.service.ts); the workflow polls the row (and wakes on a core NATS
+// decision (decideApproval, tasks/task.service.ts); the run polls the row (and wakes on a core NATS
 // hint), so a worker that restarts mid-wait still finds a decision made while it was down.
 
 export interface ApprovalRow {

@@ -2,7 +2,7 @@ import type { Logger } from "@tog/core";
 import { ConflictError } from "@tog/core";
 import { publish, systemSubjects, type Bus } from "@tog/bus";
 import { buildEvent, eventMessageId, type EventType, type TaskEvent } from "@tog/events";
-import type { PendingEvent } from "./workflow-context.ts";
+import type { PendingEvent } from "./flow-context.ts";
 
 // One emitter per running workflow. It is the only writer of the workflow's event subject:
 // seqs are allocated here in emit order and every publish carries

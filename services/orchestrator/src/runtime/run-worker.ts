@@ -1,7 +1,8 @@
 import type { JsMsg } from "@nats-io/jetstream";
 import { RUN_WORKERS, withMessageContext, type Bus } from "@tog/bus";
 import type { Logger } from "@tog/core";
-import { openEmitter, runClaimedTask, type RunEnd, type RunnerDeps } from "./workflow-runner.ts";
+import { openEmitter } from "./open-emitter.ts";
+import { runClaimedTask, type RunEnd, type RunnerDeps } from "./run.ts";
 
 // Pulls runs from the RUNS work queue (durable consumer `run-workers`, shared by every worker
 // process) and executes up to `concurrency` of them at once. The message is held for the whole

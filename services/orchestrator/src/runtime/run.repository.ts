@@ -2,14 +2,16 @@ import type { Db, DbPool } from "@tog/db";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
-import type { TaskSpec } from "./workflow-context.ts";
-import { CheckpointBatcher } from "./checkpoint-batcher.ts";
+import type { TaskSpec } from "./flow-context.ts";
+import { CheckpointRepository } from "./checkpoint.repository.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { writeFinals, type FinalRecord, type FinalWrite } from "./final-write.repository.ts";
 import { LeaseKeeper, type LeaseHolder, type LeaseState } from "./lease-keeper.ts";
 
 // The runtime's view of the `tasks` row: claiming a run under a lease, heartbeats that extend
-// it and report cancellation, and the final write. Every write after the claim is fenced by
-// `lease_owner`, so a worker that lost its lease cannot change the task any more.
+// it and report cancellation, checkpoints and the final write (final-write.repository.ts). Every
+// write after the claim is fenced by `lease_owner`, so a worker that lost its lease cannot
+// change the task any more.
 
 export interface ClaimedTask {
   id: string;
@@ -33,17 +35,6 @@ export type ClaimResult =
   | { outcome: "terminal"; status: string }
   /** Another worker holds a live lease. */
   | { outcome: "leased"; retryInMs: number };
-
-export interface FinalWrite {
-  status: "COMPLETED" | "FAILED" | "CANCELLED" | "TIMEOUT";
-  result: string | null;
-  error: string;
-  errorType: string | null;
-  mode: string | null;
-  modelUsed: string | null;
-  provider: string | null;
-  usage: { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: number } | null;
-}
 
 export interface StepRecord {
   key: string;
@@ -85,16 +76,16 @@ interface TaskRow {
 export class RunRepository {
   readonly #db: Db;
   readonly #pool: DbPool;
-  readonly #checkpoints: CheckpointBatcher;
+  readonly #checkpoints: CheckpointRepository;
   readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
-  readonly #finishes: GroupCommit<FinishRequest, boolean>;
+  readonly #finishes: GroupCommit<FinalRecord, boolean>;
   readonly #keepers = new Map<string, LeaseKeeper>();
 
   /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
   constructor(options: { db: Db; pool: DbPool }) {
     this.#db = options.db;
     this.#pool = options.pool;
-    this.#checkpoints = new CheckpointBatcher({ pool: options.pool });
+    this.#checkpoints = new CheckpointRepository({ pool: options.pool });
     this.#claims = new GroupCommit({ flush: (claims) => this.#claimAll(claims) });
     this.#finishes = new GroupCommit({ flush: (finishes) => this.#finishAll(finishes) });
   }
@@ -250,7 +241,7 @@ export class RunRepository {
 
   /**
    * Checkpoints one completed step, fenced by the lease; `mode` also records the run's mode.
-   * Steps of all runs of this process are group-committed (checkpoint-batcher.ts).
+   * Steps of all runs of this process are group-committed (checkpoint.repository.ts).
    */
   async commitStep(workflowId: string, owner: string, step: StepRecord, mode?: string): Promise<void> {
     if (!(await this.#checkpoints.write({ workflowId, owner, step, mode }))) throw new LeaseLostError(workflowId);
@@ -258,54 +249,15 @@ export class RunRepository {
 
   /**
    * The final status, result and usage, the finish step and the session's totals, in one
-   * transaction. `last_activity_at` (indexed, for lists and the purge) moves on submit, not
-   * here, so both updates stay HOT.
+   * statement, fenced by the lease. Final writes of this process's runs are group-committed.
    */
-  async finish(workflowId: string, owner: string, write: FinalWrite, step: StepRecord): Promise<void> {
-    if (!(await this.#finishes.submit({ workflowId, owner, write, step }))) throw new LeaseLostError(workflowId);
+  async finish(taskId: string, owner: string, write: FinalWrite, step: StepRecord): Promise<void> {
+    if (!(await this.#finishes.submit({ taskId, owner, write, step }))) throw new LeaseLostError(taskId);
   }
 
-  /**
-   * Final writes of this process's runs, group-committed: one statement writes every task's
-   * final state, its finish step with the terminal event, and the sessions' totals (summed per
-   * session), atomically. A task whose lease is gone is left out and reported `false`.
-   */
-  async #finishAll(finishes: FinishRequest[]): Promise<boolean[]> {
-    const cols: unknown[][] = Array.from({ length: 24 }, () => []);
-    for (const f of finishes) {
-      const { write: w, step: st } = f;
-      const u = w.usage;
-      const values = [
-        f.workflowId,
-        f.owner,
-        w.status,
-        w.result,
-        w.error,
-        w.errorType,
-        w.mode,
-        w.modelUsed,
-        w.provider,
-        u?.inputTokens ?? null,
-        u?.outputTokens ?? null,
-        u?.totalTokens ?? null,
-        u?.costUsd ?? null,
-        st.key,
-        st.kind,
-        st.name,
-        st.agentId,
-        st.status,
-        st.output === undefined ? null : JSON.stringify(st.output),
-        st.events === null ? null : JSON.stringify(st.events),
-        st.firstSeq,
-        st.lastSeq,
-        st.startedAt.toISOString(),
-        st.completedAt.toISOString(),
-      ];
-      values.forEach((v, k) => cols[k]!.push(v));
-    }
-    const res = await this.#pool.query<{ id: string }>(FINISH_MANY_SQL, cols);
-    const done = new Set(res.rows.map((r) => r.id));
-    return finishes.map((f) => done.has(f.workflowId.toLowerCase()));
+  async #finishAll(finals: FinalRecord[]): Promise<boolean[]> {
+    const done = await writeFinals(this.#pool, finals);
+    return finals.map((f) => done.has(f.taskId.toLowerCase()));
   }
 }
 
@@ -316,45 +268,6 @@ const RENEW_LEASES_SQL = `
 
 /** Pauses before each fast claim attempt: about 50 ms in all before the locking path. */
 const CLAIM_RETRY_PAUSES_MS = [0, 2, 4, 8, 16, 20];
-
-interface FinishRequest {
-  workflowId: string;
-  owner: string;
-  write: FinalWrite;
-  step: StepRecord;
-}
-
-const FINISH_MANY_SQL = `
-  WITH v AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                         $10::int[], $11::int[], $12::int[], $13::float8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-                         $19::text[], $20::text[], $21::int[], $22::int[], $23::timestamptz[], $24::timestamptz[])
-      AS v(id, owner, status, result, error, error_type, mode, model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd,
-           step_key, step_kind, step_name, step_agent, step_status, step_output, step_events, first_seq, last_seq, started_at, completed_at)
-  ),
-  t AS (
-    UPDATE tasks SET
-      status = v.status, result = v.result, error = v.error, error_type = v.error_type, mode = coalesce(v.mode, tasks.mode),
-      model_used = v.model_used, provider = v.provider, input_tokens = v.input_tokens, output_tokens = v.output_tokens,
-      total_tokens = v.total_tokens, cost_usd = v.cost_usd,
-      completed_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-    FROM v WHERE tasks.id = v.id AND tasks.lease_owner = v.owner AND tasks.status = 'RUNNING'
-    RETURNING tasks.id, tasks.session_id
-  ),
-  st AS (
-    INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
-    SELECT v.id, v.step_key, v.step_kind, v.step_name, v.step_agent, v.step_status, v.step_output::jsonb, v.step_events::json,
-           v.first_seq, v.last_seq, v.started_at, v.completed_at
-    FROM v JOIN t ON t.id = v.id
-    ON CONFLICT (workflow_id, key) DO NOTHING
-  ),
-  s AS (
-    UPDATE sessions SET tokens_used = tokens_used + agg.tokens, total_cost_usd = total_cost_usd + agg.cost, updated_at = now()
-    FROM (SELECT t.session_id, sum(coalesce(v.total_tokens, 0))::int AS tokens, sum(coalesce(v.cost_usd, 0)) AS cost
-          FROM t JOIN v ON v.id = t.id GROUP BY t.session_id) agg
-    WHERE sessions.id = agg.session_id
-  )
-  SELECT id::text FROM t`;
 
 interface ClaimRequest {
   taskId: string;

@@ -1,5 +1,5 @@
 import { ValidationError } from "@tog/core";
-import type { TaskSpec } from "../runtime/workflow-context.ts";
+import type { TaskSpec } from "../runtime/flow-context.ts";
 
 // `context.use_case_preset`: a named set of history-window controls, so a client picks a
 // conversation style instead of five numbers. The gateway fills every control with its documented

@@ -1,7 +1,7 @@
 import type { DbPool } from "@tog/db";
 import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
 import { readSessionBudget } from "./session.repository.ts";
-import { WorkflowFailure, type TaskInfo } from "../runtime/workflow-context.ts";
+import { WorkflowFailure, type TaskInfo } from "../runtime/flow-context.ts";
 
 // The session's token budget (sessions.token_budget, SESSION_TOKEN_BUDGET for a new session,
 // default 1,000,000): what all tasks of a session may use together. `tokens_used` grows when a

@@ -1,6 +1,6 @@
 import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
 import type { Catalog } from "@tog/catalog";
-import type { TaskInfo, TaskSpec } from "../runtime/workflow-context.ts";
+import type { TaskInfo, TaskSpec } from "../runtime/flow-context.ts";
 import { budgetFailure, estimateMessages, type SessionBudgets } from "./session-budget.ts";
 import type { SessionMemory } from "./session-memory.ts";
 

@@ -1,7 +1,7 @@
 import type { DbPool } from "@tog/db";
 import type { Logger } from "@tog/core";
 import type { ChatMessage } from "@tog/providers";
-import type { TaskInfo, TaskSpec } from "../runtime/workflow-context.ts";
+import type { TaskInfo, TaskSpec } from "../runtime/flow-context.ts";
 import { shapeHistory, type ShapedHistory } from "./history-shaping.ts";
 import { effectiveWindow } from "./presets.ts";
 import { earlierTurns, type TurnRow } from "./session.repository.ts";

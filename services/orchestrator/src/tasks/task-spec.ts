@@ -1,7 +1,7 @@
 import type { SubmitTaskCommand } from "@tog/proto";
 import type { ModelTier } from "@tog/catalog";
 import { readTaskContext } from "@tog/api";
-import type { TaskSpec } from "../runtime/workflow-context.ts";
+import type { TaskSpec } from "../runtime/flow-context.ts";
 
 // From the gateway's normalized context to the spec a workflow runs, read with the same schema
 // the gateway validated it with (libs/api task-context.ts). Keys outside the recognized list

@@ -13,7 +13,7 @@ import {
 } from "@tog/core";
 import { pingDb, type Db, type DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
-import { buildEvent, eventMessageId, isTerminalStatus, terminalErrorData } from "@tog/events";
+import { eventMessageId, isTerminalStatus } from "@tog/events";
 import type {
   ApprovalDecisionCommand,
   ApprovalDecisionResult,
@@ -26,12 +26,13 @@ import type {
   TaskEventsQuery,
   TaskEventsResult,
   TaskOrchestrator,
-  TaskStatus,
   TimelineQuery,
   TimelineResult,
 } from "@tog/proto";
-import type { TaskSpec } from "../runtime/workflow-context.ts";
+import { cancelledState, finishStep, firstEventOf } from "../runtime/final-write.ts";
+import type { TaskSpec } from "../runtime/flow-context.ts";
 import { ApprovalDecisionRepository } from "./approval-decision.repository.ts";
+import { CancelRepository } from "./cancel.repository.ts";
 import { resolveSessionFilter } from "./session.resolver.ts";
 import type { QueueBreaker } from "./queue-breaker.ts";
 import { SubmitRepository } from "./submit.repository.ts";
@@ -92,6 +93,7 @@ export class TaskService implements TaskOrchestrator {
   readonly #tasks: TaskRepository;
   readonly #approvals: ApprovalDecisionRepository;
   readonly #submits: SubmitRepository;
+  readonly #cancels: CancelRepository;
   readonly #pool: DbPool;
   #queueFullUntil = 0;
 
@@ -103,6 +105,7 @@ export class TaskService implements TaskOrchestrator {
     this.#tasks = new TaskRepository({ db: options.db });
     this.#approvals = new ApprovalDecisionRepository({ db: options.db });
     this.#submits = new SubmitRepository({ pool: options.pool });
+    this.#cancels = new CancelRepository({ pool: options.pool });
     this.#pool = options.pool;
   }
 
@@ -194,43 +197,21 @@ export class TaskService implements TaskOrchestrator {
   }
 
   async cancelTask(userId: string, taskId: string, reason: string | undefined): Promise<CancelTaskResult> {
-    const outcome = await this.#db.$transaction(async (tx) => {
-      const row = (
-        await tx.$queryRaw<{ user_id: string; session_id: string; status: TaskStatus; trace_id: string }[]>`
-        SELECT user_id::text, session_id::text, status, trace_id FROM tasks WHERE id = ${taskId}::uuid FOR UPDATE`
-      )[0];
-      if (!row) throw new NotFoundError("Task not found");
-      if (row.user_id !== userId) throw new ForbiddenError();
-      if (isTerminalStatus(row.status)) return { kind: "terminal" as const, status: row.status };
-      await tx.$executeRaw`
-        INSERT INTO task_signals (workflow_id, name, payload) VALUES (${taskId}::uuid, 'cancel', ${JSON.stringify({ reason: reason ?? null, by: userId })}::jsonb)`;
-      if (row.status === "QUEUED") {
-        // Never started: it ends here. Its one event (the terminal one, seq 1) is committed
-        // with the task; the worker that later drains the run republishes it if we crash first.
-        const message = reason ? `Task cancelled: ${reason}` : "Task cancelled by user";
-        const event = buildEvent({
-          workflow_id: taskId,
-          type: "ERROR_OCCURRED",
-          agent_id: "orchestrator",
-          message,
-          seq: 1,
-          trace_id: row.trace_id,
-          data: terminalErrorData({ status: "CANCELLED", error_type: "CANCELLED", error_message: message }),
-        });
-        await tx.$executeRaw`
-          UPDATE tasks SET status = 'CANCELLED', error = ${message}, error_type = 'CANCELLED', cancel_requested_at = now(),
-                 cancel_reason = ${reason ?? null}, completed_at = now(), updated_at = now()
-          WHERE id = ${taskId}::uuid`;
-        await tx.$executeRaw`
-          INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
-          VALUES (${taskId}::uuid, 'finish', 'finish', 'CANCELLED', 'orchestrator', 'completed', ${JSON.stringify({ status: "CANCELLED" })}::jsonb,
-                  ${JSON.stringify([event])}::json, 1, 1, now(), now())`;
-        return { kind: "cancelled" as const, event, sessionId: row.session_id };
-      }
-      await tx.$executeRaw`
-        UPDATE tasks SET cancel_requested_at = coalesce(cancel_requested_at, now()), cancel_reason = coalesce(cancel_reason, ${reason ?? null}), updated_at = now()
-        WHERE id = ${taskId}::uuid`;
-      return { kind: "requested" as const };
+    const outcome = await this.#cancels.transaction(async (tx) => {
+      const task = await tx.lock(taskId);
+      if (!task) throw new NotFoundError("Task not found");
+      if (task.userId !== userId) throw new ForbiddenError();
+      if (isTerminalStatus(task.status)) return { kind: "terminal" as const, status: task.status };
+      await tx.request(taskId, reason ?? null, userId);
+      if (task.status !== "QUEUED") return { kind: "requested" as const };
+      // Never started: it ends here, with the final write a run would make. Its one event (the
+      // terminal one, seq 1) is committed with the task; the worker that later drains the run
+      // republishes it if we crash first.
+      const final = cancelledState(reason ?? null);
+      const event = firstEventOf(taskId, task.traceId, final);
+      if (!(await tx.finishQueued({ taskId, write: final.write, step: finishStep(final, event) })))
+        throw new Error(`task ${taskId} left QUEUED under its lock`);
+      return { kind: "cancelled" as const, event, sessionId: task.sessionId };
     });
 
     if (outcome.kind === "terminal") {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WorkflowFailure } from "../../src/runtime/workflow-context.ts";
+import { WorkflowFailure } from "../../src/runtime/flow-context.ts";
 import { taskWorkflow } from "../../src/flows/index.ts";
 import { invalidPayloads, type ApprovalAnswer } from "./memory-context.ts";
 import { counted, memoryRun, ofType, types } from "./setup.ts";

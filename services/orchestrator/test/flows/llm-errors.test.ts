@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinTools, createToolRegistry } from "@tog/tools";
 import { taskWorkflow } from "../../src/flows/index.ts";
-import { WorkflowFailure } from "../../src/runtime/workflow-context.ts";
+import { WorkflowFailure } from "../../src/runtime/flow-context.ts";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { createMemoryRun, invalidPayloads, type MemoryRunOptions } from "./memory-context.ts";
 import { ofType } from "./setup.ts";

@@ -11,12 +11,12 @@ import type {
   TaskInfo,
   TaskSpec,
   TaskWorkflow,
-  WorkflowContext,
+  FlowContext,
   WorkflowOutcome,
   WorkflowSettings,
-} from "../../src/runtime/workflow-context.ts";
+} from "../../src/runtime/flow-context.ts";
 
-// An in-memory WorkflowContext for flow tests only, with the runtime's semantics where flows can
+// An in-memory FlowContext for flow tests only, with the runtime's semantics where flows can
 // tell the difference: step outputs are JSON round-tripped and returned from the cache on a
 // replay (without running `fn` or re-emitting), children get namespaced keys and their own
 // abort signal, approvals are two steps (`approval:<key>:requested`, `approval:<key>`), and a
@@ -58,7 +58,7 @@ export interface MemoryRunOptions {
 }
 
 export interface MemoryRun {
-  ctx: WorkflowContext;
+  ctx: FlowContext;
   events: RecordedEvent[];
   checkpoints: Map<string, Checkpoint>;
   /** Keys of the steps that ran (not replayed) in this run, in order of completion. */
@@ -124,7 +124,7 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
     });
   };
 
-  function context(prefix: string, agentId: string, signal: AbortSignal): WorkflowContext {
+  function context(prefix: string, agentId: string, signal: AbortSignal): FlowContext {
     const throwIfStopped = () => {
       if (signal.aborted) throw signal.reason;
     };
@@ -148,11 +148,7 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
       return structuredClone(output) as T;
     }
 
-    async function child<T>(
-      childId: string,
-      childAgentId: string,
-      fn: (ctx: WorkflowContext) => Promise<T>,
-    ): Promise<T> {
+    async function child<T>(childId: string, childAgentId: string, fn: (ctx: FlowContext) => Promise<T>): Promise<T> {
       const fullKey = `${prefix}child:${childId}`;
       claim(fullKey);
       const done = checkpoints.get(fullKey);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ValidationError } from "@tog/core";
-import { WorkflowFailure } from "../../src/runtime/workflow-context.ts";
+import { WorkflowFailure } from "../../src/runtime/flow-context.ts";
 import { interpolate, parsePlan, resolveTemplate, taskWorkflow, validateTaskSpec } from "../../src/flows/index.ts";
 import { invalidPayloads, normalizeSpec } from "./memory-context.ts";
 import { catalog, counted, memoryRun, offlineRouter, ofType, types } from "./setup.ts";

@@ -16,8 +16,8 @@ import { ApprovalRepository } from "../../src/runtime/approval.repository.ts";
 import { RunRepository } from "../../src/runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "../../src/runtime/run-worker.ts";
 import { createSignalListener } from "../../src/runtime/signal-listener.ts";
-import type { RunnerDeps } from "../../src/runtime/workflow-runner.ts";
-import type { TaskWorkflow } from "../../src/runtime/workflow-context.ts";
+import type { RunnerDeps } from "../../src/runtime/run.ts";
+import type { TaskWorkflow } from "../../src/runtime/flow-context.ts";
 import { TaskService } from "../../src/tasks/task.service.ts";
 
 // Real PostgreSQL and NATS, the real runtime; only the workflow is the test's own.

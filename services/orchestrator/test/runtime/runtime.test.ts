@@ -4,9 +4,9 @@ import {
   pending,
   WorkflowFailure,
   type TaskWorkflow,
-  type WorkflowContext,
+  type FlowContext,
   type WorkflowOutcome,
-} from "../../src/runtime/workflow-context.ts";
+} from "../../src/runtime/flow-context.ts";
 import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
 const outcome = (result: string, agentsUsed = 1): WorkflowOutcome => ({
@@ -19,7 +19,7 @@ const outcome = (result: string, agentsUsed = 1): WorkflowOutcome => ({
   mode: "EXECUTION_MODE_STANDARD",
 });
 
-const started = (ctx: WorkflowContext) =>
+const started = (ctx: FlowContext) =>
   ctx.step("start", { kind: "start", name: "start" }, async () => ({
     output: null,
     events: [

@@ -15,6 +15,7 @@ export interface Checkpoint {
   mode?: string | undefined;
 }
 
+// raw: an `unnest` batch fenced by a join on the lease, which Prisma cannot say (docs/performance.md "Run").
 const BATCH_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
@@ -35,7 +36,7 @@ const BATCH_SQL = `
   )
   SELECT workflow_id::text AS workflow_id, key FROM i`;
 
-export class CheckpointBatcher {
+export class CheckpointRepository {
   readonly #pool: DbPool;
   readonly #group: GroupCommit<Checkpoint, boolean>;
 

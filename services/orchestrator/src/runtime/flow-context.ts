@@ -3,16 +3,18 @@ import type { Catalog, ModelTier } from "@tog/catalog";
 import type { ChatMessage, LlmRouter } from "@tog/providers";
 import type { ApprovalThreshold, RiskLevel, ToolRegistry } from "@tog/tools";
 
-// The API agent flows (services/orchestrator/src/flows) are written against. The runtime
-// (runtime/*) implements it: durable steps checkpointed in PostgreSQL, events with a gap-free
-// per-workflow seq on JetStream, cancellation, deadlines and approvals.
+// The API flows are written against: what a flow (services/orchestrator/src/flows) sees of its run.
+//
+// run-context.ts implements it: durable steps checkpointed in PostgreSQL, events with a gap-free
+// per-task seq on JetStream, cancellation, deadlines and approvals (docs/architecture.md,
+// "Orchestrator runtime").
 //
 // Rules for flow code (the price of resuming from checkpoints after a crash):
 // - Every side effect or non-deterministic value (LLM call, tool call, clock, random id) lives
 //   inside a `step`; code between steps must be deterministic given the step outputs, so a
 //   replay after a crash takes the same path and meets the same step keys.
-// - Step keys are unique within the workflow and stable across replays (e.g. `llm:0`,
-//   `tool:2:calculator`); a child's keys are namespaced by the runtime.
+// - Step keys are unique within the task and stable across replays (e.g. `llm:0`,
+//   `tool:2:calculator`); a child task's keys are namespaced by the runtime.
 // - Events that report a step's *result* are returned from the step (`events`) and committed
 //   with its checkpoint: emitted exactly once even across crashes. `emit` is for live progress
 //   inside a step (LLM_PARTIAL, AGENT_THINKING, PROGRESS...): a step redone after a crash may
@@ -100,7 +102,7 @@ export interface TaskInfo {
 }
 
 export interface ApprovalRequest {
-  /** Stable step key part, unique per workflow (e.g. `tool:3`). */
+  /** Stable step key part, unique per task (e.g. `tool:3`). */
   key: string;
   toolName: string;
   operation: string;
@@ -130,9 +132,9 @@ export interface WorkflowSettings {
   llmMaxRetries?: number | undefined;
 }
 
-export interface WorkflowContext {
+export interface FlowContext {
   readonly task: TaskInfo;
-  /** Agent id this context emits as (`orchestrator` for the workflow, the child's id in a child). */
+  /** Agent id this context emits as (`orchestrator` for the task, the child's id in a child task). */
   readonly agentId: string;
   /** Aborted on cancel, timeout or worker shutdown; pass it to LLM and tool calls. */
   readonly signal: AbortSignal;
@@ -148,11 +150,11 @@ export interface WorkflowContext {
   step<T>(key: string, meta: StepMeta, fn: () => Promise<StepResult<T>>): Promise<T>;
 
   /**
-   * A child workflow, run concurrently with its siblings when the caller does not await in
+   * A child task, run concurrently with its siblings when the caller does not await in
    * between: its own agent id, step keys namespaced by `childId`, cancelled with its parent;
    * recorded as a `child` step (its output is `fn`'s result). Events go to the parent's stream.
    */
-  child<T>(childId: string, agentId: string, fn: (ctx: WorkflowContext) => Promise<T>): Promise<T>;
+  child<T>(childId: string, agentId: string, fn: (ctx: FlowContext) => Promise<T>): Promise<T>;
 
   /**
    * Emits APPROVAL_REQUESTED and WAITING, waits durably for the decision (a signal persisted in
@@ -180,7 +182,7 @@ export interface WorkflowOutcome {
 }
 
 /**
- * Failure a flow raises to end the workflow as FAILED with that error type (e.g. LLM_ERROR,
+ * Failure a flow raises to end the task as FAILED with that error type (e.g. LLM_ERROR,
  * TOOL_EXECUTION_FAILED, INVALID_INPUT, APPROVAL_DENIED). Cancellation and timeouts are the
  * runtime's: flows just let the abort propagate.
  */
@@ -206,4 +208,4 @@ export class WorkflowFailure extends Error {
  * mode, runs it and returns the outcome. The runtime then writes the final status and the
  * terminal event (WORKFLOW_COMPLETED, or ERROR_OCCURRED on failure/cancel/timeout).
  */
-export type TaskWorkflow = (ctx: WorkflowContext) => Promise<WorkflowOutcome>;
+export type TaskWorkflow = (ctx: FlowContext) => Promise<WorkflowOutcome>;

@@ -1,0 +1,112 @@
+import type { DbPool } from "@tog/db";
+import type { PoolClient } from "pg";
+import type { StepRecord } from "./run.repository.ts";
+
+// The final write, the one statement that ends tasks, shared by runs and by the cancel of a queued task.
+//
+// It writes the terminal status, result and usage, the `finish` step holding the terminal event,
+// and the sessions' totals. Runs end their tasks through it (group-committed, run.repository.ts),
+// a cancel before any run claimed the task too (tasks/cancel.repository.ts), so a task ends one
+// way (docs/architecture.md, "Orchestrator runtime").
+
+export interface FinalWrite {
+  status: "COMPLETED" | "FAILED" | "CANCELLED" | "TIMEOUT";
+  result: string | null;
+  error: string;
+  errorType: string | null;
+  mode: string | null;
+  modelUsed: string | null;
+  provider: string | null;
+  usage: { inputTokens: number; outputTokens: number; totalTokens: number; costUsd: number } | null;
+}
+
+export interface FinalRecord {
+  taskId: string;
+  /**
+   * The fence. A run's lease owner: the task must still be RUNNING under that lease. Null for a
+   * task no run has claimed: it must still be QUEUED (the caller holds its row lock).
+   */
+  owner: string | null;
+  write: FinalWrite;
+  /** The `finish` step, with the terminal event. */
+  step: StepRecord;
+}
+
+/**
+ * Writes the final records in one statement; returns the ids (lower case) of the tasks written.
+ * A task whose fence no longer holds is left out, with its step and session totals.
+ */
+export async function writeFinals(db: DbPool | PoolClient, finals: readonly FinalRecord[]): Promise<Set<string>> {
+  const cols: unknown[][] = Array.from({ length: 24 }, () => []);
+  for (const f of finals) {
+    const { write: w, step: st } = f;
+    const u = w.usage;
+    const values = [
+      f.taskId,
+      f.owner,
+      w.status,
+      w.result,
+      w.error,
+      w.errorType,
+      w.mode,
+      w.modelUsed,
+      w.provider,
+      u?.inputTokens ?? null,
+      u?.outputTokens ?? null,
+      u?.totalTokens ?? null,
+      u?.costUsd ?? null,
+      st.key,
+      st.kind,
+      st.name,
+      st.agentId,
+      st.status,
+      st.output === undefined ? null : JSON.stringify(st.output),
+      st.events === null ? null : JSON.stringify(st.events),
+      st.firstSeq,
+      st.lastSeq,
+      st.startedAt.toISOString(),
+      st.completedAt.toISOString(),
+    ];
+    values.forEach((v, k) => cols[k]!.push(v));
+  }
+  const res = await db.query<{ id: string }>(FINAL_WRITE_SQL, cols);
+  return new Set(res.rows.map((r) => r.id));
+}
+
+// raw: an `unnest` batch of many tasks in one statement with data-modifying CTEs, which Prisma
+// cannot say (docs/performance.md "Run", final write).
+// `last_activity_at` (indexed, for lists and the purge) moves on submit, not here, so both
+// updates stay HOT (docs/performance.md). A task no run claimed used nothing: its session is
+// left as it is.
+const FINAL_WRITE_SQL = `
+  WITH v AS (
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                         $10::int[], $11::int[], $12::int[], $13::float8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+                         $19::text[], $20::text[], $21::int[], $22::int[], $23::timestamptz[], $24::timestamptz[])
+      AS v(id, owner, status, result, error, error_type, mode, model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd,
+           step_key, step_kind, step_name, step_agent, step_status, step_output, step_events, first_seq, last_seq, started_at, completed_at)
+  ),
+  t AS (
+    UPDATE tasks SET
+      status = v.status, result = v.result, error = v.error, error_type = v.error_type, mode = coalesce(v.mode, tasks.mode),
+      model_used = v.model_used, provider = v.provider, input_tokens = v.input_tokens, output_tokens = v.output_tokens,
+      total_tokens = v.total_tokens, cost_usd = v.cost_usd,
+      completed_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
+    FROM v WHERE tasks.id = v.id
+      AND ((tasks.lease_owner = v.owner AND tasks.status = 'RUNNING') OR (v.owner IS NULL AND tasks.status = 'QUEUED'))
+    RETURNING tasks.id, tasks.session_id
+  ),
+  st AS (
+    INSERT INTO task_steps (workflow_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+    SELECT v.id, v.step_key, v.step_kind, v.step_name, v.step_agent, v.step_status, v.step_output::jsonb, v.step_events::json,
+           v.first_seq, v.last_seq, v.started_at, v.completed_at
+    FROM v JOIN t ON t.id = v.id
+    ON CONFLICT (workflow_id, key) DO NOTHING
+  ),
+  s AS (
+    UPDATE sessions SET tokens_used = tokens_used + agg.tokens, total_cost_usd = total_cost_usd + agg.cost, updated_at = now()
+    FROM (SELECT t.session_id, sum(coalesce(v.total_tokens, 0))::int AS tokens, sum(coalesce(v.cost_usd, 0)) AS cost
+          FROM t JOIN v ON v.id = t.id WHERE v.owner IS NOT NULL GROUP BY t.session_id) agg
+    WHERE sessions.id = agg.session_id
+  )
+  SELECT id::text FROM t`;

@@ -1,0 +1,91 @@
+import type { Bus } from "@tog/bus";
+import type { Logger } from "@tog/core";
+import type { TaskEvent } from "@tog/events";
+import { busPosition } from "./bus-position.ts";
+import { WorkflowEventEmitter } from "./event-emitter.ts";
+import type { RunRepository, StepRecord } from "./run.repository.ts";
+
+// Where a run's events continue, so a task's seq stays gap-free across runs (docs/reliability.md).
+//
+// A first run starts at seq 1; a later run (after a crash or a shutdown) continues after
+// everything already on the bus, in the permanent log or committed with a checkpoint, and first
+// publishes the committed events the bus never got ("Worker crash").
+
+export interface EmitterDeps {
+  bus: Bus;
+  runs: RunRepository;
+  onEventPublished?: ((event: TaskEvent) => void) | undefined;
+}
+
+/** The emitter of a run: fresh for a first run, reopened (openEmitter) for a later one. */
+export function runEmitter(
+  deps: EmitterDeps,
+  task: { id: string; traceId: string; attempts: number },
+  steps: ReadonlyMap<string, StepRecord>,
+  logger: Logger,
+  onFailure: (error: Error) => void,
+): Promise<WorkflowEventEmitter> {
+  // A first run has nothing to recover: no step was checkpointed and no event published (only
+  // the worker holding the claim writes them). Saves two round trips per task.
+  if (task.attempts === 1) {
+    return Promise.resolve(
+      new WorkflowEventEmitter({
+        bus: deps.bus,
+        workflowId: task.id,
+        traceId: task.traceId,
+        defaultAgentId: "orchestrator",
+        start: { lastSeq: 0, lastStreamSeq: 0 },
+        logger,
+        onFailure,
+        onPublished: deps.onEventPublished,
+      }),
+    );
+  }
+  return openEmitter(deps, task.id, task.traceId, steps, logger, onFailure);
+}
+
+/**
+ * Re-establishes the emitter of a task that ran before: the next seq follows everything already
+ * on the bus, in the permanent log or committed with a checkpoint, and committed events the bus
+ * never received are published first.
+ */
+export async function openEmitter(
+  deps: EmitterDeps,
+  taskId: string,
+  traceId: string,
+  steps: ReadonlyMap<string, StepRecord>,
+  logger: Logger,
+  onFailure: (error: Error) => void,
+): Promise<WorkflowEventEmitter> {
+  const [position, persisted] = await Promise.all([busPosition(deps.bus, taskId), deps.runs.persistedLastSeq(taskId)]);
+  const delivered = Math.max(position.lastSeq, persisted);
+  let lastSeq = delivered;
+  const missing: TaskEvent[] = [];
+  for (const step of steps.values()) {
+    if (step.lastSeq !== null && step.lastSeq > lastSeq) lastSeq = step.lastSeq;
+    for (const event of step.events ?? []) if (event.seq > delivered) missing.push(event);
+  }
+  missing.sort((a, b) => a.seq - b.seq);
+  const emitter = new WorkflowEventEmitter({
+    bus: deps.bus,
+    workflowId: taskId,
+    traceId,
+    defaultAgentId: "orchestrator",
+    start: { lastSeq: delivered, lastStreamSeq: position.lastStreamSeq },
+    logger,
+    onFailure,
+    onPublished: deps.onEventPublished,
+  });
+  if (missing.length > 0) {
+    logger.info(
+      { count: missing.length, fromSeq: missing[0]!.seq },
+      "republishing committed events the bus never received",
+    );
+    await emitter.republish(missing);
+  }
+  // Seqs a crashed worker allocated to live events it never published are free again: the next
+  // event takes the first seq after everything delivered or committed, so there is no gap.
+  if (emitter.lastSeq < lastSeq)
+    throw new Error(`committed events of ${taskId} end at seq ${lastSeq}, bus at ${emitter.lastSeq}`);
+  return emitter;
+}
