@@ -492,6 +492,7 @@ const overload: Scenario = {
         `capacity ≈ ${overloadState.capacity.toFixed(1)} tasks/s, offered ${Math.round(overloadState.capacity * 3)}/s`,
         `RUNS messages peak ${maxPending} (bound 60)`,
         `peak RSS: ${mem}`,
+        `router upstream errors: ${[...ctx.sys.env.routerErrors].map(([k, n]) => `${k} ×${n}`).join("; ") || "none"}`,
       ],
     };
   },

@@ -94,6 +94,8 @@ export interface E2eEnvironment {
   readonly natsPrefix: string;
   /** The environment every service got (before per-service overrides). */
   readonly env: Env;
+  /** Failures of the router's upstream requests (each answered 503/502 by the router), by error code and message. */
+  readonly routerErrors: ReadonlyMap<string, number>;
   /** Whether a service runs in this environment. */
   has(name: string): boolean;
   service(name: string, index?: number): RunningService;
@@ -121,6 +123,7 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
   const testkit = acquired?.testkit ?? (await import("@tog/testkit"));
   const infra: Infrastructure = acquired?.infra ?? { ...options.servers!, kind: "local", stop: async () => undefined };
   const id = testkit.uniqueId("e2e");
+  const routerErrors = new Map<string, number>();
   const natsPrefix = id;
   const redisKeyPrefix = `${id}:`;
   const cleanups: { name: string; run: () => Promise<unknown> }[] = [
@@ -172,6 +175,10 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
     await runBusSetup({ ...env, LOG_LEVEL: "warn" });
 
     stack = await startStack({
+      onRouterError: (err) => {
+        const key = `${(err as NodeJS.ErrnoException).code ?? err.name}: ${err.message}`;
+        routerErrors.set(key, (routerErrors.get(key) ?? 0) + 1);
+      },
       env,
       serviceEnv: options.services,
       replicas: options.replicas,
@@ -201,6 +208,7 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
     };
 
     return {
+      routerErrors,
       baseUrl: running.baseUrl,
       catalogUrl: running.catalogUrl,
       stack: running,

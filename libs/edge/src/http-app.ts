@@ -6,6 +6,7 @@ import { createRequestContext } from "./request-context.ts";
 import { createCors, type CorsSettings } from "./cors.ts";
 import { guardInput, rejectOversizedBody } from "./input-guard.ts";
 import { securityHeaders } from "./security-headers.ts";
+import type { LoadShedder } from "./load-shedding.ts";
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -14,13 +15,15 @@ export interface HttpAppOptions {
   cors: CorsSettings;
   /** Request counts and latencies by route and status (served on the ops port). */
   metrics?: Metrics | undefined;
+  /** Answers 503 + Retry-After at once beyond the process's capacity (load-shedding.ts). */
+  shedder?: LoadShedder | undefined;
   /** Mounts the service's routes; runs after the common stack and before 404/error handling. */
   routes: (app: Express) => void;
 }
 
 /**
  * The one middleware stack every HTTP service uses:
- * trace context + request log → security headers → CORS → declared size → JSON body → input
+ * [load shedding] → trace context + request log → security headers → CORS → declared size → JSON body → input
  * guard (NUL, surrogates, depth) → service routes → JSON 404 → error mapper.
  * Auth, rate limits and idempotency are per-route middleware (see index.ts).
  */
@@ -30,6 +33,8 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.set("trust proxy", true);
   app.set("etag", false);
   if (options.metrics) app.use(httpMetrics(options.metrics));
+  // First after the metrics (which count the 503s): a shed request costs nothing else.
+  if (options.shedder) app.use(options.shedder.middleware);
   app.use(createRequestContext({ logger: options.logger }));
   app.use(securityHeaders);
   app.use(createCors(options.cors));

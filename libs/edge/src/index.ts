@@ -1,6 +1,7 @@
 export { type AuthMethod, DEFAULT_USER_ID, DEFAULT_USER_NAME, type Principal } from "./principal.ts";
 export { createErrorHandler, sendError, statusOf } from "./error-mapper.ts";
 export { createHttpApp, type HttpAppOptions } from "./http-app.ts";
+export { createLoadShedder, type LoadShedder, type LoadShedderOptions, type ShedReason } from "./load-shedding.ts";
 export { createRequestContext } from "./request-context.ts";
 export { createCors, CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_METHODS, type CorsSettings } from "./cors.ts";
 export {

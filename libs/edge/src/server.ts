@@ -6,7 +6,10 @@ import { installJsonClientErrors } from "@tog/core";
 export interface ServerTimeouts {
   /** Whole request (headers + body) must arrive within this (docs/api.md "Limits": read 30 s). */
   readTimeoutMs: number;
-  /** Non-streaming responses must finish within this (docs/api.md "Limits": write 30 s). */
+  /**
+   * Non-streaming responses must finish within this (docs/api.md "Limits": write 30 s): one not
+   * started by then is answered 503 + Retry-After, one started is cut.
+   */
   writeTimeoutMs: number;
   /** Idle keep-alive connections close after this (docs/api.md "Limits": idle 60 s). */
   idleTimeoutMs: number;
@@ -48,7 +51,21 @@ export async function startHttpServer(
   installJsonClientErrors(server);
   server.on("request", (_req, res: http.ServerResponse) => {
     const timer = setTimeout(() => {
-      if (!(res as StreamingFlag)[STREAMING] && !res.writableEnded) res.destroy();
+      if ((res as StreamingFlag)[STREAMING] || res.writableEnded) return;
+      // Not started yet (it waited for a saturated dependency): an answer the client can act on —
+      // 503 + Retry-After — rather than a reset a proxy in front turns into a 502 (docs/reliability.md
+      // "Overload"). The connection closes after it: the handler may still try to write.
+      if (!res.headersSent) {
+        res.shouldKeepAlive = false;
+        res.writeHead(503, {
+          "Content-Type": "application/json; charset=utf-8",
+          "Retry-After": "1",
+          "Cache-Control": "no-store",
+        });
+        res.end(WRITE_TIMEOUT_BODY);
+        return;
+      }
+      res.destroy();
     }, t.writeTimeoutMs);
     timer.unref();
     res.once("close", () => clearTimeout(timer));
@@ -77,6 +94,7 @@ export async function startHttpServer(
 }
 
 const STREAMING = Symbol("streaming");
+const WRITE_TIMEOUT_BODY = JSON.stringify({ error: "Request timed out" });
 type StreamingFlag = { [STREAMING]?: boolean };
 
 /** Exempts a long-lived response (SSE, upgraded socket) from the write timeout. */

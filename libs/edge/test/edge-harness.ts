@@ -7,6 +7,7 @@ import {
   createHttpApp,
   startHttpServer,
   type CorsSettings,
+  type LoadShedder,
   type ServerTimeouts,
   type StartedServer,
 } from "../src/index.ts";
@@ -56,8 +57,10 @@ export async function startTestApp(options: {
   cors?: CorsSettings;
   maxBodyBytes?: number;
   timeouts?: ServerTimeouts;
+  shedder?: LoadShedder;
 }): Promise<TestApp> {
   const app = createHttpApp({
+    shedder: options.shedder,
     logger: options.logger ?? createLogger({ service: "edge-test", level: "silent" }),
     maxBodyBytes: options.maxBodyBytes ?? 1_048_576,
     cors: options.cors ?? { mode: "development", allowedOrigins: [] },

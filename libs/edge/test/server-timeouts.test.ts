@@ -14,7 +14,13 @@ beforeAll(async () => {
       r.get("/fast", (_q, s) => void s.json({ ok: true }));
       r.get("/slow", async (_q, s) => {
         await sleep(900);
-        if (!s.destroyed) s.json({ ok: true });
+        if (!s.headersSent) s.json({ ok: true });
+      });
+      r.get("/slow-body", async (_q, s) => {
+        s.setHeader("content-type", "application/json");
+        s.write('{"ok":');
+        await sleep(900);
+        if (!s.destroyed) s.end("true}");
       });
       r.get("/stream", async (_q, s) => {
         markStreaming(s);
@@ -49,9 +55,21 @@ describe("server timeouts", () => {
     expect((await fetch(`${app.url}/fast`)).status).toBe(200);
   });
 
-  it("cuts a non-streaming response that exceeds the write timeout", async () => {
+  it("answers 503 + Retry-After JSON when a response has not started within the write timeout", async () => {
     const started = Date.now();
-    await expect(fetch(`${app.url}/slow`).then((r) => r.text())).rejects.toThrow();
+    const res = await fetch(`${app.url}/slow`);
+    const took = Date.now() - started;
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBe("1");
+    expect(res.headers.get("connection")).toBe("close");
+    expect(await res.json()).toEqual({ error: "Request timed out" });
+    expect(took).toBeGreaterThanOrEqual(450);
+    expect(took).toBeLessThan(850);
+  });
+
+  it("cuts a non-streaming response that started but exceeds the write timeout", async () => {
+    const started = Date.now();
+    await expect(fetch(`${app.url}/slow-body`).then((r) => r.text())).rejects.toThrow();
     const took = Date.now() - started;
     expect(took).toBeGreaterThanOrEqual(450);
     expect(took).toBeLessThan(850);

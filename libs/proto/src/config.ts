@@ -13,6 +13,6 @@ export const orchestratorClientConfigShape = {
       "gRPC address of the orchestrator: host:port, or a gRPC target such as dns:///orchestrator:50051 (resolves every address of a headless service and spreads calls round-robin).",
     ),
   ORCHESTRATOR_DEADLINE_MS: envInt(DEFAULT_ORCHESTRATOR_DEADLINE_MS, 1).describe(
-    "Deadline of every gRPC call to the orchestrator; a call not answered by then fails with 502.",
+    "Deadline of every gRPC call to the orchestrator; a call not answered by then is answered 503 + Retry-After (the orchestrator is saturated).",
   ),
 } satisfies ConfigShape;

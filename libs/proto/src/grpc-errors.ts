@@ -140,7 +140,10 @@ export function statusToError(err: ServiceError): AppError {
     case status.CANCELLED:
       return new UpstreamUnavailableError("Orchestrator unavailable", { cause: err });
     case status.DEADLINE_EXCEEDED:
-      return new UpstreamUnavailableError("Orchestrator did not answer in time", { cause: err });
+      // Reachable but not answering in time: the orchestrator (or its database) is saturated.
+      // 503 + Retry-After like any other shed request, so the client backs off and retries
+      // (docs/reliability.md "Overload"), rather than a 502 it may not retry.
+      return new OverloadedError("Orchestrator did not answer in time", { cause: err });
     case status.RESOURCE_EXHAUSTED:
       return new OverloadedError("System overloaded", { cause: err });
     case status.INVALID_ARGUMENT:

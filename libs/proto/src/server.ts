@@ -15,6 +15,7 @@ import {
   trace,
   withSpan,
   type Logger,
+  OverloadedError,
   type Span,
 } from "@tog/core";
 import { errorToStatus, isInternal } from "./grpc-errors.ts";
@@ -32,6 +33,14 @@ export interface OrchestratorServerOptions {
   logger: Logger;
   /** TLS (tls.ts serverCredentialsOf); default plaintext. */
   credentials?: ServerCredentials | undefined;
+  /**
+   * Calls worked on at once (Ping aside); beyond it a call is refused RESOURCE_EXHAUSTED at once
+   * (the gateway answers 503 + Retry-After) instead of queueing for the database pool past its
+   * deadline (docs/reliability.md "Overload"). Unset or 0: no bound.
+   */
+  maxInFlight?: number | undefined;
+  /** Called per call refused by `maxInFlight` (a metrics counter). */
+  onShed?: ((method: string) => void) | undefined;
 }
 
 export interface OrchestratorServer {
@@ -60,6 +69,8 @@ function callerContext(metadata: Metadata) {
 export function startOrchestratorServer(options: OrchestratorServerOptions): Promise<OrchestratorServer> {
   const { impl, logger } = options;
   const service = orchestratorServiceDefinition();
+  const maxInFlight = options.maxInFlight ?? 0;
+  let inFlight = 0;
 
   function unary<Req, Res>(method: string, handle: (request: Req) => Promise<Res>) {
     const name = `${ORCHESTRATOR_SERVICE_NAME}/${method}`;
@@ -82,17 +93,35 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
       if (call.cancelled) logger.debug({ method: name }, "call cancelled or past its deadline before the answer");
     };
     const failed = (err: unknown) => logger.error({ err, method: name }, "answering a call failed");
-    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    const bounded = method !== "Ping";
+    const serve = (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): Promise<void> =>
       // With the preload's instrumentations the gRPC server span already runs (docs/architecture.md, "Tracing").
-      if (autoInstrumented()) {
-        answer(call, callback, undefined).catch(failed);
+      autoInstrumented()
+        ? answer(call, callback, undefined)
+        : withSpan(name, (span) => answer(call, callback, span), {
+            parent: callerContext(call.metadata),
+            kind: SpanKind.SERVER,
+            attributes: { "rpc.system": "grpc", "rpc.service": ORCHESTRATOR_SERVICE_NAME, "rpc.method": method },
+          });
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+      // Past its deadline already (it waited in a starved event loop): nobody waits for the answer.
+      if (call.cancelled) return;
+      if (!bounded) {
+        serve(call, callback).catch(failed);
         return;
       }
-      withSpan(name, (span) => answer(call, callback, span), {
-        parent: callerContext(call.metadata),
-        kind: SpanKind.SERVER,
-        attributes: { "rpc.system": "grpc", "rpc.service": ORCHESTRATOR_SERVICE_NAME, "rpc.method": method },
-      }).catch(failed);
+      if (maxInFlight > 0 && inFlight >= maxInFlight) {
+        options.onShed?.(method);
+        callback(errorToStatus(new OverloadedError("System overloaded")));
+        return;
+      }
+      // Held until the handler is done, even when the caller gave up first: the work is still running.
+      inFlight++;
+      serve(call, callback)
+        .catch(failed)
+        .finally(() => {
+          inFlight--;
+        });
     };
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { UpstreamUnavailableError } from "@tog/core";
+import { OverloadedError, UpstreamUnavailableError } from "@tog/core";
 import { createOrchestratorClient, startOrchestratorServer } from "@tog/proto";
 import { captureLogs, fakeOrchestrator, freePort, sleep, startHarness } from "./helpers.ts";
 
@@ -48,7 +48,7 @@ describe("deadlines", () => {
       const started = Date.now();
       const err = await h.client.getTask("u", "t").catch((e: unknown) => e);
       const elapsed = Date.now() - started;
-      expect(err).toBeInstanceOf(UpstreamUnavailableError);
+      expect(err).toBeInstanceOf(OverloadedError);
       expect((err as Error).message).toBe("Orchestrator did not answer in time");
       expect(elapsed).toBeGreaterThanOrEqual(140);
       expect(elapsed).toBeLessThan(650);
@@ -69,7 +69,7 @@ describe("deadlines", () => {
     const h = await startHarness({ deadlineMs: 100 });
     try {
       h.fake.behaviour.ping = async () => sleep(250);
-      await expect(h.client.ping()).rejects.toBeInstanceOf(UpstreamUnavailableError);
+      await expect(h.client.ping()).rejects.toBeInstanceOf(OverloadedError);
       await sleep(250);
       h.fake.behaviour.ping = async () => {};
       await expect(h.client.ping()).resolves.toBeUndefined();

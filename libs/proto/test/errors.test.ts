@@ -120,7 +120,7 @@ describe("gRPC statuses without tog metadata (transport, proxies, other servers)
   it.each([
     [status.UNAVAILABLE, UpstreamUnavailableError, "Orchestrator unavailable"],
     [status.CANCELLED, UpstreamUnavailableError, "Orchestrator unavailable"],
-    [status.DEADLINE_EXCEEDED, UpstreamUnavailableError, "Orchestrator did not answer in time"],
+    [status.DEADLINE_EXCEEDED, OverloadedError, "Orchestrator did not answer in time"],
     [status.RESOURCE_EXHAUSTED, OverloadedError, "System overloaded"],
     [status.INVALID_ARGUMENT, ValidationError, "the message"],
     [status.NOT_FOUND, NotFoundError, "the message"],

@@ -7,6 +7,7 @@ import {
   type ApiDocs,
   type Auth,
   type CorsSettings,
+  type LoadShedder,
   type RateLimits,
 } from "@tog/edge";
 import { publicApiDocs } from "@tog/api";
@@ -40,6 +41,8 @@ export interface GatewayAppOptions {
   /** Route modules mounted after the probes, in order. */
   modules?: RouteModule[];
   metrics?: Metrics | undefined;
+  /** Answers 503 + Retry-After at once beyond the gateway's capacity. */
+  shedder?: LoadShedder | undefined;
 }
 
 export interface GatewayApp {
@@ -73,6 +76,7 @@ export function createGatewayApp(options: GatewayAppOptions): GatewayApp {
   const app = createHttpApp({
     logger: options.logger,
     metrics: options.metrics,
+    shedder: options.shedder,
     maxBodyBytes: options.maxBodyBytes,
     cors: options.cors,
     routes: (a) => a.use(router),

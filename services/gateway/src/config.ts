@@ -17,6 +17,12 @@ export const gatewayConfigShape = {
   ...opsConfigShape,
   PORT: envInt(8081, 0, 65_535).describe("Gateway HTTP port."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Gateway listen address."),
+  GATEWAY_MAX_IN_FLIGHT: envInt(256, 0).describe(
+    'Requests this gateway works on at once; beyond it a request is answered 503 + Retry-After at once, before any I/O (docs/reliability.md "Overload"). 0: no bound.',
+  ),
+  GATEWAY_SHED_EVENT_LOOP_DELAY_MS: envInt(1_000, 0).describe(
+    "Event-loop delay (ms, over the last 0.5 s) above which new requests are answered 503 + Retry-After at once: the process is too starved of CPU to answer in time. 0: off.",
+  ),
   READINESS_TIMEOUT_MS: envInt(2_000, 50, 30_000).describe(
     "Deadline for all readiness checks together (PostgreSQL, Redis and the orchestrator's ping run in parallel); a check not done by then fails.",
   ),

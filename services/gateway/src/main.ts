@@ -2,12 +2,14 @@ import { bootService, redactUrl, startFailureFields, startFailureMessage } from 
 import { createMetrics, pingCheck, postgresCheck, redisCheck, startServiceOps } from "@tog/ops";
 import { createDbClient, pingDb } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
+import { PROBE_PREFIXES } from "@tog/api";
 import { clientCredentialsOf, createOrchestratorClient } from "@tog/proto";
 import {
   AccessTokens,
   ApiKeyRepository,
   createAuth,
   createIdempotency,
+  createLoadShedder,
   createRateLimiter,
   startHttpServer,
   UserRepository,
@@ -68,9 +70,22 @@ try {
   metrics.dependency("orchestrator", () => orchestrator.ping());
   await startServiceOps({ metrics, port: config.METRICS_PORT, host: config.METRICS_HOST, lifecycle, logger });
 
+  const shedCounter = metrics.counter("tog_http_shed_total", "Requests answered 503 at the door, by reason.", [
+    "reason",
+  ]);
+  const probes = new Set(PROBE_PREFIXES.flatMap((p) => [`${p}/health`, `${p}/readiness`]));
+  const shedder = createLoadShedder({
+    maxInFlight: config.GATEWAY_MAX_IN_FLIGHT,
+    maxEventLoopDelayMs: config.GATEWAY_SHED_EVENT_LOOP_DELAY_MS,
+    exempt: (path) => probes.has(path),
+    onShed: (reason) => shedCounter.inc({ reason }),
+  });
+  lifecycle.on("clients", "shedder", () => shedder.stop());
+
   const { app } = createGatewayApp({
     logger,
     metrics,
+    shedder,
     version: GATEWAY_VERSION,
     auth,
     limits,

@@ -89,12 +89,19 @@ try {
   });
   lifecycle.on("drain", "retention", () => retention.stop());
 
+  const shedCalls = metrics.counter(
+    "tog_grpc_shed_total",
+    "gRPC calls refused at once beyond ORCHESTRATOR_MAX_IN_FLIGHT.",
+    ["method"],
+  );
   const server = await startOrchestratorServer({
     impl: service,
     host: config.HOST,
     port: config.PORT,
     logger,
     credentials: serverCredentialsOf(config),
+    maxInFlight: config.ORCHESTRATOR_MAX_IN_FLIGHT,
+    onShed: (method) => shedCalls.inc({ method }),
   });
   lifecycle.on("intake", "grpc", () => server.tryShutdown());
   logger.info({ port: server.port }, "orchestrator listening");

@@ -52,7 +52,9 @@ const SUBMIT_ERRORS = {
   415: errorResponse("`Content-Type must be application/json`."),
   500: errorResponse("`Failed to submit task: internal error` (details only in the log)."),
   502: errorResponse("The orchestrator cannot be reached."),
-  503: errorResponse("Overloaded (the run queue is full) or the idempotency store is down."),
+  503: errorResponse(
+    "Overloaded (the run queue is full, the gateway or the orchestrator works on all the requests it may, or the orchestrator did not answer within its deadline) or the idempotency store is down; with `Retry-After`.",
+  ),
 };
 
 export const submitTaskRoute = defineRoute({

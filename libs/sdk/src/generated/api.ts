@@ -2786,7 +2786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Overloaded (the run queue is full) or the idempotency store is down. */
+            /** @description Overloaded (the run queue is full, the gateway or the orchestrator works on all the requests it may, or the orchestrator did not answer within its deadline) or the idempotency store is down; with `Retry-After`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2934,7 +2934,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Overloaded (the run queue is full) or the idempotency store is down. */
+            /** @description Overloaded (the run queue is full, the gateway or the orchestrator works on all the requests it may, or the orchestrator did not answer within its deadline) or the idempotency store is down; with `Retry-After`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];

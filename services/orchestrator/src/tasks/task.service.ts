@@ -74,6 +74,14 @@ export interface TaskServiceOptions {
 
 const MAX_MESSAGES_EXCEEDED = 10077;
 
+/**
+ * After the queue refused a run as full, submits are refused without a transaction for this long:
+ * under overload most submits would otherwise each take a PostgreSQL transaction only to learn
+ * the queue is still full, and that work starved the workers draining it (docs/reliability.md
+ * "Overload"). Short against the workers' pace, so the queue refills within one hold.
+ */
+const QUEUE_FULL_HOLD_MS = 100;
+
 /** Well inside the gateway's gRPC deadline (5 s), so a submit never hangs past it while NATS is away. */
 const QUEUE_PUBLISH_TIMEOUT_MS = 2_000;
 
@@ -87,6 +95,7 @@ export class TaskService implements TaskOrchestrator {
   readonly #submits: SubmitRepository;
   readonly #cancels: CancelRepository;
   readonly #pool: DbPool;
+  #queueFullUntil = 0;
 
   constructor(options: TaskServiceOptions) {
     this.#db = options.db;
@@ -104,6 +113,7 @@ export class TaskService implements TaskOrchestrator {
     const spec = specFromCommand(command, this.#options.defaultModelTier);
     this.#options.validateSpec(spec);
     this.#options.queueBreaker?.assertClosed();
+    if (performance.now() < this.#queueFullUntil) throw new OverloadedError("System overloaded");
     const taskId = randomUUID();
     const trace = injectTraceContext({});
     const traceId = currentTraceIds()?.trace_id ?? randomBytes(16).toString("hex");
@@ -130,6 +140,7 @@ export class TaskService implements TaskOrchestrator {
           await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId, timeoutMs: QUEUE_PUBLISH_TIMEOUT_MS });
         } catch (err) {
           if (err instanceof JetStreamApiError && err.code === MAX_MESSAGES_EXCEEDED) {
+            this.#queueFullUntil = performance.now() + QUEUE_FULL_HOLD_MS;
             throw new OverloadedError("System overloaded", { cause: err });
           }
           // NATS gone or paused: refuse within the caller's deadline; the client retries (same
