@@ -21,7 +21,7 @@ export const orchestratorConfigShape = {
   PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
   ...orchestratorServerTlsConfigShape,
-  ORCHESTRATOR_MAX_IN_FLIGHT: envInt(64, 0).describe(
+  ORCHESTRATOR_MAX_IN_FLIGHT: envInt(256, 0).describe(
     'gRPC calls this orchestrator works on at once; beyond it a call is refused at once (the gateway answers 503 + Retry-After) rather than queueing for the database pool past its deadline (docs/reliability.md "Overload"). 0: no bound.',
   ),
   SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe(
