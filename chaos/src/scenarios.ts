@@ -396,7 +396,7 @@ const rollingRestart: Scenario = {
 
 // Overload: offered load at 3× what the workers complete. The run queue is bounded
 // (RUNS_MAX_PENDING): beyond it submits are shed with 503 + Retry-After; nothing else grows.
-const OVERLOAD_SECONDS = 30;
+const OVERLOAD_SECONDS = 60;
 const overloadState = { capacity: 0 };
 const overload: Scenario = {
   name: "overload-3x",
