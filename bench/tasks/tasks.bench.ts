@@ -58,8 +58,11 @@ const config = loadConfig({
   BENCH_QUIET_MS: envInt(11_000, 0).describe(
     "Quiet wait before each PostgreSQL statistics read (PG 15 flushes idle backends' counters after ~10 s).",
   ),
-  BENCH_HISTORY_REPS: envInt(30, 1).describe(
-    "Requests per endpoint and user in the history phase (GET /tasks allows 100/min per key).",
+  BENCH_HISTORY_REPS: envInt(100, 1).describe(
+    "Requests per endpoint and user in each counter window of the history phase: the more, the less the services' background work (subtracted as a rate) weighs on each request's tuples.",
+  ),
+  BENCH_HISTORY_KEYS: envInt(8, 1).describe(
+    "API keys per user in the history phase, used in turn, so GET /tasks' per-key limit (100/min) does not pace the counter windows.",
   ),
   BENCH_HISTORY_TASKS: envInt(5, 1).describe("Tasks per submit+run measurement in the history phase."),
   BENCH_SEED_SESSIONS: envInt(100_000, 1).describe("Earlier tasks (one session each) of the seeded user."),
@@ -426,6 +429,15 @@ async function historyPhase(env: Env): Promise<void> {
   try {
     const fresh = await env.createApiKey({ user: "bench-fresh", name: "bench", createUser: true });
     const seeded = await env.createApiKey({ user: "bench-seeded", name: "bench", createUser: true });
+    const morekeys = async (user: string) =>
+      Promise.all(
+        Array.from(
+          { length: config.BENCH_HISTORY_KEYS - 1 },
+          async (_, i) => (await env.createApiKey({ user, name: `bench-${i + 2}` })).key,
+        ),
+      );
+    const freshKeys = [fresh.key, ...(await morekeys("bench-fresh"))];
+    const seededKeys = [seeded.key, ...(await morekeys("bench-seeded"))];
     // A second key per user for the latency pass, so the two passes do not share GET /tasks'
     // per-key limit (100/min).
     const freshLatencyKey = (await env.createApiKey({ user: "bench-fresh", name: "bench-latency" })).key;
@@ -502,9 +514,21 @@ async function historyPhase(env: Env): Promise<void> {
     m.seed = { ...seed, sessions: config.BENCH_SEED_SESSIONS, turns: config.BENCH_SEED_TURNS };
     log(`  seeded in ${fmt(seed.ms / 1000)} s: ${JSON.stringify(seed.rows)}${seed.fixups ? " + seed-fixups.sql" : ""}`);
 
+    // Each read of `key` is the user's next key in turn (GET /tasks' limit is per key).
+    const user = (keys: string[], session: string, task: string) => {
+      let turn = 0;
+      return {
+        get key() {
+          return keys[turn++ % keys.length]!;
+        },
+        keys,
+        session,
+        task,
+      };
+    };
     const who = {
-      fresh: { key: fresh.key, session: freshTask.sessionId, task: freshTask.id },
-      seeded: { key: seeded.key, session: seed.bigSessionId, task: seed.bigSessionLastTaskId },
+      fresh: user(freshKeys, freshTask.sessionId, freshTask.id),
+      seeded: user(seededKeys, seed.bigSessionId, seed.bigSessionLastTaskId),
     };
     type Who = (typeof who)["fresh"];
     const endpoints: { name: string; path: (w: Who) => string }[] = [
@@ -519,8 +543,10 @@ async function historyPhase(env: Env): Promise<void> {
       { name: "GET /sessions/{S}/history", path: (w) => `/sessions/${w.session}/history` },
       { name: "GET /sessions/{S}/events", path: (w) => `/sessions/${w.session}/events` },
     ];
-    // Warm every path once per user (connections, caches, plans) before anything is counted.
+    // Warm every path once per user (connections, caches, plans) and every key (the gateway's key
+    // cache) before anything is counted.
     for (const e of endpoints) for (const w of [who.fresh, who.seeded]) await call(w.key, "GET", e.path(w));
+    for (const w of [who.fresh, who.seeded]) for (const k of w.keys) await call(k, "GET", `/sessions/${w.session}`);
 
     // Background work of the services (periodic jobs): measured over an idle stretch of two quiet
     // periods as a rate, and that rate times each window's length subtracted from the window.
