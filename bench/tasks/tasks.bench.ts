@@ -177,6 +177,8 @@ function sampledOf(env: Env): Sampled[] {
   return out;
 }
 
+/** GET /sessions' default page size (docs/api.md, `listSessions`). */
+const SESSIONS_PAGE = 20;
 const SYSTEM_ENV = {
   GATEWAY_SKIP_AUTH: "0",
   RATE_LIMIT_RPM: "100000000",
@@ -497,6 +499,10 @@ async function historyPhase(env: Env): Promise<void> {
       return { id, sessionId: session, ms: performance.now() - t0 };
     };
 
+    // The fresh user gets a full first page of everything a list returns (20 sessions, GET /sessions'
+    // default page; as many tasks): without it a list answers the fresh user with fewer rows than the
+    // seeded one, and the row would measure the page's size, not the history behind it.
+    for (let i = 1; i < SESSIONS_PAGE; i++) await runTask(fresh.key, `bench-fresh-${i}`);
     const freshTask = await runTask(fresh.key);
     const seededTemplate = await runTask(seeded.key);
     log(
