@@ -25,6 +25,37 @@ export interface ApprovalWait {
   pollMs: number;
 }
 
+/** What a request for approval reports: APPROVAL_REQUESTED, then WAITING for the decision. */
+export function approvalRequestEvents(
+  approvalId: string,
+  request: ApprovalRequest,
+  timeoutSeconds: number,
+): [PendingEvent<"APPROVAL_REQUESTED">, PendingEvent<"WAITING">] {
+  return [
+    {
+      type: "APPROVAL_REQUESTED",
+      message: `Approval ${approvalId} requested: ${request.operation}`,
+      data: {
+        approval_id: approvalId,
+        tool_name: request.toolName,
+        operation: request.operation,
+        risk_level: request.riskLevel,
+        timeout_seconds: timeoutSeconds,
+        details: request.details as never,
+      },
+    },
+    {
+      type: "WAITING",
+      message: `Waiting for approval ${approvalId}`,
+      data: {
+        waiting_for: "approval",
+        wait_reason: `Human approval of: ${request.operation}`,
+        estimated_wait_seconds: timeoutSeconds,
+      },
+    },
+  ];
+}
+
 export async function requestApproval(wait: ApprovalWait, request: ApprovalRequest): Promise<ApprovalOutcome> {
   const { step, taskId } = wait;
   const timeoutSeconds = request.timeoutSeconds ?? wait.defaultTimeoutSeconds;
@@ -42,29 +73,7 @@ export async function requestApproval(wait: ApprovalWait, request: ApprovalReque
     });
     return {
       output: { approvalId },
-      events: [
-        {
-          type: "APPROVAL_REQUESTED",
-          message: `Approval ${approvalId} requested: ${request.operation}`,
-          data: {
-            approval_id: approvalId,
-            tool_name: request.toolName,
-            operation: request.operation,
-            risk_level: request.riskLevel,
-            timeout_seconds: timeoutSeconds,
-            details: request.details as never,
-          },
-        } satisfies PendingEvent<"APPROVAL_REQUESTED">,
-        {
-          type: "WAITING",
-          message: `Waiting for approval ${approvalId}`,
-          data: {
-            waiting_for: "approval",
-            wait_reason: `Human approval of: ${request.operation}`,
-            estimated_wait_seconds: timeoutSeconds,
-          },
-        } satisfies PendingEvent<"WAITING">,
-      ],
+      events: approvalRequestEvents(approvalId, request, timeoutSeconds),
     };
   });
 

@@ -15,6 +15,7 @@ import type {
   FlowOutcome,
   RunSettings,
 } from "../../src/runtime/flow-context.ts";
+import { approvalRequestEvents } from "../../src/runtime/approval-wait.ts";
 
 // An in-memory FlowContext for flow tests only, with the runtime's semantics where flows can
 // tell the difference: step outputs are JSON round-tripped and returned from the cache on a
@@ -187,29 +188,7 @@ export function createMemoryRun(options: MemoryRunOptions): MemoryRun {
           const id = `apr_${++approvalCount}`;
           return {
             output: { approvalId: id },
-            events: [
-              {
-                type: "APPROVAL_REQUESTED",
-                message: `Approval ${id} requested`,
-                data: {
-                  approval_id: id,
-                  tool_name: request.toolName,
-                  operation: request.operation,
-                  risk_level: request.riskLevel,
-                  timeout_seconds: timeoutSeconds,
-                  details: request.details as never,
-                },
-              } satisfies PendingEvent<"APPROVAL_REQUESTED">,
-              {
-                type: "WAITING",
-                message: `Waiting for approval ${id}`,
-                data: {
-                  waiting_for: "approval",
-                  wait_reason: `Human approval of: ${request.operation}`,
-                  estimated_wait_seconds: timeoutSeconds,
-                },
-              } satisfies PendingEvent<"WAITING">,
-            ],
+            events: approvalRequestEvents(id, request, timeoutSeconds),
           };
         },
       );
