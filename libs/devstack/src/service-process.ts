@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { canConnect } from "./free-port.ts";
+import { isListeningMessage } from "./listening-message.ts";
 
 export type Env = Record<string, string | undefined>;
 
@@ -141,6 +142,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   });
   let running = true;
   void exited.then(() => (running = false));
+  // Ports this very process reported binding (parent-guard.ts): only then is a probe on the
+  // port known to reach it rather than whatever took the port first.
+  const bound = new Set<number>();
+  child.on("message", (message) => {
+    if (isListeningMessage(message)) bound.add(message.port);
+  });
   const spawnError = new Promise<never>((_, reject) => child.once("error", reject));
   spawnError.catch(() => undefined);
 
@@ -235,7 +242,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
           `${options.name} exited during start-up (code ${info.code}, signal ${info.signal}). Output:\n${tail()}`,
         );
       }),
-      waitUntilReady(options, () => running && !startAborted),
+      waitUntilReady(
+        options,
+        () => running && !startAborted,
+        (p) => bound.has(p),
+      ),
     ]);
   } catch (err) {
     startAborted = true;
@@ -246,14 +257,20 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   return service;
 }
 
-async function waitUntilReady(options: StartServiceOptions, alive: () => boolean): Promise<void> {
+async function waitUntilReady(
+  options: StartServiceOptions,
+  alive: () => boolean,
+  hasBound: (port: number) => boolean,
+): Promise<void> {
   const { port, readyPath } = options;
   if (!port) return;
   const deadline = Date.now() + (options.readyTimeoutMs ?? 30_000);
   const url = readyPath ? `http://127.0.0.1:${port}${readyPath}` : undefined;
   let last = "no answer";
   while (Date.now() < deadline && alive()) {
-    if (url) {
+    if (!hasBound(port)) {
+      last = `port ${port} not bound by the process yet`;
+    } else if (url) {
       try {
         const res = await fetch(url, { signal: AbortSignal.timeout(1_000) });
         await res.body?.cancel();

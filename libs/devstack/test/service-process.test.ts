@@ -1,4 +1,6 @@
 // test-tier: e2e (startService runs each entry as its own process)
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { freePort, startService, ServiceStartError, type RunningService } from "../src/index.ts";
@@ -60,6 +62,27 @@ describe("startService", () => {
     expect((err as Error).message).toContain("boom: cannot start");
     expect((err as Error).message).toContain("code 3");
     expect(Date.now() - started_).toBeLessThan(5_000);
+  });
+
+  it("is not ready while another process holds its port, even when that process answers the probe", async () => {
+    // Parallel test files race for free ports: the stream service of one e2e run once found its
+    // port taken by another run's gateway, whose /health answered, and was counted ready.
+    const squatter = http.createServer((_req, res) => res.writeHead(200).end("{}"));
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    const port = (squatter.address() as AddressInfo).port;
+    try {
+      const err = await startService({
+        name: "late",
+        entry: ENTRY,
+        port,
+        readyPath: "/health",
+        env: { PORT: String(port) },
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ServiceStartError);
+      expect((err as Error).message).toContain("EADDRINUSE");
+    } finally {
+      squatter.close();
+    }
   });
 
   it("escalates to SIGKILL when SIGTERM is ignored", async () => {
