@@ -13,7 +13,16 @@ export {
 export { runNodeScript, ScriptFailedError, type RunScriptOptions, type ScriptResult } from "./run-script.ts";
 export { startRouter, type Router, type RouterOptions, type RouteRule } from "./router.ts";
 export { SERVICES, type ServiceDefinition, type StackContext } from "./services.ts";
-export { startStack, existingServices, routesFor, type Stack, type StackOptions } from "./stack.ts";
+export {
+  startStack,
+  existingServices,
+  routesFor,
+  resolveRouterKind,
+  type Stack,
+  type StackOptions,
+  type RouterKind,
+} from "./stack.ts";
+export { startNginxRouter, findNginx, nginxConfig, type NginxRouter, type NginxRouterOptions } from "./nginx-router.ts";
 export { runBusSetup, BUS_SETUP_ENTRY } from "./bus-setup.ts";
 export { REPO_ROOT } from "./paths.ts";
 export { OPS_PORT_LOG } from "./service-process.ts";

@@ -40,7 +40,8 @@ export interface RouterOptions {
 export interface Router {
   readonly port: number;
   readonly url: string;
-  readonly server: http.Server;
+  /** Processes of its own (nginx), for CPU accounting; the Node router runs in its caller's process. */
+  pids?(): number[];
   /** Replaces the routing table (e.g. after an instance restarts on another port). */
   setRoutes(routes: RouteRule[]): void;
   /** Stops accepting, then closes every open connection (streams included) after `graceMs`. */
@@ -196,7 +197,6 @@ export async function startRouter(options: RouterOptions): Promise<Router> {
   return {
     port,
     url: `http://127.0.0.1:${port}`,
-    server,
     setRoutes(routes) {
       rules = compile(routes);
     },

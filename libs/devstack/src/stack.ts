@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { freePort } from "./free-port.ts";
 import { REPO_ROOT } from "./paths.ts";
+import { findNginx, startNginxRouter } from "./nginx-router.ts";
 import { startRouter, type RouteRule, type Router } from "./router.ts";
 import { startService, type Env, type RunningService, type StartServiceOptions } from "./service-process.ts";
 import { SERVICES, type ServiceDefinition, type StackContext } from "./services.ts";
@@ -27,6 +28,21 @@ export interface StackOptions {
   definitions?: readonly ServiceDefinition[];
   root?: string;
   onRouterError?: Parameters<typeof startRouter>[0]["onError"];
+  /**
+   * The public router: "node" (libs/devstack's own, the default), "nginx" (fails without nginx), or
+   * "auto" (nginx when installed, else node). docs/decisions.md "nginx on the public port".
+   */
+  router?: RouterKind;
+  /** nginx's own warnings and errors (upstream failures among them), line by line. */
+  onRouterLog?: (line: string) => void;
+}
+
+export type RouterKind = "node" | "nginx" | "auto";
+
+/** The router a stack would start for `kind` on this machine. */
+export function resolveRouterKind(kind: RouterKind = "node"): "node" | "nginx" {
+  if (kind === "auto") return findNginx() ? "nginx" : "node";
+  return kind;
 }
 
 export interface Stack {
@@ -151,13 +167,17 @@ export async function startStack(options: StackOptions): Promise<Stack> {
 
   let router: Router;
   try {
-    router = await startRouter({
+    const routerOptions = {
       port: options.publicPort,
       host: options.publicHost,
       routes: routesFor(started),
       onError: options.onRouterError,
       ...(options.env.MAX_BODY_BYTES ? { maxBodyBytes: Number(options.env.MAX_BODY_BYTES) } : {}),
-    });
+    };
+    router =
+      resolveRouterKind(options.router) === "nginx"
+        ? await startNginxRouter({ ...routerOptions, onLog: options.onRouterLog })
+        : await startRouter(routerOptions);
   } catch (err) {
     await stopAll(2_000);
     throw err;

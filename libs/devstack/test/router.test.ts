@@ -1,7 +1,15 @@
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { freePort, startRouter, startService, type Router, type RunningService } from "../src/index.ts";
+import {
+  freePort,
+  startNginxRouter,
+  startRouter,
+  startService,
+  type Router,
+  type RouterOptions,
+  type RunningService,
+} from "../src/index.ts";
 
 const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");
 let a: RunningService;
@@ -21,25 +29,37 @@ async function upstream(name: string): Promise<RunningService> {
   });
 }
 
+// The same behaviour from either public router (docs/decisions.md "nginx on the public port").
+const ROUTERS: Record<string, (options: RouterOptions) => Promise<Router>> = {
+  node: startRouter,
+  nginx: startNginxRouter,
+};
+
 beforeAll(async () => {
   [a, b, streams] = await Promise.all([upstream("a"), upstream("b"), upstream("streams")]);
   deadPort = await freePort();
-  router = await startRouter({
-    port: 0,
-    routes: [
-      { prefix: "/api/v1", targets: [a.url, b.url], proxyTimeoutMs: 5_000 },
-      { prefix: "/api/v1/stream/", targets: [streams.url] },
-      { prefix: "/down", targets: [`http://127.0.0.1:${deadPort}`] },
-    ].sort((x, y) => y.prefix.length - x.prefix.length),
-  });
 });
 
 afterAll(async () => {
-  await router?.close();
   await Promise.all([a, b, streams].filter(Boolean).map((s) => s.stop()));
 });
 
-describe("startRouter", () => {
+describe.each(Object.keys(ROUTERS))("%s router", (kind) => {
+  beforeAll(async () => {
+    router = await ROUTERS[kind]!({
+      port: 0,
+      routes: [
+        { prefix: "/api/v1", targets: [a.url, b.url], proxyTimeoutMs: 5_000 },
+        { prefix: "/api/v1/stream/", targets: [streams.url] },
+        { prefix: "/down", targets: [`http://127.0.0.1:${deadPort}`] },
+      ].sort((x, y) => y.prefix.length - x.prefix.length),
+    });
+  });
+
+  afterAll(async () => {
+    await router?.close();
+  });
+
   it("routes by path prefix per segment and round-robins over targets", async () => {
     const names: string[] = [];
     for (let i = 0; i < 4; i++) {
