@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Makes sure PostgreSQL, Redis and NATS (JetStream) answer on their local ports:
+# Makes sure PostgreSQL, Redis and NATS (JetStream) answer on their local ports, and that nginx
+# (the public router) is installed:
 #  - a missing server is installed from the distribution's packages (postgresql, redis-server,
 #    nats-server) when this user may (root or passwordless sudo); otherwise one line says what
 #    to install;
@@ -145,6 +146,16 @@ if is_local "${NATS_URL:-}" && is_local "${TEST_NATS_URL:-}" && ! answers "$nats
   else
     nats_missing=1
   fi
+fi
+
+# --- nginx (the public router of `npm start`; docs/decisions.md "nginx on the public port") ----
+# Only the binary: each stack runs its own nginx with its own configuration. Without it `npm start`
+# falls back to the Node router; the router tests need it.
+nginx_bin() { command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; }; }
+if [ -z "$(nginx_bin)" ]; then
+  install_packages nginx-light || install_packages nginx || status=1
+  # the package's own service (port 80) is not ours
+  if [ -n "$(nginx_bin)" ] && [ -f /run/nginx.pid ]; then $SUDO "$(nginx_bin)" -s quit 2>/dev/null || true; fi
 fi
 
 servers=() # "host port"

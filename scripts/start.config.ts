@@ -15,6 +15,12 @@ export const startConfigShape = {
     "`npm start`: port of the public router in front of the services (`/api/v1/*`).",
   ),
   PUBLIC_HOST: z.string().min(1).default("0.0.0.0").describe("`npm start`: listen address of the public router."),
+  PUBLIC_ROUTER: z
+    .enum(["auto", "nginx", "node"])
+    .default("auto")
+    .describe(
+      "`npm start`: the public router - auto: nginx when installed (a fraction of the Node router's cost per request), else the Node router; nginx; node (docs/decisions.md, nginx on the public port).",
+    ),
   START_LOG_FORMAT: z
     .enum(["auto", "pretty", "json"])
     .default("auto")

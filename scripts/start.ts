@@ -86,6 +86,8 @@ try {
     echoFormat: format === "pretty" ? prettyLogFormatter({ colorize }) : undefined,
     readyTimeoutMs: config.START_READY_TIMEOUT_MS,
     onRouterError: (err, info) => logger.warn({ err: err.message, ...info }, "upstream unavailable"),
+    router: config.PUBLIC_ROUTER,
+    onRouterLog: (line) => logger.warn({ router: "nginx" }, line),
   });
   if (stopping) {
     await stack.stop(config.SHUTDOWN_TIMEOUT_MS);
@@ -98,7 +100,7 @@ try {
     ),
   );
   const running = stack.services.map((s) => `${s.name}:${s.port ?? "-"}`);
-  logger.info({ services: running, skipped: stack.skipped }, "all services ready");
+  logger.info({ services: running, skipped: stack.skipped, router: stack.routerKind }, "all services ready");
 
   for (const service of stack.services) {
     void service.exited.then((info) => {

@@ -23,7 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { envInt, envList, loadConfig } from "@tog/core";
-import { startService, type RunningService } from "@tog/devstack";
+import { resolveRouterKind, startService, type RunningService } from "@tog/devstack";
 import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
 import { PgStats, diffDb, tableCounters, type DbCounters, type TableCounters } from "./lib/pg-stats.ts";
@@ -41,6 +41,10 @@ const config = loadConfig({
   BENCH_CONNECTIONS: envInt(64, 1).describe("Connections of the closed-loop HTTP phases."),
   BENCH_INFLIGHT: envInt(128, 1).describe("Tasks in flight in the completion saturation phase."),
   BENCH_WORKERS: envInt(2, 1).describe("Worker processes."),
+  BENCH_ROUTER: z
+    .enum(["auto", "nginx", "node"])
+    .default("auto")
+    .describe("The public router in front of the system, as `npm start` picks it (PUBLIC_ROUTER)."),
   BENCH_PG: z
     .enum(["private", "machine"])
     .default("private")
@@ -167,10 +171,12 @@ log(
   `PostgreSQL ${pgSettings.version} (${config.BENCH_PG}, autovacuum ${pgSettings.autovacuum}), postmaster pid ${pgPid}, nats pid ${natsPid}, redis pid ${redisPid}`,
 );
 
-/** The processes whose CPU is reported: the environment's services, the router (this process), NATS, Redis, PostgreSQL. */
+/** The processes whose CPU is reported: the environment's services, the router (nginx or this process), NATS, Redis, PostgreSQL. */
 function sampledOf(env: Env): Sampled[] {
   const out: Sampled[] = env.stack.services.map((s) => ({ name: s.name.replace(/[#*].*$/, ""), pid: s.pid }));
-  out.push({ name: "router (bench process)", pid: process.pid });
+  const nginx = env.stack.router.pids?.()[0];
+  if (nginx) out.push({ name: "router (nginx)", pid: nginx, tree: true }, { name: "bench process", pid: process.pid });
+  else out.push({ name: "router (bench process)", pid: process.pid });
   if (natsPid) out.push({ name: "NATS", pid: natsPid });
   if (redisPid) out.push({ name: "Redis", pid: redisPid });
   if (pgPid) out.push({ name: "PostgreSQL", pid: pgPid, tree: true });
@@ -192,6 +198,7 @@ async function startSystem(workers: number): Promise<Env> {
     env: SYSTEM_ENV,
     services: { worker: { WORKER_CONCURRENCY: "128" } },
     replicas: { worker: workers },
+    router: config.BENCH_ROUTER,
   });
   cleanups.push({ name: "environment", run: () => env.close() });
   return env;
@@ -983,7 +990,7 @@ const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${fmt(o
 const title = `Task bench ${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit}`;
 const setup = [
   `PostgreSQL ${pgSettings.version}, ${config.BENCH_PG === "private" ? "the bench's own instance" : "the machine's shared instance"}, autovacuum ${pgSettings.autovacuum}; Node ${process.version}; ${machine}.`,
-  `BENCH_SECONDS=${config.BENCH_SECONDS}, BENCH_CONNECTIONS=${config.BENCH_CONNECTIONS}, BENCH_INFLIGHT=${config.BENCH_INFLIGHT}, BENCH_WORKERS=${config.BENCH_WORKERS}, phases ${[...phases].join(",")}.`,
+  `BENCH_SECONDS=${config.BENCH_SECONDS}, BENCH_CONNECTIONS=${config.BENCH_CONNECTIONS}, BENCH_INFLIGHT=${config.BENCH_INFLIGHT}, BENCH_WORKERS=${config.BENCH_WORKERS}, phases ${[...phases].join(",")}; public router ${resolveRouterKind(config.BENCH_ROUTER)} (BENCH_ROUTER=${config.BENCH_ROUTER}).`,
   m.seed
     ? `Seeded in ${fmt(m.seed.ms / 1000, 1)} s: ${Object.entries(m.seed.rows)
         .map(([t, n]) => `${t} ${fmt(n, 0)}`)

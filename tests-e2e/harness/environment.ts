@@ -7,6 +7,7 @@ import {
   SERVICES,
   startRouter,
   startStack,
+  type RouterKind,
   routesFor,
   type Env,
   type LogRecord,
@@ -55,6 +56,8 @@ export interface E2eOptions {
    * migrated there and left with the cluster.
    */
   servers?: { databaseAdminUrl: string; redisUrl: string; natsUrl: string };
+  /** The public router (default "node": the tests' routerErrors come from it); see StackOptions.router. */
+  router?: RouterKind;
 }
 
 export interface CreatedApiKey {
@@ -189,6 +192,7 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
       publicHost: "127.0.0.1",
       logs: e2eConfig.E2E_LOGS,
       readyTimeoutMs: e2eConfig.E2E_READY_TIMEOUT_MS,
+      router: options.router,
     });
     const running = stack;
 

@@ -47,6 +47,8 @@ export function resolveRouterKind(kind: RouterKind = "node"): "node" | "nginx" {
 
 export interface Stack {
   readonly router: Router;
+  /** Which router serves the public port. */
+  readonly routerKind: "node" | "nginx";
   /** Public base URL of the gateway API: `<router>/api/v1`. */
   readonly baseUrl: string;
   /** `<model-catalog>/providers/models`, when the model catalog runs. */
@@ -166,6 +168,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   );
 
   let router: Router;
+  const routerKind = resolveRouterKind(options.router);
   try {
     const routerOptions = {
       port: options.publicPort,
@@ -175,7 +178,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
       ...(options.env.MAX_BODY_BYTES ? { maxBodyBytes: Number(options.env.MAX_BODY_BYTES) } : {}),
     };
     router =
-      resolveRouterKind(options.router) === "nginx"
+      routerKind === "nginx"
         ? await startNginxRouter({ ...routerOptions, onLog: options.onRouterLog })
         : await startRouter(routerOptions);
   } catch (err) {
@@ -187,6 +190,7 @@ export async function startStack(options: StackOptions): Promise<Stack> {
   let stopping: Promise<void> | undefined;
   return {
     router,
+    routerKind,
     baseUrl: `${router.url}/api/v1`,
     catalogUrl: catalog ? `${catalog.url}/providers/models` : undefined,
     services: started.map((s) => s.service),

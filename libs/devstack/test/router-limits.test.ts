@@ -139,8 +139,9 @@ describe.each(Object.keys(ROUTERS))("%s router", (kind) => {
           setTimeout(() => resolve({ status: -1, body: "no answer within 5 s" }), 5_000),
         ),
       ]);
-      // nginx counts a chunked body against the body limit itself (413); the Node router leaves it to the upstream
-      expect(refused.status, refused.body).toBe(kind === "nginx" ? 413 : 404);
+      // nginx also counts a streamed body against the body limit itself: its 413 or the upstream's
+      // 404, whichever comes first; the Node router leaves the body to the upstream
+      expect(kind === "nginx" ? [404, 413] : [404], refused.body).toContain(refused.status);
       // The next request (on the one socket the agent allows) is answered at once.
       const next = await new Promise<number>((resolve, reject) => {
         const req = http.get(`${router.url}/api/v1/x`, { agent, timeout: 5_000 }, (res) => {
