@@ -22,6 +22,8 @@ beforeAll(async () => {
   env = await startE2eEnvironment({
     env: { GATEWAY_SKIP_AUTH: "1", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
     services: { worker: { APPROVAL_TIMEOUT_SECONDS: "60" } },
+    // the public router `npm start` picks (nginx when installed)
+    router: "auto",
   });
   root = env.baseUrl.replace(/\/api\/v1$/, "");
   host = new URL(root).host;

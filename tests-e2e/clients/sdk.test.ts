@@ -29,6 +29,8 @@ beforeAll(async () => {
       worker: { OFFLINE_CHUNK_DELAY_MS: "40", APPROVAL_TIMEOUT_SECONDS: "30" },
       stream: { STREAM_RETRY_MS: "200", STREAM_KEEPALIVE_MS: "1000", SHUTDOWN_TIMEOUT_MS: "3000" },
     },
+    // the public router `npm start` picks (nginx when installed): streams resume through it
+    router: "auto",
   });
   key = (await env.createApiKey({ user: "sdk@example.com", createUser: true })).key;
   // The SDK takes the server root or the API base.
