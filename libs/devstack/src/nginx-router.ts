@@ -2,6 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { canConnect, freePort } from "./free-port.ts";
 import type { RouteRule, Router, RouterOptions } from "./router.ts";
 
@@ -10,6 +11,8 @@ import type { RouteRule, Router, RouterOptions } from "./router.ts";
 // a Node hop. Only the process and its configuration file are managed here; nginx itself comes
 // from the distribution (scripts/ensure-infra.sh installs it where apt-get can).
 
+const GUARD = new URL("./parent-guard.ts", import.meta.url).href;
+const NGINX_CHILD = fileURLToPath(new URL("./nginx-child.ts", import.meta.url));
 const CANDIDATES = [
   "/usr/sbin/nginx",
   "/usr/local/sbin/nginx",
@@ -39,7 +42,7 @@ export interface NginxRouterOptions extends RouterOptions {
 }
 
 export interface NginxRouter extends Router {
-  /** The master and worker processes, for CPU accounting. */
+  /** The processes serving the port (a small supervisor first, then nginx's master and workers), for CPU accounting. */
   pids(): number[];
 }
 
@@ -141,7 +144,11 @@ export async function startNginxRouter(options: NginxRouterOptions): Promise<Ngi
   write();
 
   const output: string[] = [];
-  const child: ChildProcess = spawn(bin, ["-p", dir, "-c", conf], { stdio: ["ignore", "ignore", "pipe"] });
+  // Through nginx-child.ts, with the parent guard: nginx stops when this process dies, however it dies.
+  const child: ChildProcess = spawn(process.execPath, ["--import", GUARD, NGINX_CHILD, bin, "-p", dir, "-c", conf], {
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+  });
+  child.channel?.unref();
   child.stderr?.setEncoding("utf8");
   child.stderr?.on("data", (chunk: string) => {
     output.push(chunk);
@@ -172,8 +179,12 @@ export async function startNginxRouter(options: NginxRouterOptions): Promise<Ngi
     url: `http://127.0.0.1:${port}`,
     pids() {
       if (!running || child.pid === undefined) return [];
-      const found = spawnSync("pgrep", ["-P", String(child.pid)], { encoding: "utf8" });
-      return [child.pid, ...found.stdout.split(/\s+/).filter(Boolean).map(Number)];
+      const out: number[] = [child.pid];
+      for (let i = 0; i < out.length; i++) {
+        const found = spawnSync("pgrep", ["-P", String(out[i])], { encoding: "utf8" });
+        out.push(...found.stdout.split(/\s+/).filter(Boolean).map(Number));
+      }
+      return out;
     },
     setRoutes(next) {
       routes = next;

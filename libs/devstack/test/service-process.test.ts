@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, startService, ServiceStartError, type RunningService } from "../src/index.ts";
+import { canConnect, freePort, startService, ServiceStartError, type RunningService } from "../src/index.ts";
 
 const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");
 const started: RunningService[] = [];
@@ -108,6 +108,24 @@ describe("startService", () => {
     expect(alive(childPid)).toBe(true);
     await parent.kill();
     await expect.poll(() => alive(childPid), { timeout: 10_000, interval: 100 }).toBe(false);
+  });
+
+  it("nginx on the public port stops when its parent dies without stopping it (even by SIGKILL)", async () => {
+    const parent = await startService({
+      name: "nginx-parent",
+      entry: path.join(import.meta.dirname, "fixtures/nginx-parent.ts"),
+    });
+    started.push(parent);
+    const { port, pids } = (await parent.waitForLog((l) => Array.isArray(l.pids), 20_000)) as {
+      port: number;
+      pids: number[];
+    };
+    // the supervisor, nginx's master and its worker
+    expect(pids.length).toBeGreaterThanOrEqual(3);
+    expect(await canConnect(port)).toBe(true);
+    await parent.kill();
+    await expect.poll(() => pids.filter(alive), { timeout: 15_000, interval: 100 }).toEqual([]);
+    expect(await canConnect(port)).toBe(false);
   });
 
   it("rejects a missing entry file", async () => {
