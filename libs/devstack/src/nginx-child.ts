@@ -3,6 +3,7 @@
 // can. When the parent dies, the guard sends this process SIGTERM and nginx gets it too, so a
 // killed test worker or supervisor never leaves an nginx holding its port.
 import { spawn } from "node:child_process";
+import { rmSync } from "node:fs";
 
 const [bin, ...args] = process.argv.slice(2);
 if (!bin) {
@@ -18,4 +19,9 @@ nginx.on("error", (err) => {
   process.stderr.write(`${err.message}\n`);
   process.exit(1);
 });
-nginx.on("exit", (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+nginx.on("exit", (code, signal) => {
+  // nginx's prefix directory (configuration, temp files) goes with it
+  const prefix = args[args.indexOf("-p") + 1];
+  if (args.includes("-p") && prefix) rmSync(prefix, { recursive: true, force: true });
+  process.exit(code ?? (signal ? 1 : 0));
+});

@@ -44,6 +44,8 @@ export interface NginxRouterOptions extends RouterOptions {
 export interface NginxRouter extends Router {
   /** The processes serving the port (a small supervisor first, then nginx's master and workers), for CPU accounting. */
   pids(): number[];
+  /** nginx's prefix directory (its configuration and temp files), removed when it stops. */
+  readonly prefix: string;
 }
 
 const json = (body: string) => `'${JSON.stringify({ error: body })}'`;
@@ -177,6 +179,7 @@ export async function startNginxRouter(options: NginxRouterOptions): Promise<Ngi
   return {
     port,
     url: `http://127.0.0.1:${port}`,
+    prefix: dir,
     pids() {
       if (!running || child.pid === undefined) return [];
       const out: number[] = [child.pid];

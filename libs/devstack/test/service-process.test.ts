@@ -1,4 +1,5 @@
 // test-tier: e2e (startService runs each entry as its own process)
+import { existsSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -116,9 +117,10 @@ describe("startService", () => {
       entry: path.join(import.meta.dirname, "fixtures/nginx-parent.ts"),
     });
     started.push(parent);
-    const { port, pids } = (await parent.waitForLog((l) => Array.isArray(l.pids), 20_000)) as {
+    const { port, pids, prefix } = (await parent.waitForLog((l) => Array.isArray(l.pids), 20_000)) as {
       port: number;
       pids: number[];
+      prefix: string;
     };
     // the supervisor, nginx's master and its worker
     expect(pids.length).toBeGreaterThanOrEqual(3);
@@ -126,6 +128,7 @@ describe("startService", () => {
     await parent.kill();
     await expect.poll(() => pids.filter(alive), { timeout: 15_000, interval: 100 }).toEqual([]);
     expect(await canConnect(port)).toBe(false);
+    expect(existsSync(prefix), "its prefix directory is removed").toBe(false);
   });
 
   it("rejects a missing entry file", async () => {
