@@ -1,11 +1,14 @@
 import type { DbPool } from "@tog/db";
 import pg, { type QueryResult } from "pg";
+import { GroupCommit } from "../runtime/group-commit.ts";
 import { resolveSessionForSubmit, type ResolvedSession } from "./session.resolver.ts";
 
 // raw: the submit's hot path on a pg client, counted in round trips (docs/performance.md "Submit").
 // The submit transaction on a pg client (the hot path: one round trip per statement, the new-
 // session case in a single statement). `enqueue` runs while the transaction is open, so a task
-// row commits only with its run queued (see task.service.ts).
+// row commits only with its run queued (see task.service.ts). Submits that open a new session
+// (the default) are group-committed: those arriving while one transaction is in flight share the
+// next (one round trip for all their inserts, their runs queued concurrently, one commit).
 
 export interface NewTask {
   id: string;
@@ -31,11 +34,22 @@ const ON_KEY_CONFLICT = " ON CONFLICT (user_id, idempotency_key) WHERE idempoten
 
 class DuplicateKey extends Error {}
 
+interface NewSessionSubmit {
+  task: NewTask;
+  enqueue: () => Promise<void>;
+}
+type NewSessionOutcome = { kind: "created"; session: ResolvedSession; createdAt: Date } | { kind: "duplicate" };
+
 export class SubmitRepository {
   readonly #pool: DbPool;
+  readonly #newSessions: GroupCommit<NewSessionSubmit, NewSessionOutcome>;
 
-  constructor(options: { pool: DbPool }) {
+  constructor(options: { pool: DbPool; maxBatch?: number }) {
     this.#pool = options.pool;
+    this.#newSessions = new GroupCommit({
+      flush: (items) => this.#insertNewSessions(items),
+      maxBatch: options.maxBatch ?? 100,
+    });
   }
 
   /**
@@ -47,7 +61,12 @@ export class SubmitRepository {
   async submit(task: NewTask, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
     for (let attempt = 0; ; attempt++) {
       try {
-        return await this.#insert(task, enqueue);
+        if (task.sessionRef === undefined) {
+          const outcome = await this.#newSessions.submit({ task, enqueue });
+          if (outcome.kind === "duplicate") throw new DuplicateKey();
+          return outcome;
+        }
+        return await this.#insertInSession(task, task.sessionRef, enqueue);
       } catch (err) {
         if (!(err instanceof DuplicateKey) || !task.idempotency || attempt > 1) throw err;
         const existing = await this.#existing(
@@ -97,59 +116,30 @@ export class SubmitRepository {
     return undefined;
   }
 
-  async #insert(task: NewTask, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
-    const key = task.idempotency?.keyHash;
+  /**
+   * New-session submits of one batch: BEGIN and every insert in one simple-protocol query, the
+   * runs of the inserted tasks queued concurrently, one COMMIT. Any failure rolls the batch back
+   * and GroupCommit retries each submit on its own, so one bad submit fails only itself; a run
+   * queued before the rollback is queued again with the same message id (deduplicated).
+   */
+  async #insertNewSessions(items: NewSessionSubmit[]): Promise<NewSessionOutcome[]> {
     const client = await this.#pool.connect();
     try {
-      let session: ResolvedSession;
-      let createdAt: Date;
-      if (task.sessionRef === undefined) {
-        // BEGIN and the insert travel as one simple-protocol query (values as escaped literals):
-        // one round trip fewer on the path every default submission takes.
-        const sessionId = crypto.randomUUID();
-        const lit = (v: string | null) => (v === null ? "NULL" : pg.escapeLiteral(v));
-        const results = (await client.query(
-          `BEGIN;
-           WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(${lit(task.id)}, 0))),
-                s AS (INSERT INTO sessions (id, user_id, token_budget, task_count)
-                      SELECT ${lit(sessionId)}::uuid, ${lit(task.userId)}::uuid, ${Math.trunc(task.tokenBudget)}, 1 FROM lock RETURNING id)
-           INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent${key ? ", idempotency_key" : ""})
-           SELECT ${lit(task.id)}::uuid, ${lit(task.userId)}::uuid, s.id, ${lit(task.query)}, ${lit(task.requestedMode)}, 'QUEUED',
-                  ${lit(JSON.stringify(task.spec))}::jsonb, ${lit(task.traceId)}, ${lit(task.traceparent)}${key ? `, ${lit(key)}` : ""} FROM s${key ? ON_KEY_CONFLICT : ""}
-           RETURNING created_at`,
-        )) as unknown as QueryResult<{ created_at: Date }>[];
-        session = { id: sessionId, ref: sessionId, created: true };
-        const row = results[1]!.rows[0];
-        if (!row) throw new DuplicateKey();
-        createdAt = row.created_at;
-      } else {
-        await client.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`);
-        session = await resolveSessionForSubmit(client, task.userId, task.sessionRef, task.tokenBudget);
-        const res = await client.query<{ created_at: Date }>(
-          key
-            ? `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent, idempotency_key)
-               VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7, $9)${ON_KEY_CONFLICT} RETURNING created_at`
-            : `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
-           VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7) RETURNING created_at`,
-          [
-            task.id,
-            task.userId,
-            task.query,
-            task.requestedMode,
-            JSON.stringify(task.spec),
-            task.traceId,
-            task.traceparent,
-            session.id,
-            ...(key ? [key] : []),
-          ],
-        );
-        const row = res.rows[0];
-        if (!row) throw new DuplicateKey();
-        createdAt = row.created_at;
-      }
-      await enqueue();
+      const sessionIds = items.map(() => crypto.randomUUID());
+      const sql = ["BEGIN", ...items.map((item, i) => newSessionInsert(item.task, sessionIds[i]!))].join(";\n");
+      const results = (await client.query(sql)) as unknown as QueryResult<{ created_at: Date }>[];
+      const outcomes = items.map((_, i): NewSessionOutcome => {
+        const row = results[i + 1]!.rows[0];
+        if (!row) return { kind: "duplicate" };
+        const id = sessionIds[i]!;
+        return { kind: "created", session: { id, ref: id, created: true }, createdAt: row.created_at };
+      });
+      // A repeat (same identity) inserted its session before its task met the conflict: drop it.
+      const orphans = sessionIds.filter((_, i) => outcomes[i]!.kind === "duplicate");
+      if (orphans.length > 0) await client.query("DELETE FROM sessions WHERE id = ANY($1::uuid[])", [orphans]);
+      await Promise.all(items.map((item, i) => (outcomes[i]!.kind === "created" ? item.enqueue() : undefined)));
       await client.query("COMMIT");
-      return { kind: "created", session, createdAt };
+      return outcomes;
     } catch (err) {
       await client.query("ROLLBACK").catch(() => undefined);
       throw err;
@@ -157,4 +147,59 @@ export class SubmitRepository {
       client.release();
     }
   }
+
+  /** A submit into a named session: the session is resolved (or created under that name) in the transaction. */
+  async #insertInSession(task: NewTask, sessionRef: string, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
+    const key = task.idempotency?.keyHash;
+    const client = await this.#pool.connect();
+    try {
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`);
+      const session = await resolveSessionForSubmit(client, task.userId, sessionRef, task.tokenBudget);
+      const res = await client.query<{ created_at: Date }>(
+        key
+          ? `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent, idempotency_key)
+             VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7, $9)${ON_KEY_CONFLICT} RETURNING created_at`
+          : `INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent)
+             VALUES ($1::uuid, $2::uuid, $8::uuid, $3, $4, 'QUEUED', $5::jsonb, $6, $7) RETURNING created_at`,
+        [
+          task.id,
+          task.userId,
+          task.query,
+          task.requestedMode,
+          JSON.stringify(task.spec),
+          task.traceId,
+          task.traceparent,
+          session.id,
+          ...(key ? [key] : []),
+        ],
+      );
+      const row = res.rows[0];
+      if (!row) throw new DuplicateKey();
+      await enqueue();
+      await client.query("COMMIT");
+      return { kind: "created", session, createdAt: row.created_at };
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+}
+
+/**
+ * One task and its new session in one statement, values as escaped literals (no parameters in a
+ * multi-statement query), the advisory lock on the task id taken first (a run that arrives before
+ * the commit waits on it).
+ */
+function newSessionInsert(task: NewTask, sessionId: string): string {
+  const key = task.idempotency?.keyHash;
+  const lit = (v: string | null) => (v === null ? "NULL" : pg.escapeLiteral(v));
+  return `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(${lit(task.id)}, 0))),
+       s AS (INSERT INTO sessions (id, user_id, token_budget, task_count)
+             SELECT ${lit(sessionId)}::uuid, ${lit(task.userId)}::uuid, ${Math.trunc(task.tokenBudget)}, 1 FROM lock RETURNING id)
+  INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent${key ? ", idempotency_key" : ""})
+  SELECT ${lit(task.id)}::uuid, ${lit(task.userId)}::uuid, s.id, ${lit(task.query)}, ${lit(task.requestedMode)}, 'QUEUED',
+         ${lit(JSON.stringify(task.spec))}::jsonb, ${lit(task.traceId)}, ${lit(task.traceparent)}${key ? `, ${lit(key)}` : ""} FROM s${key ? ON_KEY_CONFLICT : ""}
+  RETURNING created_at`;
 }

@@ -60,6 +60,86 @@ describe("submit", () => {
     expect((await h.pool.query("SELECT 1 AS ok")).rows[0].ok).toBe(1);
   });
 
+  describe("group commit of new-session submits", () => {
+    const newTask = (query: string) => ({
+      id: randomUUID(),
+      userId: h.userId,
+      sessionRef: undefined,
+      query,
+      requestedMode: null,
+      spec: {},
+      traceId: "0".repeat(32),
+      traceparent: null,
+      tokenBudget: 10,
+    });
+    /** Transactions that wrote these tasks (rows of one transaction share its xmin). */
+    const transactionsOf = async (ids: string[]) =>
+      (await h.pool.query("SELECT count(DISTINCT xmin::text)::int AS n FROM tasks WHERE id = ANY($1::uuid[])", [ids]))
+        .rows[0].n as number;
+
+    it("concurrent submits share transactions, each committed with its run queued once", async () => {
+      const repository = new SubmitRepository({ pool: h.pool });
+      const tasks = Array.from({ length: 40 }, (_, i) => newTask(`batched ${i}`));
+      const queuedRuns: string[] = [];
+      const outcomes = await Promise.all(
+        tasks.map((t) =>
+          repository.submit(t, async () => {
+            queuedRuns.push(t.id);
+          }),
+        ),
+      );
+      expect(outcomes.every((o) => o.kind === "created")).toBe(true);
+      expect(queuedRuns.sort()).toEqual(tasks.map((t) => t.id).sort());
+      const rows = await h.pool.query(
+        "SELECT t.id::text, s.task_count FROM tasks t JOIN sessions s ON s.id = t.session_id WHERE t.id = ANY($1::uuid[])",
+        [tasks.map((t) => t.id)],
+      );
+      expect(rows.rowCount).toBe(40);
+      expect(rows.rows.every((r) => r.task_count === 1)).toBe(true);
+      // the first goes out alone, the rest arrived while it was in flight
+      expect(await transactionsOf(tasks.map((t) => t.id))).toBeLessThanOrEqual(3);
+    });
+
+    it("a submit whose run cannot be queued fails alone; the others of its batch commit", async () => {
+      const repository = new SubmitRepository({ pool: h.pool });
+      const tasks = Array.from({ length: 10 }, (_, i) => newTask(`isolated ${i}`));
+      const bad = tasks[4]!.id;
+      const outcomes = await Promise.allSettled(
+        tasks.map((t) =>
+          repository.submit(t, async () => {
+            if (t.id === bad) throw new Error("queue down");
+          }),
+        ),
+      );
+      expect(outcomes.map((o) => o.status)).toEqual(tasks.map((t) => (t.id === bad ? "rejected" : "fulfilled")));
+      const ids = (
+        await h.pool.query("SELECT id::text FROM tasks WHERE id = ANY($1::uuid[])", [tasks.map((t) => t.id)])
+      ).rows
+        .map((r) => r.id as string)
+        .sort();
+      expect(ids).toEqual(
+        tasks
+          .map((t) => t.id)
+          .filter((id) => id !== bad)
+          .sort(),
+      );
+    });
+
+    it("repeats of one identity in one batch: one task, no orphan session", async () => {
+      const repository = new SubmitRepository({ pool: h.pool });
+      const idempotency = { keyHash: randomUUID().replace(/-/g, "").repeat(2), ttlSeconds: 3_600 };
+      const before = await h.pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1", [h.userId]);
+      const outcomes = await Promise.all(
+        Array.from({ length: 5 }, () => repository.submit({ ...newTask("same"), idempotency }, async () => undefined)),
+      );
+      const ids = new Set(outcomes.map((o) => (o.kind === "created" ? "created" : o.taskId)));
+      expect(outcomes.filter((o) => o.kind === "created")).toHaveLength(1);
+      expect(ids.size).toBe(2);
+      const after = await h.pool.query("SELECT count(*)::int AS n FROM sessions WHERE user_id = $1", [h.userId]);
+      expect(after.rows[0].n).toBe(before.rows[0].n + 1);
+    });
+  });
+
   describe("with an idempotency identity (the task row keeps it: durable beyond Redis)", () => {
     const key = () => randomUUID().replace(/-/g, "").repeat(2);
     const queued = async (taskId: string) =>
