@@ -69,11 +69,7 @@ export function createIdempotency(options: IdempotencyOptions): RequestHandler {
       next();
       return;
     }
-    if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
-      throw new ValidationError(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`);
-    }
-    const hash = identity(req, key);
-    req.idempotency = { keyHash: hash, ttlSeconds: options.ttlSeconds };
+    const hash = requestIdentity(req, key, options.ttlSeconds);
     const cacheKey = `${prefix}:${hash}`;
     const lockKey = `${prefix}:${hash}:lock`;
     const token = randomUUID();
@@ -121,6 +117,30 @@ export function createIdempotency(options: IdempotencyOptions): RequestHandler {
     });
     next();
   };
+}
+
+/**
+ * `Idempotency-Key` as an identity only, for a handler that deduplicates durably itself: task
+ * submit keeps the identity on the task row under a unique index, so a repeat (concurrent or
+ * later, within the TTL) returns the first task without Redis; no lock, no cached response, no
+ * round trip (docs/api.md "Idempotency", docs/performance.md "Submit").
+ */
+export function createIdempotencyIdentity(options: { ttlSeconds: number }): RequestHandler {
+  return (req, _res, next) => {
+    const key = req.get("Idempotency-Key");
+    if (key !== undefined) requestIdentity(req, key, options.ttlSeconds);
+    next();
+  };
+}
+
+/** Validates the key, sets `req.idempotency` and returns the identity hash. */
+function requestIdentity(req: Request, key: string, ttlSeconds: number): string {
+  if (key.length === 0 || key.length > IDEMPOTENCY_KEY_MAX_LENGTH) {
+    throw new ValidationError(`Idempotency-Key must be 1 to ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`);
+  }
+  const hash = identity(req, key);
+  req.idempotency = { keyHash: hash, ttlSeconds };
+  return hash;
 }
 
 function identity(req: Request, key: string): string {

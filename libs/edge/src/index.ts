@@ -77,7 +77,12 @@ export {
   type RateLimits,
   type RouteLimitOptions,
 } from "./rate-limit.ts";
-export { createIdempotency, IDEMPOTENCY_KEY_MAX_LENGTH, type IdempotencyOptions } from "./idempotency.ts";
+export {
+  createIdempotency,
+  createIdempotencyIdentity,
+  IDEMPOTENCY_KEY_MAX_LENGTH,
+  type IdempotencyOptions,
+} from "./idempotency.ts";
 export { ensureLocalTokenSecret, LOCAL_TOKEN_SECRET_FILE, readLocalTokenSecret } from "./auth/local-secret.ts";
 export { CONTENT_TYPE_MESSAGE, requireJsonBody } from "./require-json.ts";
 export { NOSNIFF_NO_STORE } from "./security-headers.ts";

@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ValidationError } from "@tog/core";
 import { createRedis, type Redis } from "@tog/redis";
 import { testInfraConfig, uniqueId } from "@tog/testkit";
-import { createIdempotency, createRateLimiter, type IdempotencyOptions } from "../src/index.ts";
+import {
+  createIdempotency,
+  createIdempotencyIdentity,
+  createRateLimiter,
+  type IdempotencyOptions,
+} from "../src/index.ts";
 import { dropPrefix, sleep, startTestApp, testPrincipal, testRedis, type TestApp } from "./edge-harness.ts";
 
 const prefix = `${uniqueId("edge_idem")}:`;
@@ -357,5 +362,47 @@ describe("idempotency", () => {
     expect([first.status, second.status]).toEqual([200, 200]);
     // No cache without Redis: the handler runs each time (the task row deduplicates submits).
     expect(h.calls).toBe(2);
+  });
+});
+
+describe("identity only (task submit: the task row deduplicates)", () => {
+  async function identityApp() {
+    const seen: unknown[] = [];
+    const app = await startTestApp({
+      routes: (r) => {
+        r.post("/tasks", testPrincipal, createIdempotencyIdentity({ ttlSeconds: 90 }), (req, res) => {
+          seen.push(req.idempotency);
+          res.json({ ok: true });
+        });
+      },
+    });
+    apps.push(app);
+    return { app, seen };
+  }
+
+  it("gives the handler the same identity as the Redis-backed middleware, and runs every request", async () => {
+    const { app, seen } = await identityApp();
+    const post = (key: string | undefined, body: unknown) =>
+      fetch(`${app.url}/tasks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(key === undefined ? {} : { "idempotency-key": key }) },
+        body: JSON.stringify(body),
+      });
+    for (const res of [await post("k-1", { q: 1 }), await post("k-1", { q: 1 }), await post(undefined, { q: 1 })])
+      expect(res.status).toBe(200);
+    const expected = createHash("sha256")
+      .update("k-1")
+      .update("\0")
+      .update("user-1")
+      .update("\0")
+      .update("/tasks")
+      .update("\0")
+      .update(JSON.stringify({ q: 1 }))
+      .digest("hex");
+    expect(seen).toEqual([{ keyHash: expected, ttlSeconds: 90 }, { keyHash: expected, ttlSeconds: 90 }, undefined]);
+    const tooLong = await post("x".repeat(256), { q: 1 });
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toEqual({ error: "Idempotency-Key must be 1 to 255 characters" });
+    expect(seen).toHaveLength(3);
   });
 });

@@ -9,6 +9,7 @@ import {
   ApiKeyRepository,
   createAuth,
   createIdempotency,
+  createIdempotencyIdentity,
   createLoadShedder,
   createRateLimiter,
   startHttpServer,
@@ -95,13 +96,9 @@ try {
       tokenRoutes,
       taskRoutes({
         orchestrator,
-        // The task row keeps the identity (unique per user): submits go on while Redis is down.
-        submitIdempotency: createIdempotency({
-          redis,
-          ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS,
-          logger,
-          whenStoreDown: "continue",
-        }),
+        // The task row keeps the identity (unique per user) and deduplicates on its own: no Redis
+        // round trip on a submit, and submits go on while Redis is down (docs/api.md "Idempotency").
+        submitIdempotency: createIdempotencyIdentity({ ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS }),
       }),
     ],
     cors: {
