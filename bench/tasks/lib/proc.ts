@@ -43,17 +43,27 @@ function allPids(): number[] {
     .map(Number);
 }
 
-/** CPU milliseconds used so far by a process, or by it and its children (`tree`). */
+/** CPU milliseconds used so far by a process, or by it and all its descendants (`tree`). */
 export function cpuMs(pid: number, tree = false): number {
   const root = readStat(pid);
   if (!root) return NaN;
   let ticks = root.own;
   if (tree) {
+    // reaped children's time, then every live descendant (nginx's workers are grandchildren of its supervisor)
     ticks += root.children;
-    for (const p of allPids()) {
-      if (p === pid) continue;
-      const s = readStat(p);
-      if (s && s.ppid === pid) ticks += s.own;
+    const stats = allPids().flatMap((p) => {
+      const s = p === pid ? undefined : readStat(p);
+      return s ? [s] : [];
+    });
+    const inTree = new Set([pid]);
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const s of stats)
+        if (!inTree.has(s.pid) && inTree.has(s.ppid)) {
+          inTree.add(s.pid);
+          ticks += s.own;
+          grew = true;
+        }
     }
   }
   return (ticks * 1000) / TICKS_PER_SECOND;
