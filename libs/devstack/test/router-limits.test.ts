@@ -2,15 +2,8 @@ import http from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  freePort,
-  startNginxRouter,
-  startRouter,
-  startService,
-  type Router,
-  type RouterOptions,
-  type RunningService,
-} from "../src/index.ts";
+import { freePort, startService, type Router, type RunningService } from "../src/index.ts";
+import { ROUTER_KINDS, ROUTERS } from "./routers.ts";
 
 // Issue 11 defect 5: the public router caps nothing (idle streams beyond the old 512-socket cap
 // do not block anyone), enforces the documented read timeout with 408 JSON, and every error it
@@ -19,12 +12,6 @@ import {
 const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");
 let up: RunningService;
 let router: Router;
-
-// Either public router (docs/decisions.md "nginx on the public port").
-const ROUTERS: Record<string, (options: RouterOptions) => Promise<Router>> = {
-  node: startRouter,
-  nginx: startNginxRouter,
-};
 
 beforeAll(async () => {
   const port = await freePort();
@@ -40,9 +27,9 @@ afterAll(async () => {
   await up?.stop();
 });
 
-describe.each(Object.keys(ROUTERS))("%s router", (kind) => {
+describe.each(ROUTER_KINDS)("%s router", (kind) => {
   beforeAll(async () => {
-    router = await ROUTERS[kind]!({
+    router = await ROUTERS[kind]({
       port: 0,
       host: "127.0.0.1",
       readTimeoutMs: 600,

@@ -1,15 +1,8 @@
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  freePort,
-  startNginxRouter,
-  startRouter,
-  startService,
-  type Router,
-  type RouterOptions,
-  type RunningService,
-} from "../src/index.ts";
+import { freePort, startService, type Router, type RunningService } from "../src/index.ts";
+import { ROUTER_KINDS, ROUTERS } from "./routers.ts";
 
 const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");
 let a: RunningService;
@@ -29,12 +22,6 @@ async function upstream(name: string): Promise<RunningService> {
   });
 }
 
-// The same behaviour from either public router (docs/decisions.md "nginx on the public port").
-const ROUTERS: Record<string, (options: RouterOptions) => Promise<Router>> = {
-  node: startRouter,
-  nginx: startNginxRouter,
-};
-
 beforeAll(async () => {
   [a, b, streams] = await Promise.all([upstream("a"), upstream("b"), upstream("streams")]);
   deadPort = await freePort();
@@ -44,9 +31,9 @@ afterAll(async () => {
   await Promise.all([a, b, streams].filter(Boolean).map((s) => s.stop()));
 });
 
-describe.each(Object.keys(ROUTERS))("%s router", (kind) => {
+describe.each(ROUTER_KINDS)("%s router", (kind) => {
   beforeAll(async () => {
-    router = await ROUTERS[kind]!({
+    router = await ROUTERS[kind]({
       port: 0,
       routes: [
         { prefix: "/api/v1", targets: [a.url, b.url], proxyTimeoutMs: 5_000 },
