@@ -15,3 +15,4 @@ export type {
   TaskSignal,
   TaskEvent as TaskEventRecord,
 } from "./generated/prisma/client.ts";
+export { withClient, withTransaction } from "./transaction.repository.ts";

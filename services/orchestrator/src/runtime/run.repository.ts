@@ -1,4 +1,4 @@
-import type { Db, DbPool } from "@tog/db";
+import { withTransaction, type Db, type DbPool } from "@tog/db";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
@@ -90,19 +90,8 @@ export class RunRepository {
     this.#finishes = new GroupCommit({ flush: (finishes) => this.#finishAll(finishes) });
   }
 
-  async #transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await fn(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  #transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+    return withTransaction(this.#pool, fn);
   }
 
   /**

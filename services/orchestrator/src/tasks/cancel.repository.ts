@@ -1,4 +1,4 @@
-import type { DbPool } from "@tog/db";
+import { withTransaction, type DbPool } from "@tog/db";
 import type { TaskStatus } from "@tog/proto";
 import type { PoolClient } from "pg";
 import { writeFinals, type FinalRecord } from "../runtime/final-write.repository.ts";
@@ -32,19 +32,8 @@ export class CancelRepository {
     this.#pool = options.pool;
   }
 
-  async transaction<T>(fn: (tx: CancelStatements) => Promise<T>): Promise<T> {
-    const client = await this.#pool.connect();
-    try {
-      await client.query("BEGIN");
-      const result = await fn(statements(client));
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+  transaction<T>(fn: (tx: CancelStatements) => Promise<T>): Promise<T> {
+    return withTransaction(this.#pool, (client) => fn(statements(client)));
   }
 }
 

@@ -1,4 +1,4 @@
-import type { DbPool } from "@tog/db";
+import { withClient, type DbPool } from "@tog/db";
 import pg, { type QueryResult } from "pg";
 import { GroupCommit } from "../runtime/group-commit.ts";
 import { resolveSessionForSubmit, type ResolvedSession } from "./session.resolver.ts";
@@ -122,9 +122,8 @@ export class SubmitRepository {
    * and GroupCommit retries each submit on its own, so one bad submit fails only itself; a run
    * queued before the rollback is queued again with the same message id (deduplicated).
    */
-  async #insertNewSessions(items: NewSessionSubmit[]): Promise<NewSessionOutcome[]> {
-    const client = await this.#pool.connect();
-    try {
+  #insertNewSessions(items: NewSessionSubmit[]): Promise<NewSessionOutcome[]> {
+    return withClient(this.#pool, async (client) => {
       const sessionIds = items.map(() => crypto.randomUUID());
       const sql = ["BEGIN", ...items.map((item, i) => newSessionInsert(item.task, sessionIds[i]!))].join(";\n");
       const results = (await client.query(sql)) as unknown as QueryResult<{ created_at: Date }>[];
@@ -140,19 +139,13 @@ export class SubmitRepository {
       await Promise.all(items.map((item, i) => (outcomes[i]!.kind === "created" ? item.enqueue() : undefined)));
       await client.query("COMMIT");
       return outcomes;
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** A submit into a named session: the session is resolved (or created under that name) in the transaction. */
-  async #insertInSession(task: NewTask, sessionRef: string, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
+  #insertInSession(task: NewTask, sessionRef: string, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
     const key = task.idempotency?.keyHash;
-    const client = await this.#pool.connect();
-    try {
+    return withClient(this.#pool, async (client) => {
       await client.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`);
       const session = await resolveSessionForSubmit(client, task.userId, sessionRef, task.tokenBudget);
       const res = await client.query<{ created_at: Date }>(
@@ -178,12 +171,7 @@ export class SubmitRepository {
       await enqueue();
       await client.query("COMMIT");
       return { kind: "created", session, createdAt: row.created_at };
-    } catch (err) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
   }
 }
 
