@@ -270,6 +270,39 @@ describe("positive lookup cache", () => {
   });
 });
 
+describe("lookups under load", () => {
+  it("concurrent requests with one key share one query, also when its cache entry has expired", async () => {
+    // The real client, with its key lookups counted on the way through.
+    let queries = 0;
+    const counted = new Proxy(db, {
+      get(target, prop, receiver) {
+        const value = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== "apiKey") return value;
+        const apiKey = value as Db["apiKey"];
+        return new Proxy(apiKey, {
+          get(t, p, r) {
+            const member = Reflect.get(t, p, r) as unknown;
+            if (p !== "findFirst" || typeof member !== "function") return member;
+            return (...args: unknown[]) => {
+              queries++;
+              return (member as (...a: unknown[]) => unknown).apply(t, args);
+            };
+          },
+        });
+      },
+    });
+    const repository = new ApiKeyRepository({ db: counted, logger, cacheTtlMs: 200 });
+    const hash = createHash("sha256").update(validKey, "utf8").digest("hex");
+    const burst = () => Promise.all(Array.from({ length: 50 }, () => repository.findActiveByHash(hash)));
+    const first = await burst();
+    expect(first.every((k) => k?.id === validKeyId)).toBe(true);
+    expect(queries).toBe(1);
+    await new Promise((r) => setTimeout(r, 250));
+    await burst();
+    expect(queries).toBe(2);
+  });
+});
+
 describe("GATEWAY_SKIP_AUTH=1", () => {
   let skipBase: string;
   beforeAll(async () => {

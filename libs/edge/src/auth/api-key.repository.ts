@@ -58,6 +58,8 @@ export class ApiKeyRepository {
   private readonly now: () => number;
   private readonly cache = new Map<string, { key: ActiveApiKey; until: number }>();
   private readonly lastTouched = new Map<string, number>();
+  /** Lookups in flight by hash: when a cached key expires under load, its requests share one query. */
+  private readonly inFlight = new Map<string, Promise<ActiveApiKey | null>>();
 
   constructor(options: ApiKeyRepositoryOptions) {
     this.db = options.db;
@@ -132,19 +134,33 @@ export class ApiKeyRepository {
       return isExpired(cached.key, now) ? undefined : cached.key;
     }
     if (cached) this.cache.delete(keyHash);
-    const row = await this.db.apiKey.findFirst({
-      where: { keyHash, isActive: true, revokedAt: null },
-      select: { id: true, userId: true, expiresAt: true },
-    });
+    const row = await this.lookup(keyHash);
     if (!row || isExpired(row, now)) return undefined;
-    if (this.cacheTtlMs > 0) {
-      if (this.cache.size >= CACHE_MAX_ENTRIES) {
-        const oldest = this.cache.keys().next().value;
-        if (oldest !== undefined) this.cache.delete(oldest);
-      }
-      this.cache.set(keyHash, { key: row, until: now + this.cacheTtlMs });
-    }
     return row;
+  }
+
+  /** One query per hash at a time; a found key is cached for `cacheTtlMs`. */
+  private lookup(keyHash: string): Promise<ActiveApiKey | null> {
+    const pending = this.inFlight.get(keyHash);
+    if (pending) return pending;
+    const query = this.db.apiKey
+      .findFirst({
+        where: { keyHash, isActive: true, revokedAt: null },
+        select: { id: true, userId: true, expiresAt: true },
+      })
+      .then((row) => {
+        if (row && this.cacheTtlMs > 0) {
+          if (this.cache.size >= CACHE_MAX_ENTRIES) {
+            const oldest = this.cache.keys().next().value;
+            if (oldest !== undefined) this.cache.delete(oldest);
+          }
+          this.cache.set(keyHash, { key: row, until: this.now() + this.cacheTtlMs });
+        }
+        return row;
+      })
+      .finally(() => this.inFlight.delete(keyHash));
+    this.inFlight.set(keyHash, query);
+    return query;
   }
 
   /**
