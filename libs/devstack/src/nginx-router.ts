@@ -1,9 +1,9 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { canConnect, freePort } from "./free-port.ts";
+import { freePort } from "./free-port.ts";
 import type { RouteRule, Router, RouterOptions } from "./router.ts";
 
 // The public port served by nginx instead of the Node router (docs/performance.md "The public
@@ -133,11 +133,24 @@ ${locations.join("\n")}
 `;
 }
 
-/** Starts nginx on `options.port` (0: a free one) with the routing table; resolves once it accepts connections. */
+/** Starts nginx on `options.port` (0: a free one) with the routing table; resolves once it listens. */
 export async function startNginxRouter(options: NginxRouterOptions): Promise<NginxRouter> {
   const bin = options.bin ?? findNginx();
   if (!bin) throw new Error("nginx not found (install it, or set NGINX_BIN)");
-  const port = options.port === 0 ? await freePort() : options.port;
+  // A port picked free can be taken before nginx binds it (parallel test files): pick another.
+  for (let attempt = 1; ; attempt++) {
+    const port = options.port === 0 ? await freePort() : options.port;
+    try {
+      return await launch(bin, port, options);
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || options.port !== 0 || attempt >= 3) throw err;
+    }
+  }
+}
+
+class PortTakenError extends Error {}
+
+async function launch(bin: string, port: number, options: NginxRouterOptions): Promise<NginxRouter> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "tog-nginx-"));
   const conf = path.join(dir, "nginx.conf");
   const runAsRoot = process.getuid?.() === 0;
@@ -146,7 +159,8 @@ export async function startNginxRouter(options: NginxRouterOptions): Promise<Ngi
   write();
 
   const output: string[] = [];
-  // Through nginx-child.ts, with the parent guard: nginx stops when this process dies, however it dies.
+  // Through nginx-child.ts, with the parent guard: nginx stops when this process dies, however it
+  // dies, and its prefix directory goes with it.
   const child: ChildProcess = spawn(process.execPath, ["--import", GUARD, NGINX_CHILD, bin, "-p", dir, "-c", conf], {
     stdio: ["ignore", "ignore", "pipe", "ipc"],
   });
@@ -161,18 +175,21 @@ export async function startNginxRouter(options: NginxRouterOptions): Promise<Ngi
   let running = true;
   void exited.then(() => {
     running = false;
-    rmSync(dir, { recursive: true, force: true });
   });
-  const stopOnParentExit = () => child.kill("SIGTERM");
-  process.once("exit", stopOnParentExit);
 
+  // nginx writes its pid file only after it has bound its listening sockets: a connect to the port
+  // alone could reach whatever took the port first.
+  const pidFile = path.join(dir, "nginx.pid");
   const deadline = Date.now() + 10_000;
-  while (!(await canConnect(port, "127.0.0.1", 500))) {
+  while (!(running && existsSync(pidFile))) {
     if (!running || Date.now() > deadline) {
       child.kill("SIGKILL");
-      throw new Error(`nginx did not start on port ${port}: ${output.join("").trim() || "no output"}`);
+      await exited;
+      const said = output.join("").trim();
+      if (said.includes("Address already in use")) throw new PortTakenError(`port ${port} is taken: ${said}`);
+      throw new Error(`nginx did not start on port ${port}: ${said || "no output"}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 20));
   }
 
   let closing: Promise<void> | undefined;
@@ -197,7 +214,6 @@ export async function startNginxRouter(options: NginxRouterOptions): Promise<Ngi
     },
     close(graceMs = 1_000) {
       closing ??= (async () => {
-        process.off("exit", stopOnParentExit);
         if (!running) return;
         // graceful: stop accepting, finish requests in flight; then fast shutdown
         child.kill("SIGQUIT");

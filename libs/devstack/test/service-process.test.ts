@@ -4,7 +4,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { canConnect, freePort, startService, ServiceStartError, type RunningService } from "../src/index.ts";
+import {
+  canConnect,
+  freePort,
+  startNginxRouter,
+  startService,
+  ServiceStartError,
+  type RunningService,
+} from "../src/index.ts";
 
 const ENTRY = path.join(import.meta.dirname, "fixtures/upstream.ts");
 const started: RunningService[] = [];
@@ -129,6 +136,18 @@ describe("startService", () => {
     await expect.poll(() => pids.filter(alive), { timeout: 15_000, interval: 100 }).toEqual([]);
     expect(await canConnect(port)).toBe(false);
     expect(existsSync(prefix), "its prefix directory is removed").toBe(false);
+  });
+
+  it("nginx is not counted as started while another process holds its port", async () => {
+    const squatter = http.createServer((_req, res) => res.writeHead(200).end("{}"));
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve));
+    const port = (squatter.address() as AddressInfo).port;
+    try {
+      const err = await startNginxRouter({ port, host: "127.0.0.1", routes: [] }).catch((e: unknown) => e);
+      expect((err as Error).message).toMatch(/Address already in use/);
+    } finally {
+      squatter.close();
+    }
   });
 
   it("rejects a missing entry file", async () => {
