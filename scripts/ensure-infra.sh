@@ -149,11 +149,12 @@ if is_local "${NATS_URL:-}" && is_local "${TEST_NATS_URL:-}" && ! answers "$nats
 fi
 
 # --- nginx (the public router of `npm start`; docs/decisions.md "nginx on the public port") ----
-# Only the binary: each stack runs its own nginx with its own configuration. Without it `npm start`
-# falls back to the Node router; the router tests need it.
+# Only the binary: each stack runs its own nginx with its own configuration. Optional: without it
+# `npm start` falls back to the Node router, so a machine that cannot install it still starts
+# (the router tests need it and say so).
 nginx_bin() { command -v nginx 2>/dev/null || { [ -x /usr/sbin/nginx ] && echo /usr/sbin/nginx; }; }
 if [ -z "$(nginx_bin)" ]; then
-  install_packages nginx-light || install_packages nginx || status=1
+  install_packages nginx || log "no nginx: npm start serves the public port with its Node router"
   # the package's own service (port 80) is not ours
   if [ -n "$(nginx_bin)" ] && [ -f /run/nginx.pid ]; then $SUDO "$(nginx_bin)" -s quit 2>/dev/null || true; fi
 fi
