@@ -14,6 +14,8 @@ export interface FaultResult {
   notes: string[];
   /** Scenarios with stream subscribers: how their streams went. */
   streams?: StreamVerdict;
+  /** Figures the scenario measured beyond the verdict, by name (the e2e versions assert on them). */
+  figures?: Record<string, number>;
 }
 
 /** Per subscriber that resumed after `since`: ms from `since` to the connection that resumed (sorted). */
@@ -37,6 +39,8 @@ export interface ChaosSettings {
   streamSubscribers: number;
   /** Subscribers kept during the rolling restart (CHAOS_ROLLING_SUBSCRIBERS). */
   rollingSubscribers: number;
+  /** How long nats-restart pauses NATS with SIGSTOP (20 s in the report, shorter in the e2e version). */
+  natsPauseSeconds: number;
 }
 
 export interface ScenarioContext {
@@ -181,13 +185,15 @@ async function outage(
   const notReady = samples.filter((s) => s !== 200).length;
   return {
     recovered,
+    notReady,
+    samples: samples.length,
     note: `${label}: readiness not 200 in ${notReady}/${samples.length} samples while down (${[...new Set(samples)].join("/")}); probe task ${probeMs} ms`,
   };
 }
 
 const natsRestart: Scenario = {
   name: "nats-restart",
-  description: "NATS stopped for 5 s (SIGTERM, restarted), then paused with SIGSTOP for 20 s, under load",
+  description: "NATS stopped for 5 s (SIGTERM, restarted), then paused with SIGSTOP, under load",
   recoveryMeaning: "worst time from NATS being back until a new task submitted then has completed",
   async fault(ctx) {
     await ctx.accepted(20);
@@ -200,14 +206,26 @@ const natsRestart: Scenario = {
       5_000,
     );
     await sleep(3_000);
+    const pause = ctx.settings.natsPauseSeconds;
     const b = await outage(
       ctx,
-      "SIGSTOP 20 s",
+      `SIGSTOP ${pause} s`,
       async () => server.pause(),
       async () => server.resume(),
-      20_000,
+      pause * 1_000,
     );
-    return { recoveryMs: Math.max(a.recovered, b.recovered), notes: [a.note, b.note] };
+    return {
+      recoveryMs: Math.max(a.recovered, b.recovered),
+      notes: [a.note, b.note],
+      figures: {
+        restartRecoveryMs: a.recovered,
+        restartNotReady: a.notReady,
+        restartSamples: a.samples,
+        pauseRecoveryMs: b.recovered,
+        pauseNotReady: b.notReady,
+        pauseSamples: b.samples,
+      },
+    };
   },
 };
 
@@ -531,6 +549,7 @@ const rateLimits: Scenario = {
     const deviation = ((allowed - RATE_RPM) / RATE_RPM) * 100;
     return {
       recoveryMs: null,
+      figures: { allowed, limit: RATE_RPM, other },
       notes: [
         `allowed ${allowed} of ${total} (limit ${RATE_RPM}: ${deviation >= 0 ? "+" : ""}${deviation.toFixed(1)} %), 429: ${limited}, other: ${other}`,
       ],
