@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from "node:crypto";
-import { JetStreamApiError } from "@nats-io/jetstream";
 import { publish, publishCore, publishSessionChanged, systemSubjects, type Bus } from "@tog/bus";
 import {
   ConflictError,
@@ -9,7 +8,6 @@ import {
   isUuid,
   type Logger,
   NotFoundError,
-  OverloadedError,
 } from "@tog/core";
 import { pingDb, type Db, type DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
@@ -35,6 +33,7 @@ import { ApprovalDecisionRepository } from "./approval-decision.repository.ts";
 import { CancelRepository } from "./cancel.repository.ts";
 import { resolveSessionFilter } from "./session.resolver.ts";
 import type { QueueBreaker } from "./queue-breaker.ts";
+import { RunQueue } from "./run-queue.ts";
 import { SubmitRepository } from "./submit.repository.ts";
 import { specFromCommand } from "./task-spec.ts";
 import { TaskRepository, toDetail, type TaskRow } from "./task.repository.ts";
@@ -72,19 +71,6 @@ export interface TaskServiceOptions {
   queueBreaker?: QueueBreaker | undefined;
 }
 
-const MAX_MESSAGES_EXCEEDED = 10077;
-
-/**
- * After the queue refused a run as full, submits are refused without a transaction for this long:
- * under overload most submits would otherwise each take a PostgreSQL transaction only to learn
- * the queue is still full, and that work starved the workers draining it (docs/reliability.md
- * "Overload"). Short against the workers' pace, so the queue refills within one hold.
- */
-const QUEUE_FULL_HOLD_MS = 100;
-
-/** Well inside the gateway's gRPC deadline (5 s), so a submit never hangs past it while NATS is away. */
-const QUEUE_PUBLISH_TIMEOUT_MS = 2_000;
-
 export class TaskService implements TaskOrchestrator {
   readonly #db: Db;
   readonly #bus: Bus;
@@ -95,7 +81,7 @@ export class TaskService implements TaskOrchestrator {
   readonly #submits: SubmitRepository;
   readonly #cancels: CancelRepository;
   readonly #pool: DbPool;
-  #queueFullUntil = 0;
+  readonly #runs: RunQueue;
 
   constructor(options: TaskServiceOptions) {
     this.#db = options.db;
@@ -107,17 +93,16 @@ export class TaskService implements TaskOrchestrator {
     this.#submits = new SubmitRepository({ pool: options.pool });
     this.#cancels = new CancelRepository({ pool: options.pool });
     this.#pool = options.pool;
+    this.#runs = new RunQueue({ bus: options.bus, breaker: options.queueBreaker });
   }
 
   async submitTask(command: SubmitTaskCommand): Promise<SubmitTaskResult> {
     const spec = specFromCommand(command, this.#options.defaultModelTier);
     this.#options.validateSpec(spec);
-    this.#options.queueBreaker?.assertClosed();
-    if (performance.now() < this.#queueFullUntil) throw new OverloadedError("System overloaded");
+    this.#runs.assertAccepting();
     const taskId = randomUUID();
     const trace = injectTraceContext({});
     const traceId = currentTraceIds()?.trace_id ?? randomBytes(16).toString("hex");
-    const subject = systemSubjects(this.#bus.prefix).runs(taskId);
 
     const result = await this.#submits.submit(
       {
@@ -132,23 +117,7 @@ export class TaskService implements TaskOrchestrator {
         tokenBudget: this.#options.sessionTokenBudget,
         idempotency: command.idempotency,
       },
-      async () => {
-        // Again here: a submit that waited for a pool connection while the breaker opened must not
-        // wait out another publish timeout (it would pass the caller's deadline).
-        this.#options.queueBreaker?.assertClosed();
-        try {
-          await publish(this.#bus, subject, new Uint8Array(0), { msgID: taskId, timeoutMs: QUEUE_PUBLISH_TIMEOUT_MS });
-        } catch (err) {
-          if (err instanceof JetStreamApiError && err.code === MAX_MESSAGES_EXCEEDED) {
-            this.#queueFullUntil = performance.now() + QUEUE_FULL_HOLD_MS;
-            throw new OverloadedError("System overloaded", { cause: err });
-          }
-          // NATS gone or paused: refuse within the caller's deadline; the client retries (same
-          // Idempotency-Key) once the queue is back (docs/reliability.md "NATS").
-          this.#options.queueBreaker?.trip(err);
-          throw new OverloadedError("Task queue unavailable", { cause: err });
-        }
-      },
+      () => this.#runs.enqueue(taskId),
     );
     if (result.kind === "existing") {
       this.#logger.info({ taskId: result.taskId }, "task submit replayed (same Idempotency-Key)");
