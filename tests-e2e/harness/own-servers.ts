@@ -181,8 +181,10 @@ export async function startOwnNats(dir: string, options: OwnNatsOptions = {}): P
       url: `nats://127.0.0.1:${p.client}`,
       command: "nats-server",
       args,
-      // JetStream is usable once /healthz says so (in a cluster: once a meta leader exists).
-      ready: async () => (await fetch(`http://127.0.0.1:${p.monitor}/healthz?js-enabled-only=true`)).ok,
+      // JetStream is usable once /healthz says so; in a cluster only the full check (no
+      // js-enabled-only) waits for the meta leader, without which JetStream's API times out.
+      ready: async () =>
+        (await fetch(`http://127.0.0.1:${p.monitor}/healthz${size > 1 ? "" : "?js-enabled-only=true"}`)).ok,
       readyTimeoutMs: 60_000,
     });
   });

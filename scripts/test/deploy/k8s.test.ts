@@ -501,8 +501,10 @@ function checkRendering(label: string, render: () => K8sObject[]) {
       const command = (spec.containers[0]!.command ?? []).join(" ");
       expect(command).toMatch(/libs\/db\/src\/cli\/migrate\.ts && .*libs\/bus\/src\/cli\/setup\.ts/);
       const env = containerEnv(objects, spec.containers[0]!);
-      loadConfig({ ...baseConfigShape, ...dbConfigShape, ...busConfigShape }, env);
+      const config = loadConfig({ ...baseConfigShape, ...dbConfigShape, ...busConfigShape }, env);
       expect(env.DATABASE_URL).toBeDefined();
+      // Production's NATS is a 3-server cluster: every stream has 3 copies (docs/reliability.md "NATS").
+      expect(config.NATS_STREAM_REPLICAS ?? 1).toBe(label.endsWith("/prod") ? 3 : 1);
     });
 
     it("uses an image built by a Dockerfile target for every container, with an explicit tag", () => {
