@@ -51,7 +51,7 @@ export interface AgentResult {
 
 export async function runAgent(ctx: FlowContext, spec: AgentSpec, hooks: AgentHooks = {}): Promise<AgentResult> {
   const toolNames = spec.useTools ? offeredTools(ctx, spec) : [];
-  const started = await ctx.step("agent:start", { kind: "start", name: spec.role.name }, async () => ({
+  const started = await ctx.step("agent:start", { kind: "start", name: spec.role.name, lazy: true }, async () => ({
     output: { at: Date.now() },
     events: [
       ...(hooks.startEvents?.() ?? []),
@@ -64,7 +64,7 @@ export async function runAgent(ctx: FlowContext, spec: AgentSpec, hooks: AgentHo
   }));
   try {
     const result = await loop(ctx, spec, toolNames);
-    return await ctx.step("agent:finish", { kind: "finish", name: spec.role.name }, async () => {
+    return await ctx.step("agent:finish", { kind: "finish", name: spec.role.name, lazy: true }, async () => {
       const done = { ...result, durationMs: elapsedMs(started.at) };
       return {
         output: done,
@@ -85,7 +85,7 @@ export async function runAgent(ctx: FlowContext, spec: AgentSpec, hooks: AgentHo
     const error = (failure?.errorType ?? "INTERNAL_ERROR") as ErrorType;
     // An unexpected error's text stays in the log (the runtime's terminal event says "Internal error" too).
     const message = failure?.message ?? "Internal error";
-    await ctx.step("agent:failed", { kind: "finish", name: "failed" }, async () => ({
+    await ctx.step("agent:failed", { kind: "finish", name: "failed", lazy: true }, async () => ({
       output: { error },
       events: [
         pending("AGENT_FAILED", clip(`Agent ${ctx.agentId} failed: ${message}`, 300), {

@@ -74,7 +74,7 @@ export const taskFlow: TaskFlow = async (ctx: FlowContext): Promise<FlowOutcome>
 
 /** Session history, checkpointed so a resumed run sees the turns the first attempt saw. */
 async function loadHistory(ctx: FlowContext): Promise<ChatMessage[]> {
-  return ctx.step("history", { kind: "plan", name: "session-history" }, async () => {
+  return ctx.step("history", { kind: "plan", name: "session-history", lazy: true }, async () => {
     const messages = await ctx.loadSessionHistory();
     const n = messages.length;
     return {

@@ -10,7 +10,8 @@ import type { StepRecord } from "./run.repository.ts";
 export interface Checkpoint {
   taskId: string;
   owner: string;
-  step: StepRecord;
+  /** Written together (one statement) or not at all: a step with the lazy steps before it. */
+  steps: StepRecord[];
   /** Also records the run's execution mode on the task. */
   mode?: string | undefined;
 }
@@ -45,7 +46,7 @@ export class CheckpointRepository {
     this.#group = new GroupCommit({ flush: (items) => this.#insert(items), maxBatch: options.maxBatch });
   }
 
-  /** Resolves true once written, false when fenced off (lease lost or step already stored). */
+  /** Resolves true once every step is written, false when fenced off (lease lost or a step already stored). */
   write(checkpoint: Checkpoint): Promise<boolean> {
     return this.#group.submit(checkpoint);
   }
@@ -53,25 +54,26 @@ export class CheckpointRepository {
   async #insert(checkpoints: Checkpoint[]): Promise<boolean[]> {
     const cols: unknown[][] = Array.from({ length: 14 }, () => []);
     for (const c of checkpoints) {
-      const s = c.step;
-      cols[0]!.push(c.taskId);
-      cols[1]!.push(s.key);
-      cols[2]!.push(s.kind);
-      cols[3]!.push(s.name);
-      cols[4]!.push(s.agentId);
-      cols[5]!.push(s.status);
-      cols[6]!.push(s.output === undefined ? null : JSON.stringify(s.output));
-      cols[7]!.push(s.events === null ? null : JSON.stringify(s.events));
-      cols[8]!.push(s.firstSeq);
-      cols[9]!.push(s.lastSeq);
-      cols[10]!.push(s.startedAt.toISOString());
-      cols[11]!.push(s.completedAt.toISOString());
-      cols[12]!.push(c.owner);
-      cols[13]!.push(c.mode ?? null);
+      c.steps.forEach((s, i) => {
+        cols[0]!.push(c.taskId);
+        cols[1]!.push(s.key);
+        cols[2]!.push(s.kind);
+        cols[3]!.push(s.name);
+        cols[4]!.push(s.agentId);
+        cols[5]!.push(s.status);
+        cols[6]!.push(s.output === undefined ? null : JSON.stringify(s.output));
+        cols[7]!.push(s.events === null ? null : JSON.stringify(s.events));
+        cols[8]!.push(s.firstSeq);
+        cols[9]!.push(s.lastSeq);
+        cols[10]!.push(s.startedAt.toISOString());
+        cols[11]!.push(s.completedAt.toISOString());
+        cols[12]!.push(c.owner);
+        cols[13]!.push(i === c.steps.length - 1 ? (c.mode ?? null) : null);
+      });
     }
     const res = await this.#pool.query<{ task_id: string; key: string }>(BATCH_SQL, cols);
     const written = new Set(res.rows.map((r) => keyOf(r.task_id, r.key)));
-    return checkpoints.map((c) => written.has(keyOf(c.taskId, c.step.key)));
+    return checkpoints.map((c) => c.steps.every((s) => written.has(keyOf(c.taskId, s.key))));
   }
 }
 

@@ -3,12 +3,19 @@ import { ConflictError } from "@tog/core";
 import { publish, systemSubjects, type Bus } from "@tog/bus";
 import { buildEvent, eventMessageId, type EventType, type TaskEvent } from "@tog/events";
 import type { PendingEvent } from "./flow-context.ts";
+import type { StepRecord } from "./run.repository.ts";
 
 // One emitter per running task. It is the only writer of the task's event subject:
 // seqs are allocated here in emit order and every publish carries
 // `expect.lastSubjectSequence` (the stream sequence of this writer's previous message), so a
 // second writer — a worker that lost its lease but has not noticed — is refused by JetStream
 // instead of interleaving seqs. Publishes are chained, so seq order is publish order.
+//
+// Lazy steps (flow-context.ts) are staged here: their events take their seqs at once but are
+// neither written nor published until the next commit writes them with its own step (or the
+// final write with the final state), or a live event forces them out first. So an event is
+// published only after every event before it is written or published: seqs stay gap-free across
+// a crash, which simply redoes the lazy steps (docs/performance.md "Lazy steps").
 
 const encoder = new TextEncoder();
 
@@ -30,6 +37,8 @@ export interface EventEmitterOptions {
   onFailure: (error: Error) => void;
   /** Called after each published event (metrics). */
   onPublished?: ((event: TaskEvent) => void) | undefined;
+  /** Writes staged lazy steps when a live event has to go out before the next commit. */
+  writeStaged?: ((steps: StepRecord[]) => Promise<void>) | undefined;
 }
 
 export class TaskEventEmitter {
@@ -41,6 +50,8 @@ export class TaskEventEmitter {
   readonly #logger: Logger;
   readonly #onFailure: (error: Error) => void;
   readonly #onPublished: ((event: TaskEvent) => void) | undefined;
+  readonly #writeStaged: ((steps: StepRecord[]) => Promise<void>) | undefined;
+  #staged: StepRecord[] = [];
   #lastSeq: number;
   #lastStreamSeq: number;
   #chain: Promise<void> = Promise.resolve();
@@ -56,6 +67,7 @@ export class TaskEventEmitter {
     this.#logger = options.logger;
     this.#onFailure = options.onFailure;
     this.#onPublished = options.onPublished;
+    this.#writeStaged = options.writeStaged;
     this.#lastSeq = options.start.lastSeq;
     this.#lastStreamSeq = options.start.lastStreamSeq;
   }
@@ -92,6 +104,7 @@ export class TaskEventEmitter {
   /** Live event: at most once per attempt, published in order. */
   emit(event: PendingEvent): void {
     if (this.#closed || this.#failure) return;
+    this.#flushStaged();
     const [built] = this.build([event]);
     this.#enqueue(async () => {
       await this.#publish(built!);
@@ -104,18 +117,38 @@ export class TaskEventEmitter {
    */
   commit<T>(
     events: readonly PendingEvent[],
-    write: (built: TaskEvent[]) => Promise<T>,
+    write: (built: TaskEvent[], staged: StepRecord[]) => Promise<T>,
     options: { final?: boolean } = {},
   ): Promise<T> {
     if (this.#failure) return Promise.reject(this.#failure);
     if (options.final) this.#closed = true;
+    const staged = this.#staged.splice(0);
     const built = this.build(events);
     let result!: T;
     const done = this.#enqueue(async () => {
-      result = await write(built);
+      result = await write(built, staged);
+      for (const step of staged) for (const event of step.events ?? []) await this.#publish(event);
       for (const event of built) await this.#publish(event);
     });
     return done.then(() => result);
+  }
+
+  /**
+   * A lazy step: its events take the next seqs now; the step and its events are written by the
+   * next commit (its `staged` argument) or before the next live event, and published after that.
+   */
+  stage(events: readonly PendingEvent[], toRecord: (built: TaskEvent[]) => StepRecord): StepRecord {
+    if (this.#failure) throw this.#failure;
+    const record = toRecord(this.build(events));
+    this.#staged.push(record);
+    return record;
+  }
+
+  #flushStaged(): void {
+    if (this.#staged.length === 0 || !this.#writeStaged) return;
+    const write = this.#writeStaged;
+    // A failure stops the run through onFailure; nothing after it is published.
+    this.commit([], (_built, staged) => write(staged)).catch(() => undefined);
   }
 
   /** Publishes already-built events again (recovery of committed events the bus never got). */

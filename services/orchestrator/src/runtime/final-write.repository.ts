@@ -30,6 +30,8 @@ export interface FinalRecord {
   write: FinalWrite;
   /** The `finish` step, with the terminal event. */
   step: StepRecord;
+  /** Lazy steps of the run not written yet (run-context.ts): written with the final state or not at all. */
+  lazySteps?: readonly StepRecord[] | undefined;
 }
 
 /**
@@ -69,7 +71,27 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
     ];
     values.forEach((v, k) => cols[k]!.push(v));
   }
-  const res = await db.query<{ id: string }>(FINAL_WRITE_SQL, cols);
+  const lazy: unknown[][] = Array.from({ length: 12 }, () => []);
+  for (const f of finals) {
+    for (const st of f.lazySteps ?? []) {
+      const values = [
+        f.taskId,
+        st.key,
+        st.kind,
+        st.name,
+        st.agentId,
+        st.status,
+        st.output === undefined ? null : JSON.stringify(st.output),
+        st.events === null ? null : JSON.stringify(st.events),
+        st.firstSeq,
+        st.lastSeq,
+        st.startedAt.toISOString(),
+        st.completedAt.toISOString(),
+      ];
+      values.forEach((v, k) => lazy[k]!.push(v));
+    }
+  }
+  const res = await db.query<{ id: string }>(FINAL_WRITE_SQL, [...cols, ...lazy]);
   return new Set(res.rows.map((r) => r.id));
 }
 
@@ -101,6 +123,13 @@ const FINAL_WRITE_SQL = `
     SELECT v.id, v.step_key, v.step_kind, v.step_name, v.step_agent, v.step_status, v.step_output::jsonb, v.step_events::json,
            v.first_seq, v.last_seq, v.started_at, v.completed_at
     FROM v JOIN t ON t.id = v.id
+    UNION ALL
+    SELECT x.task_id, x.key, x.kind, x.name, x.agent_id, x.status, x.output::jsonb, x.events::json,
+           x.first_seq, x.last_seq, x.started_at, x.completed_at
+    FROM unnest($25::uuid[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[],
+                $33::int[], $34::int[], $35::timestamptz[], $36::timestamptz[])
+      AS x(task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+    JOIN t ON t.id = x.task_id
     ON CONFLICT (task_id, key) DO NOTHING
   ),
   s AS (

@@ -152,7 +152,7 @@ export async function commitFinalWrite(
 ): Promise<void> {
   await emitter.commit(
     [state.event],
-    (built) => runs.finish(run.taskId, run.owner, state.write, finishStep(state, built[0]!)),
+    (built, lazy) => runs.finish(run.taskId, run.owner, state.write, finishStep(state, built[0]!), lazy),
     { final: true },
   );
 }

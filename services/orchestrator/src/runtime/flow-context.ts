@@ -60,6 +60,13 @@ export interface StepMeta {
   kind: StepKind;
   /** Human-readable name for the timeline (`calculator`, `gpt-5-nano`, `decompose`...). */
   name: string;
+  /**
+   * Written with the next checkpoint instead of its own (the final write included), or before
+   * the next live event: one commit fewer on the task's path. Only for steps without effects
+   * outside the run (bookkeeping, reads): a crash before that write runs the step again, and
+   * its events, never published before it is written, take the same seqs again.
+   */
+  lazy?: boolean | undefined;
 }
 
 /** The task as submitted, normalized by the gateway (contract 4.1). */

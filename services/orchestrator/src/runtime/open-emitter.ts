@@ -17,6 +17,9 @@ export interface EmitterDeps {
   onEventPublished?: ((event: TaskEvent) => void) | undefined;
 }
 
+/** Writes a run's staged lazy steps (event-emitter.ts) under its lease. */
+export type StagedWriter = (steps: StepRecord[]) => Promise<void>;
+
 /** The emitter of a run: fresh for a first run, reopened (openEmitter) for a later one. */
 export function runEmitter(
   deps: EmitterDeps,
@@ -24,6 +27,7 @@ export function runEmitter(
   steps: ReadonlyMap<string, StepRecord>,
   logger: Logger,
   onFailure: (error: Error) => void,
+  writeStaged?: StagedWriter,
 ): Promise<TaskEventEmitter> {
   // A first run has nothing to recover: no step was checkpointed and no event published (only
   // the worker holding the claim writes them). Saves two round trips per task.
@@ -38,10 +42,11 @@ export function runEmitter(
         logger,
         onFailure,
         onPublished: deps.onEventPublished,
+        writeStaged,
       }),
     );
   }
-  return openEmitter(deps, task.id, task.traceId, steps, logger, onFailure);
+  return openEmitter(deps, task.id, task.traceId, steps, logger, onFailure, writeStaged);
 }
 
 /**
@@ -56,6 +61,7 @@ export async function openEmitter(
   steps: ReadonlyMap<string, StepRecord>,
   logger: Logger,
   onFailure: (error: Error) => void,
+  writeStaged?: StagedWriter,
 ): Promise<TaskEventEmitter> {
   const [position, persisted] = await Promise.all([busPosition(deps.bus, taskId), deps.runs.persistedLastSeq(taskId)]);
   const delivered = Math.max(position.lastSeq, persisted);
@@ -75,6 +81,7 @@ export async function openEmitter(
     logger,
     onFailure,
     onPublished: deps.onEventPublished,
+    writeStaged,
   });
   if (missing.length > 0) {
     logger.info(

@@ -9,6 +9,7 @@ import type { ApprovalRepository } from "./approval.repository.ts";
 import { requestApproval } from "./approval-wait.ts";
 import type { TaskEventEmitter } from "./event-emitter.ts";
 import type { FlowContext, PendingEvent, StepMeta, StepResult, TaskInfo, RunSettings } from "./flow-context.ts";
+import type { TaskEvent } from "@tog/events";
 import type { RunRepository, StepRecord } from "./run.repository.ts";
 import { throwIfStopped } from "./stop-reason.ts";
 
@@ -63,27 +64,30 @@ export function createRunContext(state: RunContextState): FlowContext {
     const result = await tracedStep(fullKey, meta, fn);
     throwIfStopped(signal);
     const pendingEvents = (result.events ?? []).map((e) => ({ ...e, agent_id: e.agent_id ?? agentId }));
-    const record = await emitter.commit(pendingEvents, async (built) => {
-      const rec: StepRecord = {
-        key: fullKey,
-        kind: meta.kind,
-        name: meta.name,
-        agentId,
-        status: "completed",
-        output: result.output === undefined ? null : result.output,
-        events: built.length > 0 ? built : null,
-        firstSeq: built[0]?.seq ?? null,
-        lastSeq: built.at(-1)?.seq ?? null,
-        startedAt,
-        completedAt: new Date(),
-      };
-      const started = built.find((e) => e.type === "WORKFLOW_STARTED");
-      const mode = started ? executionModeOf((started.data as { mode: string }).mode) : undefined;
-      await deps.runs.commitStep(task.id, deps.workerId, rec, mode);
-      // One hint covers the claim (QUEUED → RUNNING) just before and the mode recorded now.
-      if (mode !== undefined) publishSessionChanged(deps.bus, task.sessionId);
-      return rec;
+    const toRecord = (built: TaskEvent[]): StepRecord => ({
+      key: fullKey,
+      kind: meta.kind,
+      name: meta.name,
+      agentId,
+      status: "completed",
+      output: result.output === undefined ? null : result.output,
+      events: built.length > 0 ? built : null,
+      firstSeq: built[0]?.seq ?? null,
+      lastSeq: built.at(-1)?.seq ?? null,
+      startedAt,
+      completedAt: new Date(),
     });
+    const record = meta.lazy
+      ? emitter.stage(pendingEvents, toRecord)
+      : await emitter.commit(pendingEvents, async (built, lazy) => {
+          const rec = toRecord(built);
+          const started = built.find((e) => e.type === "WORKFLOW_STARTED");
+          const mode = started ? executionModeOf((started.data as { mode: string }).mode) : undefined;
+          await deps.runs.commitSteps(task.id, deps.workerId, [...lazy, rec], mode);
+          // One hint covers the claim (QUEUED → RUNNING) just before and the mode recorded now.
+          if (mode !== undefined) publishSessionChanged(deps.bus, task.sessionId);
+          return rec;
+        });
     steps.set(fullKey, record);
     deps.logger.info({ taskId: task.id, step: fullKey, kind: meta.kind, name: meta.name }, "step finished");
     // What a replay will return, so both paths hand the flow the same JSON-shaped value.
@@ -110,23 +114,22 @@ export function createRunContext(state: RunContextState): FlowContext {
       try {
         const output = await fn(childCtx);
         throwIfStopped(signal);
-        await emitter.commit([], async () => {
-          const rec: StepRecord = {
-            key: fullKey,
-            kind: "child",
-            name: childAgentId,
-            agentId: childAgentId,
-            status: "completed",
-            output: output === undefined ? null : output,
-            events: null,
-            firstSeq: null,
-            lastSeq: null,
-            startedAt,
-            completedAt: new Date(),
-          };
-          await deps.runs.commitStep(task.id, deps.workerId, rec);
-          steps.set(fullKey, rec);
-        });
+        // Lazy: a child's output follows from its own checkpointed steps, so a run that crashes
+        // before this record is written replays the child from them and gets the same output.
+        const rec = emitter.stage([], () => ({
+          key: fullKey,
+          kind: "child",
+          name: childAgentId,
+          agentId: childAgentId,
+          status: "completed",
+          output: output === undefined ? null : output,
+          events: null,
+          firstSeq: null,
+          lastSeq: null,
+          startedAt,
+          completedAt: new Date(),
+        }));
+        steps.set(fullKey, rec);
         return (output === undefined ? null : JSON.parse(JSON.stringify(output))) as T;
       } catch (err) {
         // Keep the failed or cancelled child in the step history (timeline) under its own key.

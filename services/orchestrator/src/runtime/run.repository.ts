@@ -233,15 +233,26 @@ export class RunRepository {
    * Steps of all runs of this process are group-committed (checkpoint.repository.ts).
    */
   async commitStep(taskId: string, owner: string, step: StepRecord, mode?: string): Promise<void> {
-    if (!(await this.#checkpoints.write({ taskId, owner, step, mode }))) throw new LeaseLostError(taskId);
+    await this.commitSteps(taskId, owner, [step], mode);
+  }
+
+  /** Steps written in one statement, all or none (a step with the lazy steps before it). */
+  async commitSteps(taskId: string, owner: string, steps: StepRecord[], mode?: string): Promise<void> {
+    if (!(await this.#checkpoints.write({ taskId, owner, steps, mode }))) throw new LeaseLostError(taskId);
   }
 
   /**
    * The final status, result and usage, the finish step and the session's totals, in one
    * statement, fenced by the lease. Final writes of this process's runs are group-committed.
    */
-  async finish(taskId: string, owner: string, write: FinalWrite, step: StepRecord): Promise<void> {
-    if (!(await this.#finishes.submit({ taskId, owner, write, step }))) throw new LeaseLostError(taskId);
+  async finish(
+    taskId: string,
+    owner: string,
+    write: FinalWrite,
+    step: StepRecord,
+    lazySteps: StepRecord[] = [],
+  ): Promise<void> {
+    if (!(await this.#finishes.submit({ taskId, owner, write, step, lazySteps }))) throw new LeaseLostError(taskId);
   }
 
   async #finishAll(finals: FinalRecord[]): Promise<boolean[]> {

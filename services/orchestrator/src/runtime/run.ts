@@ -48,7 +48,14 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
   log.info({ attempt: claimed.attempts, restoredSteps: steps.size }, "task claimed");
 
   const stops = new RunStops();
-  const emitter = await runEmitter(deps, claimed, steps, log, (error) => stops.stop({ kind: "lost", error }));
+  const emitter = await runEmitter(
+    deps,
+    claimed,
+    steps,
+    log,
+    (error) => stops.stop({ kind: "lost", error }),
+    (lazy) => runs.commitSteps(claimed.id, deps.workerId, lazy),
+  );
   // Wake-ups: cancellation and approval decisions are written to PostgreSQL, then hinted.
   const wakers = new Set<() => void>();
   const watch = watchRun({
