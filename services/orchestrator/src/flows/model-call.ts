@@ -27,6 +27,12 @@ export const REPORTED_TEMPERATURE = 1;
 
 /** A partial is flushed once this many characters are buffered... */
 export const PARTIAL_MIN_CHARS = 32;
+/**
+ * ...and this long after the previous partial (the first goes at once): at most 20 a second, as
+ * a reader can follow them, while a fast stream's burst of deltas becomes one event instead of
+ * one per 32 characters — each event is a JetStream round trip and a row (docs/performance.md).
+ */
+export const PARTIAL_MIN_INTERVAL_MS = 50;
 /** ...or when a delta arrives this long after the previous flush (slow streams stay live). */
 export const PARTIAL_MAX_WAIT_MS = 250;
 
@@ -243,29 +249,37 @@ function plural(n: number, word: string): string {
 }
 
 /**
- * Coalesces stream deltas into LLM_PARTIAL chunks: flushed at PARTIAL_MIN_CHARS characters, or
- * on a delta arriving PARTIAL_MAX_WAIT_MS after the last flush, and at the end. Chunk indexes
- * count from 0 per call and never repeat (a retry's chunks continue the count).
+ * Coalesces stream deltas into LLM_PARTIAL chunks: flushed at PARTIAL_MIN_CHARS characters once
+ * PARTIAL_MIN_INTERVAL_MS passed since the previous partial (the first at once), or on a delta
+ * arriving PARTIAL_MAX_WAIT_MS after the last flush, and at the end. Chunk indexes count from 0
+ * per call and never repeat (a retry's chunks continue the count).
  */
-export function partialEmitter(emit: (chunk: string, index: number, totalTokensSoFar: number) => void): {
+export function partialEmitter(
+  emit: (chunk: string, index: number, totalTokensSoFar: number) => void,
+  now: () => number = Date.now,
+): {
   push: (delta: StreamDelta) => void;
   flush: () => void;
 } {
   let buffer = "";
   let tokens = 0;
   let index = 0;
-  let lastFlush = Date.now();
+  const started = now();
+  let lastFlush: number | undefined;
   const flush = () => {
     if (buffer === "") return;
     emit(buffer, index++, tokens);
     buffer = "";
-    lastFlush = Date.now();
+    lastFlush = now();
   };
   return {
     push(delta) {
       buffer += delta.text;
       tokens = delta.totalTokensSoFar;
-      if (buffer.length >= PARTIAL_MIN_CHARS || Date.now() - lastFlush >= PARTIAL_MAX_WAIT_MS) flush();
+      const since = now() - (lastFlush ?? started);
+      const enough =
+        buffer.length >= PARTIAL_MIN_CHARS && (lastFlush === undefined || since >= PARTIAL_MIN_INTERVAL_MS);
+      if (enough || since >= PARTIAL_MAX_WAIT_MS) flush();
     },
     flush,
   };
