@@ -1,6 +1,7 @@
 import type { DbPool } from "@tog/db";
 import { GroupCommit } from "./group-commit.ts";
 import type { StepRecord } from "./run.repository.ts";
+import { stepColumns } from "./step-columns.ts";
 
 // Step checkpoints of all runs of one worker process, group-committed (group-commit.ts): one
 // `INSERT … SELECT FROM unnest(…)` per batch. Each row is fenced by its run's lease as before: a
@@ -55,20 +56,8 @@ export class CheckpointRepository {
     const cols: unknown[][] = Array.from({ length: 14 }, () => []);
     for (const c of checkpoints) {
       c.steps.forEach((s, i) => {
-        cols[0]!.push(c.taskId);
-        cols[1]!.push(s.key);
-        cols[2]!.push(s.kind);
-        cols[3]!.push(s.name);
-        cols[4]!.push(s.agentId);
-        cols[5]!.push(s.status);
-        cols[6]!.push(s.output === undefined ? null : JSON.stringify(s.output));
-        cols[7]!.push(s.events === null ? null : JSON.stringify(s.events));
-        cols[8]!.push(s.firstSeq);
-        cols[9]!.push(s.lastSeq);
-        cols[10]!.push(s.startedAt.toISOString());
-        cols[11]!.push(s.completedAt.toISOString());
-        cols[12]!.push(c.owner);
-        cols[13]!.push(i === c.steps.length - 1 ? (c.mode ?? null) : null);
+        const values = [c.taskId, ...stepColumns(s), c.owner, i === c.steps.length - 1 ? (c.mode ?? null) : null];
+        values.forEach((v, k) => cols[k]!.push(v));
       });
     }
     const res = await this.#pool.query<{ task_id: string; key: string }>(BATCH_SQL, cols);

@@ -1,6 +1,7 @@
 import type { DbPool } from "@tog/db";
 import type { PoolClient } from "pg";
 import type { StepRecord } from "./run.repository.ts";
+import { stepColumns } from "./step-columns.ts";
 
 // The final write, the one statement that ends tasks, shared by runs and by the cancel of a queued task.
 //
@@ -57,39 +58,13 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
       u?.outputTokens ?? null,
       u?.totalTokens ?? null,
       u?.costUsd ?? null,
-      st.key,
-      st.kind,
-      st.name,
-      st.agentId,
-      st.status,
-      st.output === undefined ? null : JSON.stringify(st.output),
-      st.events === null ? null : JSON.stringify(st.events),
-      st.firstSeq,
-      st.lastSeq,
-      st.startedAt.toISOString(),
-      st.completedAt.toISOString(),
+      ...stepColumns(st),
     ];
     values.forEach((v, k) => cols[k]!.push(v));
   }
   const lazy: unknown[][] = Array.from({ length: 12 }, () => []);
   for (const f of finals) {
-    for (const st of f.lazySteps ?? []) {
-      const values = [
-        f.taskId,
-        st.key,
-        st.kind,
-        st.name,
-        st.agentId,
-        st.status,
-        st.output === undefined ? null : JSON.stringify(st.output),
-        st.events === null ? null : JSON.stringify(st.events),
-        st.firstSeq,
-        st.lastSeq,
-        st.startedAt.toISOString(),
-        st.completedAt.toISOString(),
-      ];
-      values.forEach((v, k) => lazy[k]!.push(v));
-    }
+    for (const st of f.lazySteps ?? []) [f.taskId, ...stepColumns(st)].forEach((v, k) => lazy[k]!.push(v));
   }
   const res = await db.query<{ id: string }>(FINAL_WRITE_SQL, [...cols, ...lazy]);
   return new Set(res.rows.map((r) => r.id));

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { expect } from "vitest";
 import { createLogger } from "@tog/core";
 import { createDbClient, createDbPool, type Db, type DbPool } from "@tog/db";
 import type { Bus } from "@tog/bus";
@@ -17,7 +18,7 @@ import { RunRepository } from "../../src/runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "../../src/runtime/run-worker.ts";
 import { createSignalListener } from "../../src/runtime/signal-listener.ts";
 import type { RunnerDeps } from "../../src/runtime/run.ts";
-import type { TaskFlow } from "../../src/runtime/flow-context.ts";
+import { pending, type FlowContext, type FlowOutcome, type TaskFlow } from "../../src/runtime/flow-context.ts";
 import { TaskService } from "../../src/tasks/task.service.ts";
 
 // Real PostgreSQL and NATS, the real runtime; only the task is the test's own.
@@ -153,4 +154,39 @@ export function submitCommand(
   extra: { sessionId?: string; context?: Record<string, unknown> } = {},
 ) {
   return { userId, query, sessionId: extra.sessionId, mode: undefined, context: extra.context ?? {}, streaming: false };
+}
+
+// Flow pieces the runtime tests share.
+
+export const outcome = (result: string, agentsUsed = 1): FlowOutcome => ({
+  result,
+  modelUsed: "offline-small",
+  provider: "offline",
+  usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7, costUsd: 0 },
+  agentsUsed,
+  toolsInvoked: 0,
+  mode: "EXECUTION_MODE_STANDARD",
+});
+
+export const started = (ctx: FlowContext) =>
+  ctx.step("start", { kind: "start", name: "start" }, async () => ({
+    output: null,
+    events: [
+      pending("WORKFLOW_STARTED", "started", {
+        query: ctx.task.spec.query,
+        mode: "standard",
+        session_id: ctx.task.sessionId,
+        estimated_complexity: 0.5,
+      }),
+    ],
+  }));
+
+/** Seqs 1..n and exactly one terminal event, the last. */
+export function expectGapFree(events: Array<{ seq: number; type: string; data: Record<string, unknown> }>) {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  const terminal = events.filter(
+    (e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data.terminal === true),
+  );
+  expect(terminal).toHaveLength(1);
+  expect(terminal[0]).toBe(events.at(-1));
 }

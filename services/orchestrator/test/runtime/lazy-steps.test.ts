@@ -1,33 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pending, type FlowContext, type FlowOutcome, type TaskFlow } from "../../src/runtime/flow-context.ts";
-import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
+import { pending, type FlowContext, type TaskFlow } from "../../src/runtime/flow-context.ts";
+import { expectGapFree, outcome, started, startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
 // Lazy steps (flow-context.ts, docs/performance.md "Lazy steps"): written with the next
 // checkpoint or the final write, in the same statement; written before a live event goes out;
 // redone by the next run when the run ends before they were written, with seqs still gap-free.
-
-const outcome = (result: string): FlowOutcome => ({
-  result,
-  modelUsed: "offline-small",
-  provider: "offline",
-  usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7, costUsd: 0 },
-  agentsUsed: 1,
-  toolsInvoked: 0,
-  mode: "EXECUTION_MODE_STANDARD",
-});
-
-const started = (ctx: FlowContext) =>
-  ctx.step("start", { kind: "start", name: "start" }, async () => ({
-    output: null,
-    events: [
-      pending("WORKFLOW_STARTED", "started", {
-        query: ctx.task.spec.query,
-        mode: "standard",
-        session_id: ctx.task.sessionId,
-        estimated_complexity: 0.5,
-      }),
-    ],
-  }));
 
 const agentStarted = (ctx: FlowContext, runs: string[]) =>
   ctx.step("agent:start", { kind: "start", name: "agent", lazy: true }, async () => {
@@ -53,10 +30,6 @@ const agentFinished = (ctx: FlowContext) =>
       pending("AGENT_COMPLETED", "agent completed", { result: "A", tokens_used: 1, cost_usd: 0, duration_ms: 1 }),
     ],
   }));
-
-function expectGapFree(events: Array<{ seq: number }>) {
-  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-}
 
 let h: RuntimeHarness;
 beforeAll(async () => {

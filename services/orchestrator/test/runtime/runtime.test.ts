@@ -1,48 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, ConflictError } from "@tog/core";
-import {
-  pending,
-  TaskFailure,
-  type TaskFlow,
-  type FlowContext,
-  type FlowOutcome,
-} from "../../src/runtime/flow-context.ts";
-import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
-
-const outcome = (result: string, agentsUsed = 1): FlowOutcome => ({
-  result,
-  modelUsed: "offline-small",
-  provider: "offline",
-  usage: { inputTokens: 3, outputTokens: 4, totalTokens: 7, costUsd: 0 },
-  agentsUsed,
-  toolsInvoked: 0,
-  mode: "EXECUTION_MODE_STANDARD",
-});
-
-const started = (ctx: FlowContext) =>
-  ctx.step("start", { kind: "start", name: "start" }, async () => ({
-    output: null,
-    events: [
-      pending("WORKFLOW_STARTED", "started", {
-        query: ctx.task.spec.query,
-        mode: "standard",
-        session_id: ctx.task.sessionId,
-        estimated_complexity: 0.5,
-      }),
-    ],
-  }));
+import { pending, TaskFailure, type TaskFlow } from "../../src/runtime/flow-context.ts";
+import { expectGapFree, outcome, started, startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
 const untilAborted = (signal: AbortSignal) =>
   new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
-
-function expectGapFree(events: Array<{ seq: number; type: string; data: Record<string, unknown> }>) {
-  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-  const terminal = events.filter(
-    (e) => e.type === "WORKFLOW_COMPLETED" || (e.type === "ERROR_OCCURRED" && e.data.terminal === true),
-  );
-  expect(terminal).toHaveLength(1);
-  expect(terminal[0]).toBe(events.at(-1));
-}
 
 describe("durable runtime (PostgreSQL + JetStream)", () => {
   let h: RuntimeHarness;
