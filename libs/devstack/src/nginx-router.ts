@@ -50,6 +50,22 @@ export interface NginxRouter extends Router {
 
 const json = (body: string) => `'${JSON.stringify({ error: body })}'`;
 
+/** nginx's own answers, each as the JSON the Node router and the services give, with their headers. */
+const ERROR_LOCATIONS = (
+  [
+    ["too_large", 413, "Request body too large"],
+    ["timeout", 408, "Request timeout"],
+    ["header_too_large", 431, "Request header fields too large"],
+    ["bad_request", 400, "Bad request: malformed HTTP request"],
+    ["unavailable", 502, "Upstream unavailable"],
+  ] as const
+)
+  .map(
+    ([name, status, message]) =>
+      `    location @${name} { add_header X-Content-Type-Options nosniff always; add_header Cache-Control no-store always; return ${status} ${json(message)}; }`,
+  )
+  .join("\n");
+
 /** nginx configuration for the routing table: see docs/decisions.md "nginx on the public port". */
 export function nginxConfig(options: RouterOptions & { port: number; dir: string; runAsRoot: boolean }): string {
   const routes = [...options.routes].sort((a, b) => b.prefix.length - a.prefix.length);
@@ -122,11 +138,7 @@ ${upstreams.join("\n")}
     error_page 494 =431 @header_too_large;
     error_page 400 @bad_request;
     error_page 502 503 504 @unavailable;
-    location @too_large { add_header X-Content-Type-Options nosniff always; add_header Cache-Control no-store always; return 413 ${json("Request body too large")}; }
-    location @timeout { add_header X-Content-Type-Options nosniff always; add_header Cache-Control no-store always; return 408 ${json("Request timeout")}; }
-    location @header_too_large { add_header X-Content-Type-Options nosniff always; add_header Cache-Control no-store always; return 431 ${json("Request header fields too large")}; }
-    location @bad_request { add_header X-Content-Type-Options nosniff always; add_header Cache-Control no-store always; return 400 ${json("Bad request: malformed HTTP request")}; }
-    location @unavailable { add_header X-Content-Type-Options nosniff always; add_header Cache-Control no-store always; return 502 ${json("Upstream unavailable")}; }
+${ERROR_LOCATIONS}
 ${locations.join("\n")}
   }
 }

@@ -18,9 +18,8 @@ import type { Redis } from "@tog/redis";
 // a vanished lock without a cache entry (the first failed) lets the waiter run itself, and
 // after `waitTimeoutMs` the answer is 409. The lock expires on its own (crash safety).
 // Redis unreachable with an Idempotency-Key → 503 with Retry-After: we do not risk running a
-// duplicate. A route whose handler also deduplicates durably (task submit: the identity is
-// stored on the task row under a unique index, docs/reliability.md "Idempotency") passes
-// `whenStoreDown: "continue"` and keeps serving without Redis.
+// duplicate. A route whose handler deduplicates durably itself (task submit: the identity is
+// stored on the task row under a unique index) uses `createIdempotencyIdentity` instead: no Redis.
 
 export interface IdempotencyOptions {
   redis: Redis;
@@ -33,11 +32,6 @@ export interface IdempotencyOptions {
   lockTtlMs?: number;
   /** Prefix under the client's keyPrefix; default `idem`. */
   keyPrefix?: string;
-  /**
-   * Redis unreachable: "refuse" (default) answers 503; "continue" runs the handler without lock
-   * or cache, for handlers that deduplicate by `req.idempotency` themselves.
-   */
-  whenStoreDown?: "refuse" | "continue";
 }
 
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
@@ -102,10 +96,6 @@ export function createIdempotency(options: IdempotencyOptions): RequestHandler {
     } catch (err) {
       if (err instanceof ConflictError) throw err;
       logger?.warn({ err }, "idempotency store unavailable");
-      if (options.whenStoreDown === "continue") {
-        next();
-        return;
-      }
       throw new OverloadedError("Idempotency store unavailable", { cause: err });
     }
 

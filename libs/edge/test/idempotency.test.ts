@@ -347,22 +347,6 @@ describe("idempotency", () => {
     expect((await post(app, undefined)).status).toBe(200);
     expect(h.calls).toBe(1);
   });
-
-  it("with whenStoreDown continue, runs keyed requests without Redis (for handlers that deduplicate durably)", async () => {
-    const dead = createRedis({ url: "redis://127.0.0.1:1", keyPrefix: prefix });
-    dead.on("error", () => {});
-    const h: Handler = {
-      calls: 0,
-      behave: async () => ({ status: 200, body: { ok: true } }),
-    };
-    const app = await idemApp(h, { whenStoreDown: "continue" }, dead);
-    const key = uniqueId("k");
-    const first = await post(app, key, { a: 1 });
-    const second = await post(app, key, { a: 1 });
-    expect([first.status, second.status]).toEqual([200, 200]);
-    // No cache without Redis: the handler runs each time (the task row deduplicates submits).
-    expect(h.calls).toBe(2);
-  });
 });
 
 describe("identity only (task submit: the task row deduplicates)", () => {
