@@ -54,7 +54,11 @@ export function send(baseUrl: string, r: FuzzRequest, agent: http.Agent): Promis
         port: url.port,
         method: r.method,
         path: `${url.pathname}${r.path}`,
-        headers: r.headers,
+        // Node's client sends a GET/DELETE/OPTIONS body unframed (no Content-Length, no chunking),
+        // which no real client does: the server then reads the body as the next request on the
+        // connection. Frame every body as fetch and curl do.
+        headers:
+          r.body === undefined ? r.headers : { ...r.headers, "Content-Length": String(Buffer.byteLength(r.body)) },
         timeout: 30_000,
       },
       (res) => {

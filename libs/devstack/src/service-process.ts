@@ -179,7 +179,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       .slice(-40)
       .map((l) => l.text)
       .join("\n");
+  let stopRequested = false;
   const signalAndWait = async (signal: NodeJS.Signals, graceMs: number): Promise<ExitInfo> => {
+    stopRequested = true;
     if (!running) return exited;
     child.kill(signal);
     if (signal === "SIGKILL") return exited;
@@ -254,6 +256,14 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     if (err instanceof ServiceStartError) throw err;
     throw new ServiceStartError(`${options.name}: ${(err as Error).message}. Output:\n${tail()}`, { cause: err });
   }
+  // A service that dies on its own makes the tests after it fail with 502s that do not say why;
+  // its last output on stderr does.
+  void exited.then((info) => {
+    if (!stopRequested)
+      process.stderr.write(
+        `[devstack] ${options.name} (pid ${service.pid}) exited unexpectedly (code ${info.code}, signal ${info.signal}); last output:\n${tail()}\n`,
+      );
+  });
   return service;
 }
 

@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import {
   canConnect,
   freePort,
@@ -41,6 +41,32 @@ describe("startService", () => {
     expect(exit).toEqual({ code: 0, signal: null });
     expect(svc.isRunning).toBe(false);
     expect(svc.logs().some((l) => l.msg === "sigterm")).toBe(true);
+  });
+
+  it("says on stderr when a started service dies on its own, with its last output; not when stopped", async () => {
+    const start = async (name: string) => {
+      const port = await freePort();
+      return startService({ name, entry: ENTRY, port, readyPath: "/health", env: { PORT: String(port) } });
+    };
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const dying = await start("dying");
+      const stopped = await start("stopped");
+      process.kill(dying.pid, "SIGKILL");
+      await dying.exited;
+      await stopped.stop();
+      await new Promise((r) => setImmediate(r));
+      const said = written.join("");
+      expect(said).toContain(`[devstack] dying (pid ${dying.pid}) exited unexpectedly (code null, signal SIGKILL)`);
+      expect(said).toMatch(/"msg":"listening"/);
+      expect(said).not.toContain("stopped (pid");
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it("does not pass the parent's environment through", async () => {
