@@ -22,11 +22,11 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { envInt, envList, loadConfig } from "@tog/core";
+import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
 import { resolveRouterKind, startService, type RunningService } from "@tog/devstack";
 import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
-import { PgStats, diffDb, tableCounters, type DbCounters, type TableCounters } from "./lib/pg-stats.ts";
+import { PgStats, diffDb, diffStatements, tableCounters, type DbCounters, type TableCounters } from "./lib/pg-stats.ts";
 import { cpuDelta, pidListeningOn, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
@@ -68,7 +68,12 @@ const config = loadConfig({
   BENCH_HISTORY_KEYS: envInt(8, 1).describe(
     "API keys per user in the history phase, used in turn, so GET /tasks' per-key limit (100/min) does not pace the counter windows.",
   ),
-  BENCH_HISTORY_TASKS: envInt(5, 1).describe("Tasks per submit+run measurement in the history phase."),
+  BENCH_PG_STATEMENTS: envBoolean(false).describe(
+    "Profiling: load pg_stat_statements in the bench's own PostgreSQL and log each history window's statements per request or task.",
+  ),
+  BENCH_HISTORY_TASKS: envInt(40, 1).describe(
+    "Tasks per submit+run measurement in the history phase: the more, the less a periodic job of the services that falls into one window weighs on each task.",
+  ),
   BENCH_SEED_SESSIONS: envInt(100_000, 1).describe("Earlier tasks (one session each) of the seeded user."),
   BENCH_SEED_TURNS: envInt(1_000, 1).describe("Turns of the seeded user's long session."),
   BENCH_RESULTS_DIR: z
@@ -153,7 +158,11 @@ interface Cost {
 let privatePg: PrivatePostgres | undefined;
 if (config.BENCH_PG === "private") {
   log("starting the bench's own PostgreSQL (autovacuum on)");
-  privatePg = await startPrivatePostgres({ binDir: postgresBinDir(config.BENCH_PG_BIN), maxConnections: 300 });
+  privatePg = await startPrivatePostgres({
+    binDir: postgresBinDir(config.BENCH_PG_BIN),
+    maxConnections: 300,
+    statements: config.BENCH_PG_STATEMENTS,
+  });
   cleanups.push({ name: "private PostgreSQL", run: () => privatePg!.stop() });
   process.env.TEST_DATABASE_ADMIN_URL = privatePg.adminUrl;
 }
@@ -574,10 +583,16 @@ async function historyPhase(env: Env): Promise<void> {
     m.historyNoise = { commits: (noise.commits * 10_000) / idleMs, tuples: (noise.tuples * 10_000) / idleMs };
     last = now;
     lastAt = performance.now();
-    const windowCost = async (n: number, work: () => Promise<number[]>): Promise<Cost> => {
+    const windowCost = async (label: string, n: number, work: () => Promise<number[]>): Promise<Cost> => {
+      // Read from the admin database, so profiling adds nothing to the measured counters.
+      const before = config.BENCH_PG_STATEMENTS ? await stats.statements() : undefined;
       const times = await work();
       await quiet();
       now = await stats.db();
+      if (before) {
+        const lines = diffStatements(before, await stats.statements(), n);
+        log(`  statements per unit, ${label}:\n    ${lines.join("\n    ")}`);
+      }
       const share = (performance.now() - lastAt) / idleMs;
       const d = diffDb(last, now);
       last = now;
@@ -594,7 +609,7 @@ async function historyPhase(env: Env): Promise<void> {
     const rows: HistoryRow[] = [];
     for (const e of endpoints) {
       const measure = (w: Who) =>
-        windowCost(reps, async () => {
+        windowCost(`${e.name} (${w === who.fresh ? "fresh" : "seeded"})`, reps, async () => {
           const t: number[] = [];
           for (let i = 0; i < reps; i++) t.push((await call(w.key, "GET", e.path(w))).ms);
           return t;
@@ -608,11 +623,15 @@ async function historyPhase(env: Env): Promise<void> {
     }
     const n = config.BENCH_HISTORY_TASKS;
     const submitRun = (key: string, session?: string) =>
-      windowCost(n, async () => {
-        const t: number[] = [];
-        for (let i = 0; i < n; i++) t.push((await runTask(key, session)).ms);
-        return t;
-      });
+      windowCost(
+        `submit+run (${key === who.fresh.key ? "fresh" : "seeded"}${session ? ", in S" : ""})`,
+        n,
+        async () => {
+          const t: number[] = [];
+          for (let i = 0; i < n; i++) t.push((await runTask(key, session)).ms);
+          return t;
+        },
+      );
     for (const [name, f, s] of [
       ["submit+run simple task, new session", () => submitRun(who.fresh.key), () => submitRun(who.seeded.key)],
       [
@@ -689,7 +708,7 @@ async function historyPhase(env: Env): Promise<void> {
         {
           name: "GET /tasks?limit=5 of the churned user",
           run: () =>
-            windowCost(reps, async () => {
+            windowCost("GET /tasks?limit=5 (churned user)", reps, async () => {
               const t: number[] = [];
               for (let i = 0; i < reps; i++) t.push((await call(churner.key, "GET", "/tasks?limit=5")).ms);
               return t;

@@ -11,6 +11,25 @@ export interface DbCounters {
   tuples: number;
 }
 
+export type StatementCounters = Map<string, { calls: number; rows: number; blocks: number }>;
+
+/** The statements that ran between `a` and `b`, most calls first, per `n` units of work. */
+export function diffStatements(a: StatementCounters, b: StatementCounters, n: number, top = 30): string[] {
+  const out: { q: string; calls: number; rows: number; blocks: number }[] = [];
+  for (const [q, v] of b) {
+    const was = a.get(q) ?? { calls: 0, rows: 0, blocks: 0 };
+    if (v.calls > was.calls)
+      out.push({ q, calls: v.calls - was.calls, rows: v.rows - was.rows, blocks: v.blocks - was.blocks });
+  }
+  out.sort((x, y) => y.calls - x.calls || y.blocks - x.blocks);
+  return out
+    .slice(0, top)
+    .map(
+      (s) =>
+        `${(s.calls / n).toFixed(2)} calls, ${(s.rows / n).toFixed(1)} rows, ${(s.blocks / n).toFixed(1)} blocks: ${s.q.replace(/\s+/g, " ").slice(0, 160)}`,
+    );
+}
+
 export interface TableCounters {
   [table: string]: { ins: number; upd: number; hot: number; del: number; seqRead: number; idxFetch: number };
 }
@@ -39,6 +58,22 @@ export class PgStats {
       [this.dbName],
     );
     return { commits: Number(rows[0]?.c ?? NaN), tuples: Number(rows[0]?.t ?? NaN) };
+  }
+
+  /**
+   * Per-statement counters of the measured database (pg_stat_statements, loaded only with
+   * BENCH_PG_STATEMENTS): for finding which statements a difference between two windows is made of.
+   */
+  async statements(): Promise<StatementCounters> {
+    await this.admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+    const { rows } = await this.admin.query<{ q: string; calls: string; rows: string; blks: string }>(
+      `SELECT query AS q, sum(calls) AS calls, sum(rows) AS rows, sum(shared_blks_hit + shared_blks_read) AS blks
+         FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) GROUP BY query`,
+      [this.dbName],
+    );
+    const out: StatementCounters = new Map();
+    for (const r of rows) out.set(r.q, { calls: Number(r.calls), rows: Number(r.rows), blocks: Number(r.blks) });
+    return out;
   }
 
   async settings(): Promise<{ version: string; autovacuum: string }> {

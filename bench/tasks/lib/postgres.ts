@@ -38,6 +38,8 @@ export function postgresBinDir(explicit?: string): string {
 export async function startPrivatePostgres(options: {
   binDir: string;
   maxConnections: number;
+  /** Load pg_stat_statements (profiling only: BENCH_PG_STATEMENTS). */
+  statements?: boolean;
 }): Promise<PrivatePostgres> {
   const isRoot = process.getuid?.() === 0;
   const asUser = async (cmd: string, args: string[]) => {
@@ -75,6 +77,9 @@ export async function startPrivatePostgres(options: {
         `max_connections = ${options.maxConnections}`,
         `autovacuum = on`,
         `logging_collector = off`,
+        ...(options.statements
+          ? [`shared_preload_libraries = 'pg_stat_statements'`, `pg_stat_statements.track = all`]
+          : []),
         "",
       ].join("\n"),
     );

@@ -79,13 +79,8 @@ describe("list pages whatever the statistics say", () => {
     ["session_tasks_newest", "SELECT id FROM session_tasks_newest($1::uuid, NULL, 5, 0)", () => [session]],
     ["session_tasks_oldest", "SELECT id FROM session_tasks_oldest($1::uuid, 10, 0)", () => [session]],
     [
-      "earlier_turns, newest",
-      "SELECT id FROM earlier_turns($1::uuid, now(), gen_random_uuid(), true, 25)",
-      () => [session],
-    ],
-    [
-      "earlier_turns, oldest",
-      "SELECT id FROM earlier_turns($1::uuid, now(), gen_random_uuid(), false, 3)",
+      "session_window (tail and head)",
+      "SELECT id FROM session_window($1::uuid, now(), gen_random_uuid(), 25, 3)",
       () => [session],
     ],
   ])("%s reads a page, not the history", async (_name, sql, params) => {
@@ -104,6 +99,36 @@ describe("list pages whatever the statistics say", () => {
       [session],
     );
     expect(await ids("SELECT id::text FROM session_tasks_oldest($1::uuid, 5, 3)", [session])).toEqual(oldest);
+    // Session memory: the newest 25 (newest first), then the oldest 3, in one statement ...
+    const window = (
+      await client.query<{ id: string; recent: boolean }>(
+        "SELECT id::text, recent FROM session_window($1::uuid, now(), gen_random_uuid(), 25, 3)",
+        [session],
+      )
+    ).rows;
+    expect(window.filter((r) => r.recent).map((r) => r.id)).toEqual(
+      await ids("SELECT id::text FROM tasks WHERE session_id = $1 ORDER BY created_at DESC, id DESC LIMIT 25", [
+        session,
+      ]),
+    );
+    expect(window.filter((r) => !r.recent).map((r) => r.id)).toEqual(
+      await ids("SELECT id::text FROM tasks WHERE session_id = $1 ORDER BY created_at, id LIMIT 3", [session]),
+    );
+    // ... and no head when the tail is not full (the session is within the window).
+    const short = (
+      await client.query<{ id: string }>(
+        "SELECT session_id AS id FROM tasks WHERE user_id = $1 AND session_id <> $2 LIMIT 1",
+        [user, session],
+      )
+    ).rows[0]!.id;
+    const shortWindow = (
+      await client.query<{ recent: boolean }>(
+        "SELECT recent FROM session_window($1::uuid, now(), gen_random_uuid(), 25, 3)",
+        [short],
+      )
+    ).rows;
+    expect(shortWindow.length).toBeGreaterThan(0);
+    expect(shortWindow.every((r) => r.recent)).toBe(true);
     const all = await ids("SELECT id::text FROM tasks WHERE session_id = $1", [session]);
     expect(await ids("SELECT id::text FROM session_tasks_oldest($1::uuid, NULL, 0)", [session])).toHaveLength(
       all.length,

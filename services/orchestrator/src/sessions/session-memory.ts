@@ -4,14 +4,14 @@ import type { ChatMessage } from "@tog/providers";
 import type { TaskInfo, TaskSpec } from "../runtime/flow-context.ts";
 import { shapeHistory, type ShapedHistory } from "./history-shaping.ts";
 import { effectiveWindow } from "./presets.ts";
-import { earlierTurns, type TurnRow } from "./session.repository.ts";
+import { sessionWindow, type TurnRow } from "./session.repository.ts";
 
 // Conversation memory of a session: the earlier turns a later task's agent gets. A turn is an
 // earlier COMPLETED task of the same session with a non-empty result (created before this task),
 // as two messages: the user's query and the assistant's result. Failed, cancelled and running
 // tasks are not part of the conversation. Shaping (window, primers/recents, compression) is in
-// history-shaping.ts. The reads (session.repository.ts) fetch only the head and the tail of a long session
-// are fetched, never more than the window can use.
+// history-shaping.ts. The read (session.repository.ts) fetches only the head and the tail of a long
+// session, never more than the window can use.
 
 export interface SessionMemoryOptions {
   /** The pg pool: read on every task, cheaper than through Prisma's raw query path. */
@@ -34,30 +34,24 @@ export class SessionMemory {
 
   async load(task: Pick<TaskInfo, "id" | "sessionId" | "createdAt" | "spec">): Promise<ShapedHistory> {
     const settings = effectiveWindow(task.spec.window);
-    const earlier = (order: "ASC" | "DESC", limit: number) =>
-      earlierTurns(this.#pool, {
-        sessionId: task.sessionId,
-        createdAt: task.createdAt,
-        taskId: task.id,
-        newestFirst: order === "DESC",
-        limit,
-      });
-    // Two messages per turn: enough turns for the primers and for the rest of the window. The
-    // newest turns first: when there are fewer than the window holds, they are all the turns
-    // (a new session: one query that finds nothing), and the oldest are not needed. A long
-    // session is never counted: when head and tail do not meet, the window keeps the same
-    // messages whatever the real number in between, so `available`/`omitted` (logged only)
-    // are then lower bounds (docs/performance.md "Session memory").
-    const tailLimit = Math.max(1, Math.ceil(settings.historyWindowSize / 2));
-    const tail = (await earlier("DESC", tailLimit)).reverse();
-    let turnRows = tail;
-    if (tail.length === tailLimit) {
-      const head = await earlier("ASC", Math.max(1, Math.ceil(settings.primersCount / 2)));
-      const turns = new Map<string, TurnRow>();
-      for (const t of head) turns.set(t.id, t);
-      for (const t of tail) turns.set(t.id, t);
-      turnRows = [...turns.values()];
-    }
+    // Two messages per turn: enough turns for the primers and for the rest of the window, in one
+    // statement. The newest turns first: when there are fewer than the window holds, they are all
+    // the turns (a new session: one index probe that finds nothing), and the oldest are not read.
+    // A long session is never counted: when head and tail do not meet, the window keeps the same
+    // messages whatever the real number in between, so `available`/`omitted` (logged only) are
+    // then lower bounds (docs/performance.md "Session memory").
+    const rows = await sessionWindow(this.#pool, {
+      sessionId: task.sessionId,
+      createdAt: task.createdAt,
+      taskId: task.id,
+      tail: Math.max(1, Math.ceil(settings.historyWindowSize / 2)),
+      head: Math.max(1, Math.ceil(settings.primersCount / 2)),
+    });
+    const turns = new Map<string, TurnRow>();
+    for (const t of rows) if (!t.recent) turns.set(t.id, t);
+    const tail = rows.filter((t) => t.recent).reverse();
+    for (const t of tail) turns.set(t.id, t);
+    const turnRows = [...turns.values()];
     const messages: ChatMessage[] = [];
     for (const t of turnRows)
       messages.push({ role: "user", content: t.query }, { role: "assistant", content: t.result });

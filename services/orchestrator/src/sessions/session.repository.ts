@@ -84,15 +84,19 @@ export interface TurnRow {
   result: string;
 }
 
-/** Completed turns with a result before this task, newest or oldest first. */
-export async function earlierTurns(
+/**
+ * The memory window of a session before this task in one statement: its newest `tail` completed
+ * turns with a result (newest first, `recent`), and its oldest `head` ones (oldest first) when the
+ * tail is full.
+ */
+export async function sessionWindow(
   sql: Sql,
-  q: { sessionId: string; createdAt: Date; taskId: string; newestFirst: boolean; limit: number },
-): Promise<TurnRow[]> {
-  // In index order whatever the statistics say (migration 20261124160000_list_plans).
-  const res = await sql.query<TurnRow>(
-    "SELECT id::text, query, result FROM earlier_turns($1::uuid, $2, $3::uuid, $4, $5)",
-    [q.sessionId, q.createdAt, q.taskId, q.newestFirst, q.limit],
+  q: { sessionId: string; createdAt: Date; taskId: string; tail: number; head: number },
+): Promise<(TurnRow & { recent: boolean })[]> {
+  // In index order whatever the statistics say (migration 20261125030000_session_window).
+  const res = await sql.query<TurnRow & { recent: boolean }>(
+    "SELECT id::text, query, result, recent FROM session_window($1::uuid, $2, $3::uuid, $4, $5)",
+    [q.sessionId, q.createdAt, q.taskId, q.tail, q.head],
   );
   return res.rows;
 }

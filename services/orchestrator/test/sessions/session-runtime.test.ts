@@ -139,6 +139,26 @@ describe("conversation memory", () => {
     // Head and tail do not meet: the turns between them are never read, not even counted, so the
     // logged figures are lower bounds (the 8 messages fetched), the window's content is exact.
     expect(windowed).toMatchObject({ available: 8, omitted: 2 });
+
+    // Head and tail come in one statement: a long session costs no more round trips than a new one.
+    const statements: string[] = [];
+    const counted = new SessionMemory({
+      pool: {
+        query: (text: string, values?: unknown[]) => {
+          statements.push(text);
+          return h.pool.query(text, values);
+        },
+      } as unknown as typeof h.pool,
+      contextWindow: () => 100_000,
+    });
+    const again = await counted.load({
+      id: current,
+      sessionId,
+      createdAt: at(13),
+      spec: spec({ historyWindowSize: 6, primersCount: 2 }),
+    });
+    expect(again.messages).toEqual(windowed.messages);
+    expect(statements).toHaveLength(1);
   });
 });
 
