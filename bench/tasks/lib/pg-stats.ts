@@ -11,22 +11,34 @@ export interface DbCounters {
   tuples: number;
 }
 
-export type StatementCounters = Map<string, { calls: number; rows: number; blocks: number }>;
+export type StatementCounters = Map<
+  string,
+  { calls: number; rows: number; blocks: number; plans: number; planMs: number; execMs: number }
+>;
 
 /** The statements that ran between `a` and `b`, most calls first, per `n` units of work. */
 export function diffStatements(a: StatementCounters, b: StatementCounters, n: number, top = 30): string[] {
-  const out: { q: string; calls: number; rows: number; blocks: number }[] = [];
+  const zero = { calls: 0, rows: 0, blocks: 0, plans: 0, planMs: 0, execMs: 0 };
+  const out: ({ q: string } & typeof zero)[] = [];
   for (const [q, v] of b) {
-    const was = a.get(q) ?? { calls: 0, rows: 0, blocks: 0 };
+    const was = a.get(q) ?? zero;
     if (v.calls > was.calls)
-      out.push({ q, calls: v.calls - was.calls, rows: v.rows - was.rows, blocks: v.blocks - was.blocks });
+      out.push({
+        q,
+        calls: v.calls - was.calls,
+        rows: v.rows - was.rows,
+        blocks: v.blocks - was.blocks,
+        plans: v.plans - was.plans,
+        planMs: v.planMs - was.planMs,
+        execMs: v.execMs - was.execMs,
+      });
   }
   out.sort((x, y) => y.calls - x.calls || y.blocks - x.blocks);
   return out
     .slice(0, top)
     .map(
       (s) =>
-        `${(s.calls / n).toFixed(2)} calls, ${(s.rows / n).toFixed(1)} rows, ${(s.blocks / n).toFixed(1)} blocks: ${s.q.replace(/\s+/g, " ").slice(0, 160)}`,
+        `${(s.calls / n).toFixed(2)} calls, ${(s.rows / n).toFixed(1)} rows, ${(s.blocks / n).toFixed(1)} blocks, ${(s.plans / n).toFixed(2)} plans ${((s.planMs * 1000) / n).toFixed(0)} µs, exec ${((s.execMs * 1000) / n).toFixed(0)} µs: ${s.q.replace(/\s+/g, " ").slice(0, 160)}`,
     );
 }
 
@@ -66,13 +78,30 @@ export class PgStats {
    */
   async statements(): Promise<StatementCounters> {
     await this.admin.query("CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
-    const { rows } = await this.admin.query<{ q: string; calls: string; rows: string; blks: string }>(
-      `SELECT query AS q, sum(calls) AS calls, sum(rows) AS rows, sum(shared_blks_hit + shared_blks_read) AS blks
+    const { rows } = await this.admin.query<{
+      q: string;
+      calls: string;
+      rows: string;
+      blks: string;
+      plans: string;
+      plan_ms: number;
+      exec_ms: number;
+    }>(
+      `SELECT query AS q, sum(calls) AS calls, sum(rows) AS rows, sum(shared_blks_hit + shared_blks_read) AS blks,
+              sum(plans) AS plans, sum(total_plan_time) AS plan_ms, sum(total_exec_time) AS exec_ms
          FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = $1) GROUP BY query`,
       [this.dbName],
     );
     const out: StatementCounters = new Map();
-    for (const r of rows) out.set(r.q, { calls: Number(r.calls), rows: Number(r.rows), blocks: Number(r.blks) });
+    for (const r of rows)
+      out.set(r.q, {
+        calls: Number(r.calls),
+        rows: Number(r.rows),
+        blocks: Number(r.blks),
+        plans: Number(r.plans),
+        planMs: Number(r.plan_ms),
+        execMs: Number(r.exec_ms),
+      });
     return out;
   }
 

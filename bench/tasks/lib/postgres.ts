@@ -78,7 +78,11 @@ export async function startPrivatePostgres(options: {
         `autovacuum = on`,
         `logging_collector = off`,
         ...(options.statements
-          ? [`shared_preload_libraries = 'pg_stat_statements'`, `pg_stat_statements.track = all`]
+          ? [
+              `shared_preload_libraries = 'pg_stat_statements'`,
+              `pg_stat_statements.track = all`,
+              `pg_stat_statements.track_planning = on`,
+            ]
           : []),
         "",
       ].join("\n"),

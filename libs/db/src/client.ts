@@ -21,7 +21,15 @@ export type DbPool = pg.Pool;
  * round trips of the same statements on a pg client.
  */
 export function createDbPool(options: Pick<DbClientOptions, "databaseUrl" | "poolMax">): DbPool {
-  const pool = new pg.Pool({ connectionString: options.databaseUrl, max: options.poolMax ?? 10 });
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: options.poolMax ?? 10,
+    // Statements sent with a `name` (the run's checkpoint, claim, lease and final write) are
+    // planned once per connection and then reuse that plan. PostgreSQL's own choice kept planning
+    // them on every call, and planning cost as much as running them (docs/performance.md
+    // "Prepared statements"). Unnamed statements (Prisma's, everything else) are unaffected.
+    options: "-c plan_cache_mode=force_generic_plan",
+  });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
   // Nor a checked-out one: pg-pool drops its listener on checkout, and a client held between

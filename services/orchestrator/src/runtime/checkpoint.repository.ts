@@ -60,7 +60,11 @@ export class CheckpointRepository {
         values.forEach((v, k) => cols[k]!.push(v));
       });
     }
-    const res = await this.#pool.query<{ task_id: string; key: string }>(BATCH_SQL, cols);
+    const res = await this.#pool.query<{ task_id: string; key: string }>({
+      name: "checkpoint-batch",
+      text: BATCH_SQL,
+      values: cols,
+    });
     const written = new Set(res.rows.map((r) => keyOf(r.task_id, r.key)));
     return checkpoints.map((c) => c.steps.every((s) => written.has(keyOf(c.taskId, s.key))));
   }

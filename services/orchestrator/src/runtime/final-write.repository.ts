@@ -66,7 +66,11 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
   for (const f of finals) {
     for (const st of f.lazySteps ?? []) [f.taskId, ...stepColumns(st)].forEach((v, k) => lazy[k]!.push(v));
   }
-  const res = await db.query<{ id: string }>(FINAL_WRITE_SQL, [...cols, ...lazy]);
+  const res = await db.query<{ id: string }>({
+    name: "final-write",
+    text: FINAL_WRITE_SQL,
+    values: [...cols, ...lazy],
+  });
   return new Set(res.rows.map((r) => r.id));
 }
 

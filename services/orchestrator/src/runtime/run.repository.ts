@@ -114,7 +114,11 @@ export class RunRepository {
     }
     return this.#transaction(async (tx) => {
       await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
-      const rows = await tx.query<TaskRow>(CLAIM_SQL, [taskId, owner, leaseMs, timeoutSeconds]);
+      const rows = await tx.query<TaskRow>({
+        name: "claim",
+        text: CLAIM_SQL,
+        values: [taskId, owner, leaseMs, timeoutSeconds],
+      });
       const row = rows.rows[0];
       if (row) return { outcome: "claimed", task: claimedTask(row) } as const;
       const current = await tx.query<{ status: string; wait_ms: number | null }>(
@@ -139,12 +143,11 @@ export class RunRepository {
     }
     for (const group of groups.values()) {
       const { owner, leaseMs, timeoutSeconds } = group[0]!;
-      const res = await this.#pool.query<TaskRow>(CLAIM_MANY_SQL, [
-        group.map((c) => c.taskId),
-        owner,
-        leaseMs,
-        timeoutSeconds,
-      ]);
+      const res = await this.#pool.query<TaskRow>({
+        name: "claim-many",
+        text: CLAIM_MANY_SQL,
+        values: [group.map((c) => c.taskId), owner, leaseMs, timeoutSeconds],
+      });
       for (const row of res.rows) found.set(row.id, row);
     }
     return claims.map((c) => found.get(c.taskId.toLowerCase()));
@@ -168,10 +171,11 @@ export class RunRepository {
   }
 
   async #renewLeases(taskIds: string[], owner: string, leaseMs: number): Promise<Map<string, LeaseState>> {
-    const res = await this.#pool.query<{ id: string; cancel_requested: boolean; cancel_reason: string | null }>(
-      RENEW_LEASES_SQL,
-      [taskIds, owner, leaseMs],
-    );
+    const res = await this.#pool.query<{ id: string; cancel_requested: boolean; cancel_reason: string | null }>({
+      name: "renew-leases",
+      text: RENEW_LEASES_SQL,
+      values: [taskIds, owner, leaseMs],
+    });
     return new Map(res.rows.map((r) => [r.id, { cancelRequested: r.cancel_requested, cancelReason: r.cancel_reason }]));
   }
 
