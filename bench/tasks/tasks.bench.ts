@@ -71,7 +71,7 @@ const config = loadConfig({
   BENCH_PG_STATEMENTS: envBoolean(false).describe(
     "Profiling: load pg_stat_statements in the bench's own PostgreSQL and log each history window's statements per request or task.",
   ),
-  BENCH_HISTORY_TASKS: envInt(40, 1).describe(
+  BENCH_HISTORY_TASKS: envInt(100, 1).describe(
     "Tasks per submit+run measurement in the history phase: the more, the less a periodic job of the services that falls into one window weighs on each task.",
   ),
   BENCH_SEED_SESSIONS: envInt(100_000, 1).describe("Earlier tasks (one session each) of the seeded user."),

@@ -74,7 +74,7 @@ try {
   if (config.EVENT_PERSISTER === "on") {
     const persister = startEventPersister({
       bus,
-      db,
+      pool,
       logger,
       batchSize: config.EVENT_PERSIST_BATCH,
       metrics: series.persister,

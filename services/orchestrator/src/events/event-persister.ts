@@ -1,7 +1,7 @@
 import type { ConsumerMessages, JsMsg } from "@nats-io/jetstream";
 import { EVENT_PERSISTER, type Bus } from "@tog/bus";
 import type { Logger } from "@tog/core";
-import type { Db } from "@tog/db";
+import type { DbPool } from "@tog/db";
 import { insertEventRows } from "./event.repository.ts";
 import { toEventRow, type EventRow } from "./event-row.ts";
 import { isDataError, sqlStateOf } from "./pg-errors.ts";
@@ -35,7 +35,8 @@ export interface EventPersisterMetrics {
 
 export interface EventPersisterOptions {
   bus: Bus;
-  db: Db;
+  /** The pg pool the batches are written on. */
+  pool: Pick<DbPool, "query">;
   logger: Logger;
   /** Most messages per INSERT (default 500). */
   batchSize?: number;
@@ -71,7 +72,7 @@ const HAND_BACK_DELAY_MS = PULL_EXPIRES_MS + 1_000;
 const EXTEND_EVERY_MS = 5_000;
 
 export function startEventPersister(options: EventPersisterOptions): EventPersister {
-  const { bus, db, metrics = {} } = options;
+  const { bus, pool, metrics = {} } = options;
   const logger = options.logger.child({ component: "event-persister" });
   const batchSize = Math.max(1, options.batchSize ?? 500);
   const maxWaitMs = Math.max(0, options.maxWaitMs ?? 20);
@@ -162,7 +163,7 @@ export function startEventPersister(options: EventPersisterOptions): EventPersis
       const startedAt = performance.now();
       try {
         const inserted = await insertEventRows(
-          db,
+          pool,
           pending.map((p) => p.row),
         );
         const msgs = pending.flatMap((p) => p.msgs);

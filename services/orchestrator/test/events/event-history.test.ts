@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ValidationError } from "@tog/core";
-import { createDbClient, type Db } from "@tog/db";
+import { createDbClient, createDbPool, type Db, type DbPool } from "@tog/db";
 import { createTestDatabase, type TestDatabase } from "@tog/testkit";
 import {
   createEventHistoryRepository,
@@ -14,6 +14,7 @@ import { encodedEvents, newTaskId } from "./helpers.ts";
 describe("event history repository", () => {
   let tdb: TestDatabase;
   let db: Db;
+  let pool: DbPool;
   let repo: EventHistoryRepository;
   const w1 = newTaskId();
   const w2 = newTaskId();
@@ -29,16 +30,18 @@ describe("event history repository", () => {
   beforeAll(async () => {
     tdb = await createTestDatabase();
     db = createDbClient({ databaseUrl: tdb.url, poolMax: 2 });
+    pool = createDbPool({ databaseUrl: tdb.url, poolMax: 2 });
     repo = createEventHistoryRepository({ db });
     texts = encodedEvents(w1, 120).map((e) => e.json);
     // Seq 3 hand-formatted: served as stored, not re-serialized.
     texts[2] = `{"workflow_id" : "${w1}", "seq":3 ,"type":"PROGRESS","agent_id":"orchestrator","timestamp":"2026-01-01T00:00:00Z","data":{"z":1,"a":2}}`;
     // Stored out of order, as concurrent batches may.
-    await insertEventRows(db, rowsOf([...texts].reverse()));
-    await insertEventRows(db, rowsOf(encodedEvents(w2, 5).map((e) => e.json)));
+    await insertEventRows(pool, rowsOf([...texts].reverse()));
+    await insertEventRows(pool, rowsOf(encodedEvents(w2, 5).map((e) => e.json)));
   });
   afterAll(async () => {
     await db.$disconnect();
+    await pool.end();
     await tdb.drop();
   });
 
@@ -99,7 +102,7 @@ describe("event history repository", () => {
 
   it("stores an event once however often it is written", async () => {
     const again = rowsOf(texts.slice(0, 10));
-    expect(await insertEventRows(db, [...again, ...again])).toBe(0);
+    expect(await insertEventRows(pool, [...again, ...again])).toBe(0);
     expect(await repo.lastSeq(w1)).toBe(120);
     expect((await repo.listEvents({ taskId: w1, limit: 1, offset: 0 })).totalCount).toBe(120);
   });

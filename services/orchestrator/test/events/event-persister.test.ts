@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_PERSISTER, publish, systemSubjects, type Bus } from "@tog/bus";
-import { createDbClient, type Db } from "@tog/db";
+import { createDbClient, createDbPool, type Db, type DbPool } from "@tog/db";
 import { createTestDatabase, testInfraConfig, type TestDatabase } from "@tog/testkit";
 import { startEventPersister, type EventPersister, type EventPersisterMetrics } from "../../src/events/index.ts";
 import {
@@ -16,12 +16,14 @@ import {
 describe("event persister", () => {
   let tdb: TestDatabase;
   let db: Db;
+  let pool: DbPool;
   let bus: Bus;
   let persister: EventPersister | undefined;
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
     db = createDbClient({ databaseUrl: tdb.url, poolMax: 4 });
+    pool = createDbPool({ databaseUrl: tdb.url, poolMax: 4 });
     bus = await openProvisionedBus("evpersist");
   });
   afterEach(async () => {
@@ -31,6 +33,7 @@ describe("event persister", () => {
   afterAll(async () => {
     await closeBus(bus);
     await db.$disconnect();
+    await pool.end();
     await tdb.drop();
   });
 
@@ -114,7 +117,7 @@ describe("event persister", () => {
     await publishAll(lateRepeats, false);
 
     const { c, metrics } = counters();
-    persister = startEventPersister({ bus, db, logger: silentLogger, metrics });
+    persister = startEventPersister({ bus, pool, logger: silentLogger, metrics });
     const all = [...tasks, odd];
     await waitFor(async () => (await countOf(all)) === 2_002 && (await drained()), 30_000, "all events stored");
 
@@ -167,7 +170,7 @@ describe("event persister", () => {
     await publishAll(good.slice(15));
 
     const { c, metrics } = counters();
-    persister = startEventPersister({ bus, db, logger: silentLogger, metrics });
+    persister = startEventPersister({ bus, pool, logger: silentLogger, metrics });
     await waitFor(async () => (await countOf([w])) === 30 && (await drained()), 15_000, "good events stored");
     expect(c.rejected).toBe(bad.length + 1);
     const stored = await storedTexts([w]);
@@ -195,7 +198,7 @@ describe("event persister", () => {
       poisoned.json = poisoned.json.replace(/"agent_id":"[^"]*"/, '"agent_id":"poison"');
       await publishAll(events);
       const { c, metrics } = counters();
-      persister = startEventPersister({ bus, db, logger: silentLogger, metrics });
+      persister = startEventPersister({ bus, pool, logger: silentLogger, metrics });
       await waitFor(async () => (await countOf([w])) === 39 && (await drained()), 15_000, "the other events stored");
       expect(c.rejected).toBe(1);
       expect(c.writeErrors).toBe(0);
@@ -210,12 +213,12 @@ describe("event persister", () => {
 
   it("loses nothing while PostgreSQL refuses connections, and catches up once it is back", async () => {
     const admin = createDbClient({ databaseUrl: testInfraConfig.TEST_DATABASE_ADMIN_URL, poolMax: 1 });
-    const persisterDb = createDbClient({ databaseUrl: tdb.url, poolMax: 2 });
+    const persisterDb = createDbPool({ databaseUrl: tdb.url, poolMax: 2 });
     try {
       const w = newTaskId();
       const events = encodedEvents(w, 1_000);
       const { c, metrics } = counters();
-      persister = startEventPersister({ bus, db: persisterDb, logger: silentLogger, metrics, maxBackoffMs: 300 });
+      persister = startEventPersister({ bus, pool: persisterDb, logger: silentLogger, metrics, maxBackoffMs: 300 });
 
       await publishAll(events.slice(0, 300));
       await waitFor(async () => (await countOf([w])) === 300 && (await drained()), 15_000, "first events stored");
@@ -247,7 +250,7 @@ describe("event persister", () => {
       await admin.$executeRawUnsafe(`ALTER DATABASE "${tdb.name}" ALLOW_CONNECTIONS true`);
       await persister?.stop();
       persister = undefined;
-      await persisterDb.$disconnect();
+      await persisterDb.end();
       await admin.$disconnect();
     }
   });
@@ -257,7 +260,7 @@ describe("event persister", () => {
     const events = encodedEvents(w, 120);
     await publishAll(events);
     // A batch that would wait 60 s to fill: only stop() can flush it in time.
-    persister = startEventPersister({ bus, db, logger: silentLogger, batchSize: 500, maxWaitMs: 60_000 });
+    persister = startEventPersister({ bus, pool, logger: silentLogger, batchSize: 500, maxWaitMs: 60_000 });
     await waitFor(async () => (await consumerState()).ackPending === 120, 10_000, "events held by the persister");
     expect(await countOf([w])).toBe(0);
     await persister.stop();
@@ -267,7 +270,7 @@ describe("event persister", () => {
 
   it("stop() during an outage hands the held events back to the stream for another instance", async () => {
     const admin = createDbClient({ databaseUrl: testInfraConfig.TEST_DATABASE_ADMIN_URL, poolMax: 1 });
-    const persisterDb = createDbClient({ databaseUrl: tdb.url, poolMax: 2 });
+    const persisterDb = createDbPool({ databaseUrl: tdb.url, poolMax: 2 });
     const w = newTaskId();
     const events = encodedEvents(w, 50);
     try {
@@ -276,18 +279,18 @@ describe("event persister", () => {
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '${tdb.name}' AND pid <> pg_backend_pid()`,
       );
       const { c, metrics } = counters();
-      const first = startEventPersister({ bus, db: persisterDb, logger: silentLogger, metrics, maxBackoffMs: 200 });
+      const first = startEventPersister({ bus, pool: persisterDb, logger: silentLogger, metrics, maxBackoffMs: 200 });
       await publishAll(events);
       await waitFor(async () => c.writeErrors >= 1, 10_000, "a failed write");
       await first.stop();
     } finally {
       await admin.$executeRawUnsafe(`ALTER DATABASE "${tdb.name}" ALLOW_CONNECTIONS true`);
-      await persisterDb.$disconnect();
+      await persisterDb.end();
       await admin.$disconnect();
     }
     // Handed back with a short nak delay: the next instance gets them well before ack_wait (30 s).
     const handedBackAt = Date.now();
-    persister = startEventPersister({ bus, db, logger: silentLogger });
+    persister = startEventPersister({ bus, pool, logger: silentLogger });
     await waitFor(
       async () => (await countOf([w])) === 50 && (await drained()),
       15_000,

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createDbClient, type Db } from "@tog/db";
+import { createDbClient, createDbPool, type Db, type DbPool } from "@tog/db";
 import { buildEvent } from "@tog/events";
 import { createTestDatabase, type TestDatabase } from "@tog/testkit";
 import {
@@ -17,12 +17,14 @@ const DAY = 86_400_000;
 describe("event retention", () => {
   let tdb: TestDatabase;
   let db: Db;
+  let pool: DbPool;
   let otherDb: Db;
   const jobs: RetentionJob[] = [];
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
     db = createDbClient({ databaseUrl: tdb.url, poolMax: 4 });
+    pool = createDbPool({ databaseUrl: tdb.url, poolMax: 2 });
     otherDb = createDbClient({ databaseUrl: tdb.url, poolMax: 4 });
   });
   afterEach(async () => {
@@ -31,6 +33,7 @@ describe("event retention", () => {
   });
   afterAll(async () => {
     await db.$disconnect();
+    await pool.end();
     await otherDb.$disconnect();
     await tdb.drop();
   });
@@ -77,7 +80,7 @@ describe("event retention", () => {
   };
 
   it("deletes only events older than the retention, in batches", async () => {
-    await insertEventRows(db, [...rows(230, 120), ...rows(40, 91), ...rows(50, 89), ...rows(60, 1)]);
+    await insertEventRows(pool, [...rows(230, 120), ...rows(40, 91), ...rows(50, 89), ...rows(60, 1)]);
     const job = start(db, 7);
     expect(await job.runOnce()).toEqual({ ran: true, deleted: 270 });
     expect(await count()).toBe(110);
@@ -86,7 +89,7 @@ describe("event retention", () => {
   });
 
   it("skips the round while another instance holds the purge lock", async () => {
-    await insertEventRows(db, rows(20, 100));
+    await insertEventRows(pool, rows(20, 100));
     const job = start(db, 100);
     const result = await otherDb.$transaction(async (tx) => {
       await tx.$executeRaw`SELECT pg_advisory_xact_lock(${EVENT_RETENTION_LOCK_KEY})`;
@@ -99,7 +102,7 @@ describe("event retention", () => {
   });
 
   it("lets only one of two concurrent instances purge", async () => {
-    await insertEventRows(db, rows(4_000, 100));
+    await insertEventRows(pool, rows(4_000, 100));
     const a = start(db, 50);
     const b = start(otherDb, 50);
     const results = await Promise.all([a.runOnce(), b.runOnce()]);
@@ -109,7 +112,7 @@ describe("event retention", () => {
   });
 
   it("keeps everything when the retention is 0", async () => {
-    await insertEventRows(db, rows(5, 1_000));
+    await insertEventRows(pool, rows(5, 1_000));
     const job = startRetentionJob({ db, logger: silentLogger, eventRetentionDays: 0 });
     jobs.push(job);
     expect(await job.runOnce()).toEqual({ ran: false, deleted: 0 });
@@ -117,7 +120,7 @@ describe("event retention", () => {
   });
 
   it("runs on its schedule and stops", async () => {
-    await insertEventRows(db, rows(30, 100));
+    await insertEventRows(pool, rows(30, 100));
     const job = startRetentionJob({
       db,
       logger: silentLogger,

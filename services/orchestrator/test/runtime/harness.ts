@@ -51,7 +51,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
   const db = createDbClient({ databaseUrl: database.url, pool });
   const bus = await openTestBus(label);
   await provisionTestBus(bus, { runAckWaitSeconds: 2 });
-  const persister: EventPersister = startEventPersister({ bus, db, logger });
+  const persister: EventPersister = startEventPersister({ bus, pool, logger });
   const history = createEventHistoryRepository({ db });
   const userId = randomUUID();
   const otherUserId = randomUUID();
