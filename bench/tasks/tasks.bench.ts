@@ -26,7 +26,15 @@ import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
 import { resolveRouterKind, startService, type RunningService } from "@tog/devstack";
 import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
-import { PgStats, diffDb, diffStatements, tableCounters, type DbCounters, type TableCounters } from "./lib/pg-stats.ts";
+import {
+  PgStats,
+  diffDb,
+  diffStatements,
+  minus,
+  tableCounters,
+  type DbCounters,
+  type TableCounters,
+} from "./lib/pg-stats.ts";
 import { cpuDelta, pidListeningOn, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
@@ -396,14 +404,7 @@ async function completionPhase(env: Env): Promise<void> {
     for (const [t, v] of Object.entries(tables1)) {
       const a = tables0[t];
       if (!a) continue;
-      const d = {
-        ins: v.ins - a.ins,
-        upd: v.upd - a.upd,
-        hot: v.hot - a.hot,
-        del: v.del - a.del,
-        seqRead: v.seqRead - a.seqRead,
-        idxFetch: v.idxFetch - a.idxFetch,
-      };
+      const d = minus(v, a);
       if (Object.values(d).some((x) => x !== 0)) tables[t] = d;
     }
     m.pgCompletion = { tasks, db: diffDb(db0, db1), tables };

@@ -17,7 +17,9 @@ let ops: Set<string>;
 let key: string;
 
 beforeAll(async () => {
-  env = await startE2eEnvironment({ env: { GATEWAY_SKIP_AUTH: "0" } });
+  env = await startE2eEnvironment({
+    env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
+  });
   ops = await gatewayOperations(env.baseUrl);
   key = (await env.createApiKey({ name: "e2e idempotency" })).key;
 });
@@ -127,15 +129,19 @@ describe.each(ROUTES)("Idempotency-Key on $op", (route) => {
 describe("concurrent duplicate task submissions", () => {
   it("create exactly one task", async () => {
     expect(ops.has(SUBMIT_TASK) && ops.has(LIST_TASKS.op), missingRouteNote(SUBMIT_TASK)).toBe(true);
-    const sessionId = randomUUID();
-    const idem = randomUUID();
-    const body = { query: "e2e: concurrent duplicates", session_id: sessionId };
-    const results = await Promise.all(Array.from({ length: 6 }, () => post("/tasks", body, idem)));
-    for (const r of results) expect(is2xx(r), r.text).toBe(true);
-    const list = await request<{ total_count: number }>(`${env.baseUrl}/tasks?session_id=${sessionId}`, {
-      headers: { "X-API-Key": key },
-    });
-    expect(list.status).toBe(200);
-    expect(list.body.total_count).toBe(1);
+    // Several rounds: a repeat meeting its twin's submit or final write deadlocked now and then
+    // (a 500 in about one round in five before the fix in submit.repository.ts).
+    for (let round = 0; round < 12; round++) {
+      const sessionId = randomUUID();
+      const idem = randomUUID();
+      const body = { query: "e2e: concurrent duplicates", session_id: sessionId };
+      const results = await Promise.all(Array.from({ length: 6 }, () => post("/tasks", body, idem)));
+      for (const r of results) expect(is2xx(r), `round ${round}: ${r.text}`).toBe(true);
+      const list = await request<{ total_count: number }>(`${env.baseUrl}/tasks?session_id=${sessionId}`, {
+        headers: { "X-API-Key": key },
+      });
+      expect(list.status).toBe(200);
+      expect(list.body.total_count).toBe(1);
+    }
   });
 });

@@ -11,6 +11,13 @@ export interface DbCounters {
   tuples: number;
 }
 
+/** `b - a`, counter by counter. */
+export function minus<T extends Record<string, number>>(b: T, a: T): T {
+  const out = { ...b };
+  for (const k in out) out[k] = ((b[k] ?? 0) - (a[k] ?? 0)) as T[typeof k];
+  return out;
+}
+
 export type StatementCounters = Map<
   string,
   { calls: number; rows: number; blocks: number; plans: number; planMs: number; execMs: number }
@@ -22,16 +29,7 @@ export function diffStatements(a: StatementCounters, b: StatementCounters, n: nu
   const out: ({ q: string } & typeof zero)[] = [];
   for (const [q, v] of b) {
     const was = a.get(q) ?? zero;
-    if (v.calls > was.calls)
-      out.push({
-        q,
-        calls: v.calls - was.calls,
-        rows: v.rows - was.rows,
-        blocks: v.blocks - was.blocks,
-        plans: v.plans - was.plans,
-        planMs: v.planMs - was.planMs,
-        execMs: v.execMs - was.execMs,
-      });
+    if (v.calls > was.calls) out.push({ q, ...minus(v, was) });
   }
   out.sort((x, y) => y.calls - x.calls || y.blocks - x.blocks);
   return out

@@ -146,7 +146,24 @@ export class SubmitRepository {
   #insertInSession(task: NewTask, sessionRef: string, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
     const key = task.idempotency?.keyHash;
     return withClient(this.#pool, async (client) => {
-      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`);
+      // A repeat must not wait on its twin's task row while it holds the session row: the twin's
+      // final write (or the twin's own submit) updating that task waits for the session row in
+      // turn, and PostgreSQL kills one of them as a deadlock — a 500 for concurrent duplicates
+      // into one session (tests-e2e/foundation/idempotency.test.ts). So repeats of one identity
+      // take turns (advisory lock), and a repeat whose twin is committed stops before the session.
+      const identity = key
+        ? `; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(`${task.userId}:${key}`)}, 1))`
+        : "";
+      await client.query(
+        `BEGIN${identity}; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`,
+      );
+      if (key) {
+        const twin = await client.query("SELECT 1 FROM tasks WHERE user_id = $1::uuid AND idempotency_key = $2", [
+          task.userId,
+          key,
+        ]);
+        if (twin.rowCount) throw new DuplicateKey();
+      }
       const session = await resolveSessionForSubmit(client, task.userId, sessionRef, task.tokenBudget);
       const res = await client.query<{ created_at: Date }>(
         key
