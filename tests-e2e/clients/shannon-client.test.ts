@@ -127,8 +127,11 @@ describe("Shannon's Python SDK, replayed", { timeout: 120_000 }, () => {
     expect((await call("GET", `/api/v1/tasks/${sub.body.task_id}/timeline`)).status).toBe(200);
 
     // cancel: json={} (or {"reason"}), 200/202 → data["success"]; a terminal task → 409 → ConnectionError in the client
+    // Waiting for an approval, so it is still unfinished when the cancel comes (the offline
+    // provider can finish a plain task before it: a 409 in CI).
     const running = await call("POST", "/api/v1/tasks", {
       query: "Research the history of Rome, then compare it with Athens, and summarize both",
+      context: { require_approval: true },
     });
     const c = await call("POST", `/api/v1/tasks/${running.body.task_id}/cancel`, { reason: "user asked" });
     expect([200, 202]).toContain(c.status);
