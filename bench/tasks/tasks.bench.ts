@@ -378,6 +378,7 @@ async function completionPhase(env: Env): Promise<void> {
     await quiet();
     const db0 = await stats.db();
     const tables0 = await tableCounters(env.database.url);
+    const statements0 = config.BENCH_PG_STATEMENTS ? await stats.statements() : undefined;
     const { result, cpu } = await cpuAround(sampledOf(env), {
       mode: "tasks",
       url: `${env.baseUrl}/tasks`,
@@ -400,6 +401,10 @@ async function completionPhase(env: Env): Promise<void> {
     const db1 = await stats.db();
     const tables1 = await tableCounters(env.database.url);
     const tasks = result.completion?.total ?? 0;
+    if (statements0) {
+      const lines = diffStatements(statements0, await stats.statements(), Math.max(1, tasks), 30, "time");
+      log(`  statements per completed task:\n    ${lines.join("\n    ")}`);
+    }
     const tables: TableCounters = {};
     for (const [t, v] of Object.entries(tables1)) {
       const a = tables0[t];

@@ -23,15 +23,22 @@ export type StatementCounters = Map<
   { calls: number; rows: number; blocks: number; plans: number; planMs: number; execMs: number }
 >;
 
-/** The statements that ran between `a` and `b`, most calls first, per `n` units of work. */
-export function diffStatements(a: StatementCounters, b: StatementCounters, n: number, top = 30): string[] {
+/** The statements that ran between `a` and `b`, most calls (or most time) first, per `n` units of work. */
+export function diffStatements(
+  a: StatementCounters,
+  b: StatementCounters,
+  n: number,
+  top = 30,
+  by: "calls" | "time" = "calls",
+): string[] {
   const zero = { calls: 0, rows: 0, blocks: 0, plans: 0, planMs: 0, execMs: 0 };
   const out: ({ q: string } & typeof zero)[] = [];
   for (const [q, v] of b) {
     const was = a.get(q) ?? zero;
     if (v.calls > was.calls) out.push({ q, ...minus(v, was) });
   }
-  out.sort((x, y) => y.calls - x.calls || y.blocks - x.blocks);
+  if (by === "time") out.sort((x, y) => y.planMs + y.execMs - (x.planMs + x.execMs));
+  else out.sort((x, y) => y.calls - x.calls || y.blocks - x.blocks);
   return out
     .slice(0, top)
     .map(

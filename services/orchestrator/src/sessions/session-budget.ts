@@ -12,7 +12,8 @@ import { TaskFailure, type TaskInfo } from "../runtime/flow-context.ts";
 //   the tokens this run has used so far.
 // The output of a call cannot be known in advance, so the task that crosses the budget with its
 // answers still completes (its usage is recorded); the session's next task is refused. Tasks
-// running at the same time in one session each see only the finished tasks' usage.
+// running at the same time in one session each see only the finished tasks' usage (finished when
+// the run read the state, which its next model call reuses for up to a second).
 
 export interface BudgetState {
   budget: number;
@@ -25,26 +26,37 @@ export class SessionBudgets {
   readonly #recent = new Map<string, { at: number; state: Promise<BudgetState | null> }>();
 
   /**
-   * On the pg pool: read once or twice per task, cheaper than through Prisma's raw query path.
-   * Within one run, a state read less than `maxAgeMs` ago is reused (the history step and the
-   * first model call come milliseconds apart); another task always reads afresh.
+   * On the pg pool. Within one run, a state read less than `maxAgeMs` ago is reused: the history
+   * step reads it with the session memory (`remember`), and the first model call follows within
+   * milliseconds when the machine is idle, hundreds under load (a second: measured, 32 % of
+   * tasks missed 100 ms at saturation). Another task always reads afresh.
    */
   constructor(options: { pool: DbPool; maxAgeMs?: number }) {
     this.#pool = options.pool;
-    this.#maxAgeMs = options.maxAgeMs ?? 100;
+    this.#maxAgeMs = options.maxAgeMs ?? 1_000;
   }
 
   /** null when the session no longer exists (purged mid-run): nothing to enforce. */
   state(task: Pick<TaskInfo, "id" | "sessionId">): Promise<BudgetState | null> {
-    const now = Date.now();
     const hit = this.#recent.get(task.id);
-    if (hit && now - hit.at < this.#maxAgeMs) return hit.state;
+    if (hit && Date.now() - hit.at < this.#maxAgeMs) return hit.state;
+    return this.#keep(task.id, this.#read(task.sessionId));
+  }
+
+  /** A state this run has just read by other means (the session memory's statement). */
+  remember(task: Pick<TaskInfo, "id">, state: BudgetState | null): void {
+    void this.#keep(task.id, Promise.resolve(state));
+  }
+
+  #keep(taskId: string, state: Promise<BudgetState | null>): Promise<BudgetState | null> {
     if (this.#recent.size >= 10_000) this.#recent.clear();
-    const state = this.#read(task.sessionId);
-    this.#recent.set(task.id, { at: now, state });
+    this.#recent.set(taskId, { at: Date.now(), state });
     state.then(
-      () => setTimeout(() => this.#recent.delete(task.id), this.#maxAgeMs).unref(),
-      () => this.#recent.delete(task.id),
+      () =>
+        setTimeout(() => {
+          if (this.#recent.get(taskId)?.state === state) this.#recent.delete(taskId);
+        }, this.#maxAgeMs).unref(),
+      () => this.#recent.delete(taskId),
     );
     return state;
   }

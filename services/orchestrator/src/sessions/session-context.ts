@@ -13,8 +13,10 @@ export function sessionContextLoader(options: {
   budgets: SessionBudgets;
 }): (task: TaskInfo) => Promise<ChatMessage[]> {
   return async (task) => {
-    // Both reads at once; the budget check needs the shaped messages only for its estimate.
-    const [{ messages }, state] = await Promise.all([options.memory.load(task), options.budgets.state(task)]);
+    // One statement reads both; the first model call reuses the budget state (SessionBudgets).
+    const { history, budget: state } = await options.memory.loadWithBudget(task);
+    options.budgets.remember(task, state);
+    const { messages } = history;
     const failure = budgetFailure(state, estimateMessages(messages) + estimateTokens(task.spec.query));
     if (failure) throw failure;
     return messages;

@@ -4,7 +4,8 @@ import type { ChatMessage } from "@tog/providers";
 import type { TaskInfo, TaskSpec } from "../runtime/flow-context.ts";
 import { shapeHistory, type ShapedHistory } from "./history-shaping.ts";
 import { effectiveWindow } from "./presets.ts";
-import { sessionWindow, type TurnRow } from "./session.repository.ts";
+import type { BudgetState } from "./session-budget.ts";
+import { readRunContext, type TurnRow } from "./session.repository.ts";
 
 // Conversation memory of a session: the earlier turns a later task's agent gets. A turn is an
 // earlier COMPLETED task of the same session with a non-empty result (created before this task),
@@ -33,6 +34,16 @@ export class SessionMemory {
   }
 
   async load(task: Pick<TaskInfo, "id" | "sessionId" | "createdAt" | "spec">): Promise<ShapedHistory> {
+    return (await this.loadWithBudget(task)).history;
+  }
+
+  /**
+   * The shaped history and the session's budget state (null when the session is gone), read in
+   * one statement: a run needs both before its first model call.
+   */
+  async loadWithBudget(
+    task: Pick<TaskInfo, "id" | "sessionId" | "createdAt" | "spec">,
+  ): Promise<{ history: ShapedHistory; budget: BudgetState | null }> {
     const settings = effectiveWindow(task.spec.window);
     // Two messages per turn: enough turns for the primers and for the rest of the window, in one
     // statement. The newest turns first: when there are fewer than the window holds, they are all
@@ -40,7 +51,7 @@ export class SessionMemory {
     // A long session is never counted: when head and tail do not meet, the window keeps the same
     // messages whatever the real number in between, so `available`/`omitted` (logged only) are
     // then lower bounds (docs/performance.md "Session memory").
-    const rows = await sessionWindow(this.#pool, {
+    const { budget, turns: rows } = await readRunContext(this.#pool, {
       sessionId: task.sessionId,
       createdAt: task.createdAt,
       taskId: task.id,
@@ -69,6 +80,6 @@ export class SessionMemory {
         "session history shaped",
       );
     }
-    return shaped;
+    return { history: shaped, budget: budget ? { budget: budget.token_budget, used: budget.tokens_used } : null };
   }
 }

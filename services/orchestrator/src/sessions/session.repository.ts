@@ -66,37 +66,64 @@ export async function findSessionId(sql: Sql, ref: string, userId: string, byId:
   return rows.rows[0]?.id ?? null;
 }
 
-/** The session's token budget and what its finished tasks used; undefined when it is gone. */
-export async function readSessionBudget(
-  sql: Sql,
-  sessionId: string,
-): Promise<{ token_budget: number; tokens_used: number } | undefined> {
-  const { rows } = await sql.query<{ token_budget: number; tokens_used: number }>(
-    "SELECT token_budget, tokens_used FROM sessions WHERE id = $1::uuid",
-    [sessionId],
-  );
-  return rows[0];
-}
-
 export interface TurnRow {
   id: string;
   query: string;
   result: string;
 }
 
+export interface SessionBudgetRow {
+  token_budget: number;
+  tokens_used: number;
+}
+
+/** What a pool or client offers for a named (prepared) statement. */
+export interface NamedSql {
+  query<R extends object>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
+}
+
+// The session row and its memory window (migration 20261125030000_session_window) in one
+// statement: a run needs both before its first model call. Named, so it is planned once per
+// pooled connection (docs/performance.md "Prepared statements").
+// WITH ORDINALITY keeps the function's order (tail newest first, then head oldest first).
+const RUN_CONTEXT_SQL = `SELECT s.token_budget, s.tokens_used, w.id::text AS id, w.query, w.result, w.recent
+  FROM sessions s
+  LEFT JOIN LATERAL session_window($1::uuid, $2, $3::uuid, $4, $5) WITH ORDINALITY AS w(id, query, result, recent, n) ON true
+  WHERE s.id = $1::uuid ORDER BY w.n`;
+
 /**
- * The memory window of a session before this task in one statement: its newest `tail` completed
- * turns with a result (newest first, `recent`), and its oldest `head` ones (oldest first) when the
- * tail is full.
+ * What a run reads of its session, in one statement: the token budget and what its finished
+ * tasks used (undefined when the session is gone), and the memory window before this task — its
+ * newest `tail` completed turns with a result (newest first, `recent`), and its oldest `head`
+ * ones (oldest first) when the tail is full.
  */
-export async function sessionWindow(
-  sql: Sql,
+export async function readRunContext(
+  sql: NamedSql,
   q: { sessionId: string; createdAt: Date; taskId: string; tail: number; head: number },
-): Promise<(TurnRow & { recent: boolean })[]> {
-  // In index order whatever the statistics say (migration 20261125030000_session_window).
-  const res = await sql.query<TurnRow & { recent: boolean }>(
-    "SELECT id::text, query, result, recent FROM session_window($1::uuid, $2, $3::uuid, $4, $5)",
-    [q.sessionId, q.createdAt, q.taskId, q.tail, q.head],
+): Promise<{ budget: SessionBudgetRow | undefined; turns: (TurnRow & { recent: boolean })[] }> {
+  const res = await sql.query<SessionBudgetRow & { id: string | null; query: string; result: string; recent: boolean }>(
+    {
+      name: "run-context",
+      text: RUN_CONTEXT_SQL,
+      values: [q.sessionId, q.createdAt, q.taskId, q.tail, q.head],
+    },
   );
-  return res.rows;
+  const first = res.rows[0];
+  const turns: (TurnRow & { recent: boolean })[] = [];
+  for (const r of res.rows)
+    if (r.id !== null) turns.push({ id: r.id, query: r.query, result: r.result, recent: r.recent });
+  return {
+    budget: first ? { token_budget: first.token_budget, tokens_used: first.tokens_used } : undefined,
+    turns,
+  };
+}
+
+/** The session's token budget and what its finished tasks used; undefined when it is gone. */
+export async function readSessionBudget(sql: NamedSql, sessionId: string): Promise<SessionBudgetRow | undefined> {
+  const { rows } = await sql.query<SessionBudgetRow>({
+    name: "session-budget",
+    text: "SELECT token_budget, tokens_used FROM sessions WHERE id = $1::uuid",
+    values: [sessionId],
+  });
+  return rows[0];
 }

@@ -117,21 +117,39 @@ export class SubmitRepository {
   }
 
   /**
-   * New-session submits of one batch: BEGIN and every insert in one simple-protocol query, the
-   * runs of the inserted tasks queued concurrently, one COMMIT. Any failure rolls the batch back
-   * and GroupCommit retries each submit on its own, so one bad submit fails only itself; a run
-   * queued before the rollback is queued again with the same message id (deduplicated).
+   * New-session submits of one batch: BEGIN and one prepared statement inserting every session
+   * and task of the batch, the runs of the inserted tasks queued concurrently, one COMMIT. Any
+   * failure rolls the batch back and GroupCommit retries each submit on its own, so one bad
+   * submit fails only itself; a run queued before the rollback is queued again with the same
+   * message id (deduplicated).
    */
   #insertNewSessions(items: NewSessionSubmit[]): Promise<NewSessionOutcome[]> {
     return withClient(this.#pool, async (client) => {
       const sessionIds = items.map(() => crypto.randomUUID());
-      const sql = ["BEGIN", ...items.map((item, i) => newSessionInsert(item.task, sessionIds[i]!))].join(";\n");
-      const results = (await client.query(sql)) as unknown as QueryResult<{ created_at: Date }>[];
-      const outcomes = items.map((_, i): NewSessionOutcome => {
-        const row = results[i + 1]!.rows[0];
-        if (!row) return { kind: "duplicate" };
+      const rows = items.map(({ task }, i) => ({
+        id: task.id,
+        user_id: task.userId,
+        session_id: sessionIds[i],
+        token_budget: Math.trunc(task.tokenBudget),
+        query: task.query,
+        requested_mode: task.requestedMode,
+        spec: task.spec,
+        trace_id: task.traceId,
+        traceparent: task.traceparent,
+        idempotency_key: task.idempotency?.keyHash ?? null,
+      }));
+      // One simple-protocol round trip: the statement is prepared on first use of a connection.
+      const prepare = prepared.has(client) ? "" : `${PREPARE_NEW_SESSIONS};\n`;
+      const results = (await client.query(
+        `${prepare}BEGIN; EXECUTE tog_submit_new_sessions(${pg.escapeLiteral(JSON.stringify(rows))})`,
+      )) as unknown as QueryResult<{ id: string; created_at: Date }>[];
+      prepared.add(client);
+      const created = new Map(results.at(-1)!.rows.map((r) => [r.id, r.created_at]));
+      const outcomes = items.map(({ task }, i): NewSessionOutcome => {
+        const createdAt = created.get(task.id);
+        if (!createdAt) return { kind: "duplicate" };
         const id = sessionIds[i]!;
-        return { kind: "created", session: { id, ref: id, created: true }, createdAt: row.created_at };
+        return { kind: "created", session: { id, ref: id, created: true }, createdAt };
       });
       // A repeat (same identity) inserted its session before its task met the conflict: drop it.
       const orphans = sessionIds.filter((_, i) => outcomes[i]!.kind === "duplicate");
@@ -192,19 +210,25 @@ export class SubmitRepository {
   }
 }
 
+/** The pooled connections on which PREPARE_NEW_SESSIONS has run. */
+const prepared = new WeakSet<object>();
+
 /**
- * One task and its new session in one statement, values as escaped literals (no parameters in a
- * multi-statement query), the advisory lock on the task id taken first (a run that arrives before
- * the commit waits on it).
+ * Every task of a batch and its new session in one statement, planned once per connection
+ * (docs/performance.md "Prepared statements"): the rows come as one JSON array, so the batch
+ * travels as a single literal in the simple protocol together with BEGIN. The advisory lock on
+ * each task id is taken before anything is inserted (a run that arrives before the commit waits
+ * on it, run.repository.ts). A task whose identity exists meets ON CONFLICT and is not returned.
  */
-function newSessionInsert(task: NewTask, sessionId: string): string {
-  const key = task.idempotency?.keyHash;
-  const lit = (v: string | null) => (v === null ? "NULL" : pg.escapeLiteral(v));
-  return `WITH lock AS (SELECT pg_advisory_xact_lock(hashtextextended(${lit(task.id)}, 0))),
-       s AS (INSERT INTO sessions (id, user_id, token_budget, task_count)
-             SELECT ${lit(sessionId)}::uuid, ${lit(task.userId)}::uuid, ${Math.trunc(task.tokenBudget)}, 1 FROM lock RETURNING id)
-  INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent${key ? ", idempotency_key" : ""})
-  SELECT ${lit(task.id)}::uuid, ${lit(task.userId)}::uuid, s.id, ${lit(task.query)}, ${lit(task.requestedMode)}, 'QUEUED',
-         ${lit(JSON.stringify(task.spec))}::jsonb, ${lit(task.traceId)}, ${lit(task.traceparent)}${key ? `, ${lit(key)}` : ""} FROM s${key ? ON_KEY_CONFLICT : ""}
-  RETURNING created_at`;
-}
+const PREPARE_NEW_SESSIONS = `PREPARE tog_submit_new_sessions(jsonb) AS
+WITH v AS MATERIALIZED (
+  SELECT r.*, pg_advisory_xact_lock(hashtextextended(r.id, 0)) AS locked
+  FROM jsonb_to_recordset($1) AS r(id text, user_id uuid, session_id uuid, token_budget integer, query text,
+    requested_mode text, spec jsonb, trace_id text, traceparent text, idempotency_key text)
+), s AS (
+  INSERT INTO sessions (id, user_id, token_budget, task_count) SELECT session_id, user_id, token_budget, 1 FROM v RETURNING id
+)
+INSERT INTO tasks (id, user_id, session_id, query, requested_mode, status, spec, trace_id, traceparent, idempotency_key)
+SELECT v.id::uuid, v.user_id, s.id, v.query, v.requested_mode, 'QUEUED', v.spec, v.trace_id, v.traceparent, v.idempotency_key
+FROM v JOIN s ON s.id = v.session_id${ON_KEY_CONFLICT}
+RETURNING id::text, created_at`;

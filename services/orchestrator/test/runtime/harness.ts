@@ -29,6 +29,8 @@ export interface RuntimeHarness {
   db: Db;
   /** The pg pool under `db` (the workers' hot-path repositories use it directly). */
   pool: DbPool;
+  /** The test database's URL, for a pool of the test's own. */
+  databaseUrl: string;
   bus: Bus;
   service: TaskService;
   userId: string;
@@ -94,6 +96,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
   const harness: RuntimeHarness = {
     db,
     pool,
+    databaseUrl: database.url,
     bus,
     service,
     userId,

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDbPool } from "@tog/db";
 import { SubmitRepository } from "../../src/tasks/submit.repository.ts";
 import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
@@ -98,6 +99,30 @@ describe("submit", () => {
       expect(rows.rows.every((r) => r.task_count === 1)).toBe(true);
       // the first goes out alone, the rest arrived while it was in flight
       expect(await transactionsOf(tasks.map((t) => t.id))).toBeLessThanOrEqual(3);
+    });
+
+    it("a batch is one statement, prepared once per connection and planned once", async () => {
+      // One connection, so every batch runs on it (docs/performance.md "Prepared statements").
+      const pool = createDbPool({ databaseUrl: h.databaseUrl, poolMax: 1 });
+      try {
+        const repository = new SubmitRepository({ pool });
+        const ids: string[] = [];
+        for (let round = 0; round < 3; round++) {
+          const tasks = Array.from({ length: 5 }, (_, i) => newTask(`prepared ${round}.${i}`));
+          ids.push(...tasks.map((t) => t.id));
+          const outcomes = await Promise.all(tasks.map((t) => repository.submit(t, async () => undefined)));
+          expect(outcomes.every((o) => o.kind === "created")).toBe(true);
+        }
+        const { rows } = await pool.query<{ generic: string; custom: string }>(
+          "SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements WHERE name = 'tog_submit_new_sessions'",
+        );
+        // One execution of the one plan per transaction (batch), whatever the batch's size.
+        const batches = await transactionsOf(ids);
+        expect(batches).toBeGreaterThanOrEqual(3);
+        expect(rows).toEqual([{ generic: String(batches), custom: "0" }]);
+      } finally {
+        await pool.end();
+      }
     });
 
     it("a submit whose run cannot be queued fails alone; the others of its batch commit", async () => {

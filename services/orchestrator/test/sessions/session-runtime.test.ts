@@ -140,13 +140,14 @@ describe("conversation memory", () => {
     // logged figures are lower bounds (the 8 messages fetched), the window's content is exact.
     expect(windowed).toMatchObject({ available: 8, omitted: 2 });
 
-    // Head and tail come in one statement: a long session costs no more round trips than a new one.
+    // Head, tail and the session's budget come in one statement: a long session costs no more
+    // round trips than a new one, and the budget check reads nothing more.
     const statements: string[] = [];
     const counted = new SessionMemory({
       pool: {
-        query: (text: string, values?: unknown[]) => {
-          statements.push(text);
-          return h.pool.query(text, values);
+        query: (config: { name: string; text: string; values: unknown[] }) => {
+          statements.push(config.text);
+          return h.pool.query(config);
         },
       } as unknown as typeof h.pool,
       contextWindow: () => 100_000,
@@ -159,6 +160,15 @@ describe("conversation memory", () => {
     });
     expect(again.messages).toEqual(windowed.messages);
     expect(statements).toHaveLength(1);
+    const both = await counted.loadWithBudget({
+      id: current,
+      sessionId,
+      createdAt: at(13),
+      spec: spec({ historyWindowSize: 6, primersCount: 2 }),
+    });
+    expect(both.history.messages).toEqual(windowed.messages);
+    expect(both.budget).toEqual({ budget: 1_000_000, used: 0 });
+    expect(statements).toHaveLength(2);
   });
 });
 
@@ -204,5 +214,52 @@ describe("session token budget", () => {
     await h.db.$executeRaw`UPDATE sessions SET tokens_used = token_budget WHERE id = ${sessionId}::uuid`;
     const second = await run("Say hello again", { sessionId });
     expect(second.task.errorType).toBe("BUDGET_EXCEEDED");
+  });
+
+  it("the history step and the first model call cost one statement; a purged session costs nothing", async () => {
+    const sessionId = await newSession(400);
+    const first = await run("Say hello", { sessionId });
+    const statements: string[] = [];
+    const pool = {
+      query: (config: { name: string; text: string; values: unknown[] }) => {
+        statements.push(config.name);
+        return h.pool.query(config);
+      },
+    } as unknown as typeof h.pool;
+    const counted = new SessionBudgets({ pool });
+    const load = sessionContextLoader({
+      memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
+      budgets: counted,
+    });
+    const task = {
+      ...(first.task as unknown as Record<string, unknown>),
+      id: randomUUID(),
+      sessionId,
+      createdAt: new Date(),
+      spec: {
+        query: "Next",
+        window: {
+          historyWindowSize: 50,
+          primersCount: 5,
+          recentsCount: 15,
+          compressionTriggerRatio: 0.8,
+          compressionTargetRatio: 0.5,
+        },
+      },
+    } as never;
+    const messages = await load(task);
+    expect(messages.map((m) => m.content)).toEqual(["Say hello", first.task.result]);
+    // The first model call's check reuses what the history step read.
+    expect(await counted.state(task)).toEqual({ budget: 400, used: first.task.usage!.totalTokens });
+    expect(statements).toEqual(["run-context"]);
+    // Another task reads afresh.
+    await counted.state({ id: randomUUID(), sessionId });
+    expect(statements).toEqual(["run-context", "session-budget"]);
+
+    // The session was purged mid-run: no turns, no budget to enforce.
+    const gone = { ...(task as object), id: randomUUID(), sessionId: randomUUID() } as never;
+    expect(await load(gone)).toEqual([]);
+    expect(await counted.state(gone)).toBeNull();
+    expect(statements).toEqual(["run-context", "session-budget", "run-context"]);
   });
 });
