@@ -5,7 +5,8 @@ import type { TaskInfo, TaskSpec } from "../runtime/flow-context.ts";
 import { shapeHistory, type ShapedHistory } from "./history-shaping.ts";
 import { effectiveWindow } from "./presets.ts";
 import type { BudgetState } from "./session-budget.ts";
-import { readRunContext, type TurnRow } from "./session.repository.ts";
+import { GroupCommit } from "../runtime/group-commit.ts";
+import { readRunContexts, type RunContextQuery, type RunContextRow, type TurnRow } from "./session.repository.ts";
 
 // Conversation memory of a session: the earlier turns a later task's agent gets. A turn is an
 // earlier COMPLETED task of the same session with a non-empty result (created before this task),
@@ -23,12 +24,14 @@ export interface SessionMemoryOptions {
 }
 
 export class SessionMemory {
-  readonly #pool: DbPool;
+  readonly #reads: GroupCommit<RunContextQuery, RunContextRow>;
   readonly #contextWindow: (spec: TaskSpec) => number;
   readonly #logger: Logger | undefined;
 
   constructor(options: SessionMemoryOptions) {
-    this.#pool = options.pool;
+    // The runs of this worker that load their sessions while a read is in flight share the next
+    // statement (runtime/group-commit.ts): one round trip for all of them.
+    this.#reads = new GroupCommit({ flush: (qs) => readRunContexts(options.pool, qs), maxBatch: 100 });
     this.#contextWindow = options.contextWindow;
     this.#logger = options.logger;
   }
@@ -51,7 +54,7 @@ export class SessionMemory {
     // A long session is never counted: when head and tail do not meet, the window keeps the same
     // messages whatever the real number in between, so `available`/`omitted` (logged only) are
     // then lower bounds (docs/performance.md "Session memory").
-    const { budget, turns: rows } = await readRunContext(this.#pool, {
+    const { budget, turns: rows } = await this.#reads.submit({
       sessionId: task.sessionId,
       createdAt: task.createdAt,
       taskId: task.id,

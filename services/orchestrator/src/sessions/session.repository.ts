@@ -82,40 +82,62 @@ export interface NamedSql {
   query<R extends object>(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: R[] }>;
 }
 
-// The session row and its memory window (migration 20261125030000_session_window) in one
-// statement: a run needs both before its first model call. Named, so it is planned once per
-// pooled connection (docs/performance.md "Prepared statements").
-// WITH ORDINALITY keeps the function's order (tail newest first, then head oldest first).
-const RUN_CONTEXT_SQL = `SELECT s.token_budget, s.tokens_used, w.id::text AS id, w.query, w.result, w.recent
-  FROM sessions s
-  LEFT JOIN LATERAL session_window($1::uuid, $2, $3::uuid, $4, $5) WITH ORDINALITY AS w(id, query, result, recent, n) ON true
-  WHERE s.id = $1::uuid ORDER BY w.n`;
+export interface RunContextQuery {
+  sessionId: string;
+  createdAt: Date;
+  taskId: string;
+  /** Newest turns to read. */
+  tail: number;
+  /** Oldest turns to read when the tail is full. */
+  head: number;
+}
+
+export interface RunContextRow {
+  budget: SessionBudgetRow | undefined;
+  turns: (TurnRow & { recent: boolean })[];
+}
+
+// The session rows and memory windows (migration 20261125030000_session_window) of several runs
+// in one statement: a run needs both before its first model call, and the runs of a worker that
+// ask at the same time share the round trip (SessionMemory). Named, so it is planned once per
+// pooled connection (docs/performance.md "Prepared statements"). The session lookup is a lateral
+// subquery behind OFFSET 0, so it stays an index probe per run whatever the generic plan
+// estimates; WITH ORDINALITY keeps each window's order (tail newest first, then head oldest first).
+const RUN_CONTEXTS_SQL = `SELECT q.n::int AS n, s.token_budget, s.tokens_used, w.id::text AS id, w.query, w.result, w.recent
+  FROM unnest($1::uuid[], $2::timestamptz[], $3::uuid[], $4::int[], $5::int[])
+    WITH ORDINALITY AS q(session_id, created_at, task_id, tail, head, n)
+  CROSS JOIN LATERAL (SELECT token_budget, tokens_used FROM sessions WHERE id = q.session_id OFFSET 0) s
+  LEFT JOIN LATERAL session_window(q.session_id, q.created_at, q.task_id, q.tail, q.head)
+    WITH ORDINALITY AS w(id, query, result, recent, k) ON true
+  ORDER BY q.n, w.k`;
 
 /**
- * What a run reads of its session, in one statement: the token budget and what its finished
- * tasks used (undefined when the session is gone), and the memory window before this task — its
- * newest `tail` completed turns with a result (newest first, `recent`), and its oldest `head`
- * ones (oldest first) when the tail is full.
+ * What runs read of their sessions, in one statement, one result per query in order: the token
+ * budget and what the session's finished tasks used (undefined when the session is gone), and
+ * the memory window before the task — its newest `tail` completed turns with a result (newest
+ * first, `recent`), and its oldest `head` ones (oldest first) when the tail is full.
  */
-export async function readRunContext(
-  sql: NamedSql,
-  q: { sessionId: string; createdAt: Date; taskId: string; tail: number; head: number },
-): Promise<{ budget: SessionBudgetRow | undefined; turns: (TurnRow & { recent: boolean })[] }> {
-  const res = await sql.query<SessionBudgetRow & { id: string | null; query: string; result: string; recent: boolean }>(
-    {
-      name: "run-context",
-      text: RUN_CONTEXT_SQL,
-      values: [q.sessionId, q.createdAt, q.taskId, q.tail, q.head],
-    },
-  );
-  const first = res.rows[0];
-  const turns: (TurnRow & { recent: boolean })[] = [];
-  for (const r of res.rows)
-    if (r.id !== null) turns.push({ id: r.id, query: r.query, result: r.result, recent: r.recent });
-  return {
-    budget: first ? { token_budget: first.token_budget, tokens_used: first.tokens_used } : undefined,
-    turns,
-  };
+export async function readRunContexts(sql: NamedSql, qs: readonly RunContextQuery[]): Promise<RunContextRow[]> {
+  const res = await sql.query<
+    SessionBudgetRow & { n: number; id: string | null; query: string; result: string; recent: boolean }
+  >({
+    name: "run-contexts",
+    text: RUN_CONTEXTS_SQL,
+    values: [
+      qs.map((q) => q.sessionId),
+      qs.map((q) => q.createdAt),
+      qs.map((q) => q.taskId),
+      qs.map((q) => q.tail),
+      qs.map((q) => q.head),
+    ],
+  });
+  const out: RunContextRow[] = qs.map(() => ({ budget: undefined, turns: [] }));
+  for (const r of res.rows) {
+    const row = out[r.n - 1]!;
+    row.budget ??= { token_budget: r.token_budget, tokens_used: r.tokens_used };
+    if (r.id !== null) row.turns.push({ id: r.id, query: r.query, result: r.result, recent: r.recent });
+  }
+  return out;
 }
 
 /** The session's token budget and what its finished tasks used; undefined when it is gone. */

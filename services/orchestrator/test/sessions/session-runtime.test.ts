@@ -172,6 +172,56 @@ describe("conversation memory", () => {
   });
 });
 
+describe("run context reads", () => {
+  it("runs that load their sessions at the same time share one statement, each gets its own", async () => {
+    const window = {
+      historyWindowSize: 50,
+      primersCount: 5,
+      recentsCount: 15,
+      compressionTriggerRatio: 0.8,
+      compressionTargetRatio: 0.5,
+    };
+    const sessions = await Promise.all([newSession(100, 1), newSession(200, 2), newSession(300, 3)]);
+    const at = new Date(Date.UTC(2026, 0, 2));
+    // Session i holds i + 1 earlier turns; a fourth session id does not exist.
+    for (const [i, sessionId] of sessions.entries())
+      for (let k = 0; k <= i; k++)
+        await h.db.$executeRaw`
+          INSERT INTO tasks (id, user_id, session_id, query, status, spec, result, trace_id, created_at)
+          VALUES (${randomUUID()}::uuid, ${h.userId}::uuid, ${sessionId}::uuid, ${`s${i}q${k}`}, 'COMPLETED', '{}'::jsonb,
+                  ${`s${i}r${k}`}, ${"0".repeat(32)}, ${new Date(at.getTime() - 1_000 * (10 - k))})`;
+    const names: string[] = [];
+    const memory = new SessionMemory({
+      pool: {
+        query: (config: { name: string; text: string; values: unknown[] }) => {
+          names.push(config.name);
+          return h.pool.query(config);
+        },
+      } as unknown as typeof h.pool,
+      contextWindow: () => 100_000,
+    });
+    const task = (sessionId: string) => ({ id: randomUUID(), sessionId, createdAt: at, spec: { window } as never });
+    // Asked in the same tick: one statement for all five.
+    const loads = [...sessions, randomUUID(), sessions[1]!].map((id) => memory.loadWithBudget(task(id)));
+    const results = await Promise.all(loads);
+    expect(names).toEqual(["run-contexts"]);
+    expect(results.map((r) => r.budget)).toEqual([
+      { budget: 100, used: 1 },
+      { budget: 200, used: 2 },
+      { budget: 300, used: 3 },
+      null,
+      { budget: 200, used: 2 },
+    ]);
+    expect(results.map((r) => r.history.messages.map((m) => m.content))).toEqual([
+      ["s0q0", "s0r0"],
+      ["s1q0", "s1r0", "s1q1", "s1r1"],
+      ["s2q0", "s2r0", "s2q1", "s2r1", "s2q2", "s2r2"],
+      [],
+      ["s1q0", "s1r0", "s1q1", "s1r1"],
+    ]);
+  });
+});
+
 describe("session token budget", () => {
   it("a session whose budget is used up fails the next task with BUDGET_EXCEEDED right after WORKFLOW_STARTED", async () => {
     const sessionId = await newSession(1_000, 1_000);
@@ -251,15 +301,15 @@ describe("session token budget", () => {
     expect(messages.map((m) => m.content)).toEqual(["Say hello", first.task.result]);
     // The first model call's check reuses what the history step read.
     expect(await counted.state(task)).toEqual({ budget: 400, used: first.task.usage!.totalTokens });
-    expect(statements).toEqual(["run-context"]);
+    expect(statements).toEqual(["run-contexts"]);
     // Another task reads afresh.
     await counted.state({ id: randomUUID(), sessionId });
-    expect(statements).toEqual(["run-context", "session-budget"]);
+    expect(statements).toEqual(["run-contexts", "session-budget"]);
 
     // The session was purged mid-run: no turns, no budget to enforce.
     const gone = { ...(task as object), id: randomUUID(), sessionId: randomUUID() } as never;
     expect(await load(gone)).toEqual([]);
     expect(await counted.state(gone)).toBeNull();
-    expect(statements).toEqual(["run-context", "session-budget", "run-context"]);
+    expect(statements).toEqual(["run-contexts", "session-budget", "run-contexts"]);
   });
 });
