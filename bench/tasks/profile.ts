@@ -87,22 +87,62 @@ const result =
           },
           hooks,
         )
-    : await runLoad(
-        {
-          mode: "tasks",
-          url: `${env.baseUrl}/tasks`,
-          method: "POST",
-          headers,
-          body,
-          inflight: 64,
-          seconds,
-          warmupSeconds: 2,
-          nats: { url: env.infra.natsUrl, prefix: env.natsPrefix },
-          drainSeconds: 30,
-        },
-        hooks,
-      );
+    : rate > 0
+      ? await runLoad(
+          {
+            mode: "rate",
+            url: `${env.baseUrl}/tasks`,
+            method: "POST",
+            headers,
+            body,
+            rate,
+            seconds,
+            drainSeconds: 30,
+            nats: { url: env.infra.natsUrl, prefix: env.natsPrefix },
+          },
+          hooks,
+        )
+      : await runLoad(
+          {
+            mode: "tasks",
+            url: `${env.baseUrl}/tasks`,
+            method: "POST",
+            headers,
+            body,
+            inflight: 64,
+            seconds,
+            warmupSeconds: 2,
+            nats: { url: env.infra.natsUrl, prefix: env.natsPrefix },
+            drainSeconds: 30,
+          },
+          hooks,
+        );
 console.log(`${job}: ${Math.round(result.rps)}/s, p99 ${result.p99} ms`);
+if (result.completion)
+  console.log(`submit → WORKFLOW_COMPLETED p50 ${result.completion.p50} ms, p99 ${result.completion.p99} ms`);
+if (job !== "submit") {
+  // Where a task's time goes, from its own timestamps: queued (created → claimed) and run
+  // (claimed → final write), in ms.
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString: env.database.url });
+  await client.connect();
+  const { rows } = await client.query(`
+    SELECT stage, round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p50,
+           round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1) AS p99
+    FROM (SELECT 'queued' AS stage, extract(epoch FROM started_at - created_at) * 1000 AS ms FROM tasks WHERE completed_at IS NOT NULL
+          UNION ALL SELECT 'run', extract(epoch FROM completed_at - started_at) * 1000 FROM tasks WHERE completed_at IS NOT NULL) x
+    GROUP BY stage`);
+  for (const r of rows) console.log(`${r.stage}: p50 ${r.p50} ms, p99 ${r.p99} ms`);
+  // Each event of the run: when it was made (its timestamp) and when it was stored, from the claim.
+  const events = await client.query(`
+    SELECT e.seq, min(e.type) AS type,
+           round(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM e."timestamp" - t.started_at) * 1000)::numeric, 1) AS made,
+           round(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM e.stored_at - t.started_at) * 1000)::numeric, 1) AS stored
+    FROM task_events e JOIN tasks t ON t.id = e.task_id WHERE t.completed_at IS NOT NULL GROUP BY e.seq ORDER BY e.seq`);
+  for (const r of events.rows)
+    console.log(`  seq ${r.seq} ${r.type}: made p50 +${r.made} ms, stored p50 +${r.stored} ms after the claim`);
+  await client.end();
+}
 await env.close();
 if (cpuOnly) {
   const done =
