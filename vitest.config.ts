@@ -58,6 +58,7 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["tests-e2e/**/*.test.ts", ...tiers.e2e],
+          setupFiles: ["tests-e2e/harness/failure-logs.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

@@ -22,6 +22,7 @@ import pg from "pg";
 import { deleteNatsStreams, deleteRedisKeys } from "./cleanup.ts";
 import { e2eConfig } from "./config.ts";
 import { acquireInfrastructure, type Infrastructure } from "./infrastructure.ts";
+import { runningStacks } from "./running-stacks.ts";
 
 async function createOwnDatabase(adminUrl: string): Promise<TestDatabase> {
   const admin = new pg.Client({ connectionString: adminUrl });
@@ -137,6 +138,7 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
   let database: TestDatabase | undefined;
 
   const close = async () => {
+    if (stack) runningStacks.delete(stack);
     const errors: unknown[] = [];
     const attempt = async (name: string, fn: () => Promise<unknown>) => {
       try {
@@ -211,6 +213,7 @@ export async function startE2eEnvironment(options: E2eOptions = {}): Promise<E2e
       return result.stdout;
     };
 
+    runningStacks.add(running);
     return {
       routerErrors,
       baseUrl: running.baseUrl,

@@ -138,12 +138,18 @@ export class SubmitRepository {
         traceparent: task.traceparent,
         idempotency_key: task.idempotency?.keyHash ?? null,
       }));
-      // One simple-protocol round trip: the statement is prepared on first use of a connection.
-      const prepare = prepared.has(client) ? "" : `${PREPARE_NEW_SESSIONS};\n`;
+      // Prepared on a connection's first batch, in a round trip of its own: sent together with a
+      // batch that then failed, it would exist without the connection knowing it.
+      if (!prepared.has(client)) {
+        await client.query(PREPARE_NEW_SESSIONS).catch((err: unknown) => {
+          if ((err as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw err;
+        });
+        prepared.add(client);
+      }
+      // One simple-protocol round trip.
       const results = (await client.query(
-        `${prepare}BEGIN; EXECUTE tog_submit_new_sessions(${pg.escapeLiteral(JSON.stringify(rows))})`,
+        `BEGIN; EXECUTE tog_submit_new_sessions(${pg.escapeLiteral(JSON.stringify(rows))})`,
       )) as unknown as QueryResult<{ id: string; created_at: Date }>[];
-      prepared.add(client);
       const created = new Map(results.at(-1)!.rows.map((r) => [r.id, r.created_at]));
       const outcomes = items.map(({ task }, i): NewSessionOutcome => {
         const createdAt = created.get(task.id);
@@ -212,6 +218,7 @@ export class SubmitRepository {
 
 /** The pooled connections on which PREPARE_NEW_SESSIONS has run. */
 const prepared = new WeakSet<object>();
+const DUPLICATE_PREPARED_STATEMENT = "42P05";
 
 /**
  * Every task of a batch and its new session in one statement, planned once per connection

@@ -125,6 +125,21 @@ describe("submit", () => {
       }
     });
 
+    it("a connection whose first batch failed keeps working", async () => {
+      const pool = createDbPool({ databaseUrl: h.databaseUrl, poolMax: 1 });
+      try {
+        const repository = new SubmitRepository({ pool });
+        // A budget beyond integer range fails the statement on the connection's first batch.
+        await expect(
+          repository.submit({ ...newTask("too big"), tokenBudget: 2 ** 40 }, async () => undefined),
+        ).rejects.toThrow();
+        const outcome = await repository.submit(newTask("next"), async () => undefined);
+        expect(outcome.kind).toBe("created");
+      } finally {
+        await pool.end();
+      }
+    });
+
     it("a submit whose run cannot be queued fails alone; the others of its batch commit", async () => {
       const repository = new SubmitRepository({ pool: h.pool });
       const tasks = Array.from({ length: 10 }, (_, i) => newTask(`isolated ${i}`));
