@@ -28,7 +28,11 @@ export function createDbPool(options: Pick<DbClientOptions, "databaseUrl" | "poo
     // planned once per connection and then reuse that plan. PostgreSQL's own choice kept planning
     // them on every call, and planning cost as much as running them (docs/performance.md
     // "Prepared statements"). Unnamed statements (Prisma's, everything else) are unaffected.
-    options: "-c plan_cache_mode=force_generic_plan",
+    // Every statement of the services finds its rows through an index, and no sequential scan is
+    // planned while one exists: a plan cached when a table was nearly empty chose to scan it, and
+    // kept scanning it as it grew (nothing re-plans it while the table is not analyzed, as with
+    // autovacuum off): 600 tuples read per task after a few thousand tasks (docs/performance.md).
+    options: "-c plan_cache_mode=force_generic_plan -c enable_seqscan=off",
   });
   // An idle client that loses its connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
