@@ -5,10 +5,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { spawn, type ChildProcess } from "node:child_process";
-import { runLoad } from "./lib/load.ts";
+import { runLoad, type LoadJob } from "./lib/load.ts";
 import { cpuDelta, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
 
-const [job = "submit", secondsArg = "8", which = "gateway,orchestrator,worker"] = process.argv.slice(2);
+const [jobName = "submit", secondsArg = "8", which = "gateway,orchestrator,worker"] = process.argv.slice(2);
 const dir = fs.mkdtempSync("/tmp/tog-prof-");
 // PROFILE_STRACE=1: count system calls of the chosen services during the window instead.
 const strace = process.env.PROFILE_STRACE === "1";
@@ -30,7 +30,7 @@ const env = await startE2eEnvironment({
     DATABASE_POOL_MAX: "16",
   },
   services: { ...profiled, worker: { ...profiled.worker, WORKER_CONCURRENCY: "128" } },
-  replicas: { worker: job === "submit" ? 0 : 1 },
+  replicas: { worker: jobName === "submit" ? 0 : 1 },
 });
 const { key } = await env.createApiKey({ name: "prof" });
 const headers = { "content-type": "application/json", "x-api-key": key };
@@ -57,70 +57,23 @@ const hooks = cpuOnly
         },
       }
     : {};
-const result =
-  job === "submit"
+// Submits of a simple task; for tasks, completions are timed from the NATS events.
+const request = { url: `${env.baseUrl}/tasks`, method: "POST" as const, headers, body, seconds };
+const idempotency = process.env.PROFILE_NO_IDEM !== "1";
+const tasks = { nats: { url: env.infra.natsUrl, prefix: env.natsPrefix }, drainSeconds: 30 };
+const job: LoadJob =
+  jobName === "submit"
     ? rate > 0
-      ? await runLoad(
-          {
-            mode: "rate",
-            url: `${env.baseUrl}/tasks`,
-            method: "POST",
-            headers,
-            body,
-            idempotency: process.env.PROFILE_NO_IDEM !== "1",
-            rate,
-            seconds,
-          },
-          hooks,
-        )
-      : await runLoad(
-          {
-            mode: "max",
-            url: `${env.baseUrl}/tasks`,
-            method: "POST",
-            headers,
-            body,
-            idempotency: process.env.PROFILE_NO_IDEM !== "1",
-            connections: 64,
-            seconds,
-            warmupSeconds: 2,
-          },
-          hooks,
-        )
+      ? { ...request, mode: "rate", idempotency, rate }
+      : { ...request, mode: "max", idempotency, connections: 64, warmupSeconds: 2 }
     : rate > 0
-      ? await runLoad(
-          {
-            mode: "rate",
-            url: `${env.baseUrl}/tasks`,
-            method: "POST",
-            headers,
-            body,
-            rate,
-            seconds,
-            drainSeconds: 30,
-            nats: { url: env.infra.natsUrl, prefix: env.natsPrefix },
-          },
-          hooks,
-        )
-      : await runLoad(
-          {
-            mode: "tasks",
-            url: `${env.baseUrl}/tasks`,
-            method: "POST",
-            headers,
-            body,
-            inflight: 64,
-            seconds,
-            warmupSeconds: 2,
-            nats: { url: env.infra.natsUrl, prefix: env.natsPrefix },
-            drainSeconds: 30,
-          },
-          hooks,
-        );
-console.log(`${job}: ${Math.round(result.rps)}/s, p99 ${result.p99} ms`);
+      ? { ...request, ...tasks, mode: "rate", rate }
+      : { ...request, ...tasks, mode: "tasks", inflight: 64, warmupSeconds: 2 };
+const result = await runLoad(job, hooks);
+console.log(`${jobName}: ${Math.round(result.rps)}/s, p99 ${result.p99} ms`);
 if (result.completion)
   console.log(`submit → WORKFLOW_COMPLETED p50 ${result.completion.p50} ms, p99 ${result.completion.p99} ms`);
-if (job !== "submit") {
+if (jobName !== "submit") {
   // Where a task's time goes, from its own timestamps: queued (created → claimed) and run
   // (claimed → final write), in ms.
   const pg = (await import("pg")).default;
@@ -146,12 +99,12 @@ if (job !== "submit") {
 await env.close();
 if (cpuOnly) {
   const done =
-    job === "submit"
+    jobName === "submit"
       ? result.requests - result.non2xx - result.errors
       : Math.round((result.completion?.perSecond ?? 0) * seconds);
   for (const [name, ms] of cpuDelta(cpuBefore, cpuAfter))
     console.log(
-      `${name.padEnd(16)} ${(ms / Math.max(1, done)).toFixed(3)} ms CPU per ${job === "submit" ? "accepted submit" : "completed task"}`,
+      `${name.padEnd(16)} ${(ms / Math.max(1, done)).toFixed(3)} ms CPU per ${jobName === "submit" ? "accepted submit" : "completed task"}`,
     );
   process.exit(0);
 }

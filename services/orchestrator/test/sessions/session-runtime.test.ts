@@ -50,6 +50,25 @@ async function newSession(budget: number, used = 0): Promise<string> {
   return id;
 }
 
+/** The contract's default window controls. */
+const WINDOW = {
+  historyWindowSize: 50,
+  primersCount: 5,
+  recentsCount: 15,
+  compressionTriggerRatio: 0.8,
+  compressionTargetRatio: 0.5,
+};
+
+/** The harness's pool, noting the name (or text) of every named statement sent through it. */
+function countingPool(seen: string[], by: "name" | "text" = "name"): typeof h.pool {
+  return {
+    query: (config: { name: string; text: string; values: unknown[] }) => {
+      seen.push(config[by]);
+      return h.pool.query(config);
+    },
+  } as unknown as typeof h.pool;
+}
+
 describe("conversation memory", () => {
   it("the second turn's model input holds the first turn", async () => {
     const first = await run("My name is Ada and I like graphs.");
@@ -111,17 +130,7 @@ describe("conversation memory", () => {
     const current = await insert(sessionId, 13, "RUNNING", null);
     await insert(sessionId, 14, "COMPLETED", "later");
 
-    const spec = (window: Record<string, unknown>) =>
-      ({
-        window: {
-          historyWindowSize: 50,
-          primersCount: 5,
-          recentsCount: 15,
-          compressionTriggerRatio: 0.8,
-          compressionTargetRatio: 0.5,
-          ...window,
-        },
-      }) as never;
+    const spec = (window: Record<string, unknown>) => ({ window: { ...WINDOW, ...window } }) as never;
     const all = await memory.load({ id: current, sessionId, createdAt: at(13), spec: spec({}) });
     expect(all.messages.map((m) => m.content)).toEqual(
       [1, 2, 5, 6, 7, 8, 9, 10, 11, 12].flatMap((i) => [`q${i}`, `r${i}`]),
@@ -143,15 +152,7 @@ describe("conversation memory", () => {
     // Head, tail and the session's budget come in one statement: a long session costs no more
     // round trips than a new one, and the budget check reads nothing more.
     const statements: string[] = [];
-    const counted = new SessionMemory({
-      pool: {
-        query: (config: { name: string; text: string; values: unknown[] }) => {
-          statements.push(config.text);
-          return h.pool.query(config);
-        },
-      } as unknown as typeof h.pool,
-      contextWindow: () => 100_000,
-    });
+    const counted = new SessionMemory({ pool: countingPool(statements, "text"), contextWindow: () => 100_000 });
     const again = await counted.load({
       id: current,
       sessionId,
@@ -174,13 +175,6 @@ describe("conversation memory", () => {
 
 describe("run context reads", () => {
   it("runs that load their sessions at the same time share one statement, each gets its own", async () => {
-    const window = {
-      historyWindowSize: 50,
-      primersCount: 5,
-      recentsCount: 15,
-      compressionTriggerRatio: 0.8,
-      compressionTargetRatio: 0.5,
-    };
     const sessions = await Promise.all([newSession(100, 1), newSession(200, 2), newSession(300, 3)]);
     const at = new Date(Date.UTC(2026, 0, 2));
     // Session i holds i + 1 earlier turns; a fourth session id does not exist.
@@ -191,16 +185,13 @@ describe("run context reads", () => {
           VALUES (${randomUUID()}::uuid, ${h.userId}::uuid, ${sessionId}::uuid, ${`s${i}q${k}`}, 'COMPLETED', '{}'::jsonb,
                   ${`s${i}r${k}`}, ${"0".repeat(32)}, ${new Date(at.getTime() - 1_000 * (10 - k))})`;
     const names: string[] = [];
-    const memory = new SessionMemory({
-      pool: {
-        query: (config: { name: string; text: string; values: unknown[] }) => {
-          names.push(config.name);
-          return h.pool.query(config);
-        },
-      } as unknown as typeof h.pool,
-      contextWindow: () => 100_000,
+    const memory = new SessionMemory({ pool: countingPool(names), contextWindow: () => 100_000 });
+    const task = (sessionId: string) => ({
+      id: randomUUID(),
+      sessionId,
+      createdAt: at,
+      spec: { window: WINDOW } as never,
     });
-    const task = (sessionId: string) => ({ id: randomUUID(), sessionId, createdAt: at, spec: { window } as never });
     // Asked in the same tick: one statement for all five.
     const loads = [...sessions, randomUUID(), sessions[1]!].map((id) => memory.loadWithBudget(task(id)));
     const results = await Promise.all(loads);
@@ -270,12 +261,7 @@ describe("session token budget", () => {
     const sessionId = await newSession(400);
     const first = await run("Say hello", { sessionId });
     const statements: string[] = [];
-    const pool = {
-      query: (config: { name: string; text: string; values: unknown[] }) => {
-        statements.push(config.name);
-        return h.pool.query(config);
-      },
-    } as unknown as typeof h.pool;
+    const pool = countingPool(statements);
     const counted = new SessionBudgets({ pool });
     const load = sessionContextLoader({
       memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
@@ -286,16 +272,7 @@ describe("session token budget", () => {
       id: randomUUID(),
       sessionId,
       createdAt: new Date(),
-      spec: {
-        query: "Next",
-        window: {
-          historyWindowSize: 50,
-          primersCount: 5,
-          recentsCount: 15,
-          compressionTriggerRatio: 0.8,
-          compressionTargetRatio: 0.5,
-        },
-      },
+      spec: { query: "Next", window: WINDOW },
     } as never;
     const messages = await load(task);
     expect(messages.map((m) => m.content)).toEqual(["Say hello", first.task.result]);
