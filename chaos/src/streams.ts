@@ -104,7 +104,10 @@ export function describeStreams(v: StreamVerdict): string {
 /**
  * `count` subscribers that each follow one task after another — a task `pick` returns (a recent
  * one of the load), alternately SSE and WebSocket — until `stop`, which resolves with every
- * subscription once the ones under way reached their terminal event.
+ * subscription once the ones under way reached their terminal event. A subscriber starts at most
+ * one subscription per `intervalMs`: a finished task replays in milliseconds, and unpaced the
+ * subscribers became a busy loop (6,000 subscriptions a minute) that starved the rollout they
+ * watch on a loaded CI machine.
  */
 export function keepFollowing(options: {
   baseUrl: string;
@@ -112,7 +115,9 @@ export function keepFollowing(options: {
   count: number;
   pick: () => string | undefined;
   timeoutMs: number;
+  intervalMs?: number;
 }): { stop(): Promise<Subscription[]> } {
+  const intervalMs = options.intervalMs ?? 1_000;
   const subscriptions: Subscription[] = [];
   let stopped = false;
   const loops = Array.from({ length: options.count }, async (_, i) => {
@@ -123,7 +128,10 @@ export function keepFollowing(options: {
         continue;
       }
       const transport = (i + n) % 2 === 0 ? "sse" : "ws";
+      const started = Date.now();
       subscriptions.push(await follow({ ...options, taskId, transport }));
+      const rest = started + intervalMs - Date.now();
+      if (rest > 0 && !stopped) await new Promise((r) => setTimeout(r, rest));
     }
   });
   return {
