@@ -270,26 +270,30 @@ describe("positive lookup cache", () => {
   });
 });
 
+/** The real client, with its key lookups (`apiKey.findFirst`) passed through `wrap` on the way. */
+function withKeyLookups(wrap: (lookup: () => Promise<unknown>) => Promise<unknown>): Db {
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (prop !== "apiKey") return value;
+      const apiKey = value as Db["apiKey"];
+      return new Proxy(apiKey, {
+        get(t, p, r) {
+          const member = Reflect.get(t, p, r) as unknown;
+          if (p !== "findFirst" || typeof member !== "function") return member;
+          return (...args: unknown[]) => wrap(() => (member as (...a: unknown[]) => Promise<unknown>).apply(t, args));
+        },
+      });
+    },
+  });
+}
+
 describe("lookups under load", () => {
   it("concurrent requests with one key share one query, also when its cache entry has expired", async () => {
-    // The real client, with its key lookups counted on the way through.
     let queries = 0;
-    const counted = new Proxy(db, {
-      get(target, prop, receiver) {
-        const value = Reflect.get(target, prop, receiver) as unknown;
-        if (prop !== "apiKey") return value;
-        const apiKey = value as Db["apiKey"];
-        return new Proxy(apiKey, {
-          get(t, p, r) {
-            const member = Reflect.get(t, p, r) as unknown;
-            if (p !== "findFirst" || typeof member !== "function") return member;
-            return (...args: unknown[]) => {
-              queries++;
-              return (member as (...a: unknown[]) => unknown).apply(t, args);
-            };
-          },
-        });
-      },
+    const counted = withKeyLookups((lookup) => {
+      queries++;
+      return lookup();
     });
     const repository = new ApiKeyRepository({ db: counted, logger, cacheTtlMs: 200 });
     const hash = createHash("sha256").update(validKey, "utf8").digest("hex");
@@ -300,6 +304,49 @@ describe("lookups under load", () => {
     await new Promise((r) => setTimeout(r, 250));
     await burst();
     expect(queries).toBe(2);
+  });
+
+  it("a key in steady use is looked up again before its entry expires: no request waits for it", async () => {
+    const own = await keys.create({ userId, name: "refreshed" });
+    const hash = createHash("sha256").update(own.key, "utf8").digest("hex");
+    let clock = 0;
+    let queries = 0;
+    // After `hold()`, the answers of lookups started wait for the next `release()`.
+    let gate = Promise.resolve();
+    let release = () => undefined as void;
+    const hold = () => void (gate = new Promise<void>((go) => (release = go)));
+    const gated = withKeyLookups(async (lookup) => {
+      queries++;
+      const opened = gate;
+      const row = await lookup();
+      await opened;
+      return row;
+    });
+    const repository = new ApiKeyRepository({ db: gated, logger, cacheTtlMs: 1_000, now: () => clock });
+    const answeredAtOnce = async () => {
+      const tooLate = new Promise<"waited">((r) => setTimeout(() => r("waited"), 300));
+      return Promise.race([repository.findActiveByHash(hash), tooLate]);
+    };
+
+    expect((await repository.findActiveByHash(hash))?.id).toBe(own.info.id);
+    expect(queries).toBe(1);
+    hold();
+    clock = 600; // past half the entry's life: answered from the cache, refreshed behind it
+    expect((await answeredAtOnce()) as unknown).toMatchObject({ id: own.info.id });
+    expect(queries).toBe(2);
+    release();
+    await new Promise((r) => setTimeout(r, 50));
+    clock = 1_200; // the first entry's TTL is over; the refreshed one answers
+    expect((await answeredAtOnce()) as unknown).toMatchObject({ id: own.info.id });
+    release();
+    await new Promise((r) => setTimeout(r, 50));
+
+    // A refresh that no longer finds the key drops it: a revocation still ends use within the TTL.
+    await keys.revoke(own.info.id); // another process, as far as `repository` knows
+    clock = 1_800;
+    expect((await repository.findActiveByHash(hash))?.id).toBe(own.info.id);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await repository.findActiveByHash(hash)).toBeUndefined();
   });
 });
 

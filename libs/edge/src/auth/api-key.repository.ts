@@ -56,10 +56,12 @@ export class ApiKeyRepository {
   private readonly cacheTtlMs: number;
   private readonly touchIntervalMs: number;
   private readonly now: () => number;
-  private readonly cache = new Map<string, { key: ActiveApiKey; until: number }>();
+  private readonly cache = new Map<string, { key: ActiveApiKey; until: number; refreshAt: number }>();
   private readonly lastTouched = new Map<string, number>();
   /** Lookups in flight by hash: when a cached key expires under load, its requests share one query. */
   private readonly inFlight = new Map<string, Promise<ActiveApiKey | null>>();
+  /** Bumped by every local revoke: a lookup that started before it must not cache its answer. */
+  private evictions = 0;
 
   constructor(options: ApiKeyRepositoryOptions) {
     this.db = options.db;
@@ -131,6 +133,11 @@ export class ApiKeyRepository {
     const now = this.now();
     const cached = this.cache.get(keyHash);
     if (cached && cached.until > now) {
+      // Refresh ahead: past half its life, a key in use is looked up again in the background,
+      // so under steady traffic no request waits for the lookup (waiting for it stalled every
+      // request of the key once per TTL: docs/performance.md "Submit"). A refresh that finds the
+      // key gone drops the entry, so a revocation still takes effect within the TTL.
+      if (now >= cached.refreshAt) this.lookup(keyHash).catch(() => undefined);
       return isExpired(cached.key, now) ? undefined : cached.key;
     }
     if (cached) this.cache.delete(keyHash);
@@ -139,22 +146,25 @@ export class ApiKeyRepository {
     return row;
   }
 
-  /** One query per hash at a time; a found key is cached for `cacheTtlMs`. */
+  /** One query per hash at a time; a found key is cached for `cacheTtlMs`, one not found is dropped. */
   private lookup(keyHash: string): Promise<ActiveApiKey | null> {
     const pending = this.inFlight.get(keyHash);
     if (pending) return pending;
+    const evictions = this.evictions;
     const query = this.db.apiKey
       .findFirst({
         where: { keyHash, isActive: true, revokedAt: null },
         select: { id: true, userId: true, expiresAt: true },
       })
       .then((row) => {
-        if (row && this.cacheTtlMs > 0) {
-          if (this.cache.size >= CACHE_MAX_ENTRIES) {
+        if (!row) this.cache.delete(keyHash);
+        else if (this.cacheTtlMs > 0 && evictions === this.evictions) {
+          if (!this.cache.has(keyHash) && this.cache.size >= CACHE_MAX_ENTRIES) {
             const oldest = this.cache.keys().next().value;
             if (oldest !== undefined) this.cache.delete(oldest);
           }
-          this.cache.set(keyHash, { key: row, until: this.now() + this.cacheTtlMs });
+          const at = this.now();
+          this.cache.set(keyHash, { key: row, until: at + this.cacheTtlMs, refreshAt: at + this.cacheTtlMs / 2 });
         }
         return row;
       })
@@ -184,6 +194,7 @@ export class ApiKeyRepository {
   }
 
   private evict(id: string): void {
+    this.evictions++;
     for (const [hash, entry] of this.cache) if (entry.key.id === id) this.cache.delete(hash);
   }
 }
