@@ -50,6 +50,17 @@ const MAX_CONTEXT_NOTE = 2_000;
 
 /** Throws ValidationError for an unknown role, template or template version, or disable_ai without a template. */
 export function planTask(spec: TaskSpec): TaskPlan {
+  const parts = resolveTask(spec);
+  const estimate = estimateComplexity(parts.prompt);
+  return {
+    ...parts,
+    complexity: estimate.complexity_score,
+    mode: spec.disableAi ? "simple" : (spec.mode ?? estimate.mode),
+  };
+}
+
+/** Everything of the plan that can be refused, without the complexity estimate (not needed to validate). */
+function resolveTask(spec: TaskSpec): Omit<TaskPlan, "complexity" | "mode"> {
   const role = resolveRole(spec.role);
   if (spec.templateVersion !== undefined && spec.template === undefined) {
     throw new ValidationError("template_version requires template");
@@ -68,7 +79,6 @@ export function planTask(spec: TaskSpec): TaskPlan {
       ? undefined
       : interpolate(spec.systemPrompt, { ...spec.promptParams, query: spec.query }).text;
   const prompt = template?.text ?? spec.query;
-  const estimate = estimateComplexity(prompt);
   return {
     query: spec.query,
     role,
@@ -78,8 +88,6 @@ export function planTask(spec: TaskSpec): TaskPlan {
     template,
     disableAi: spec.disableAi,
     selection: { tier: spec.modelTier, modelOverride: spec.modelOverride, providerOverride: spec.providerOverride },
-    complexity: estimate.complexity_score,
-    mode: spec.disableAi ? "simple" : (spec.mode ?? estimate.mode),
   };
 }
 
@@ -110,7 +118,7 @@ export interface ValidateTaskSpecOptions {
  * unknown provider_override or one without a model in the tier. Throws ValidationError (400).
  */
 export function validateTaskSpec(spec: TaskSpec, options: ValidateTaskSpecOptions): void {
-  const plan = planTask(spec);
+  const plan = resolveTask(spec);
   validateUseCasePreset(spec.window.useCasePreset);
   if (plan.disableAi) return;
   checkModelSelection(plan.selection, options);
