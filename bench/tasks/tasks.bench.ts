@@ -45,7 +45,7 @@ const PHASES = ["baseline", "submit", "port", "completion", "history", "churn"] 
 
 const config = loadConfig({
   BENCH_SECONDS: envInt(10, 1).describe("Length of each measured load window (s)."),
-  BENCH_WARMUP_SECONDS: envInt(2, 0).describe("Warm-up before each saturation window (s)."),
+  BENCH_WARMUP_SECONDS: envInt(2, 0).describe("Warm-up before each measured window (s), at its load."),
   BENCH_CONNECTIONS: envInt(64, 1).describe("Connections of the closed-loop HTTP phases."),
   BENCH_INFLIGHT: envInt(128, 1).describe("Tasks in flight in the completion saturation phase."),
   BENCH_WORKERS: envInt(2, 1).describe("Worker processes."),
@@ -323,6 +323,7 @@ async function submitAndPortPhases(): Promise<void> {
         idempotency: true,
         rate,
         seconds: config.BENCH_SECONDS,
+        warmupSeconds: config.BENCH_WARMUP_SECONDS,
       });
       log(`  POST /tasks @ ${rate}/s: p50 ${fmt(m.submitHalf.p50)} ms p99 ${fmt(m.submitHalf.p99)} ms`);
       // Every accepted request must have created its own task (a fresh Idempotency-Key each).
@@ -423,6 +424,7 @@ async function completionPhase(env: Env): Promise<void> {
       body: SIMPLE_TASK,
       rate,
       seconds: config.BENCH_SECONDS,
+      warmupSeconds: config.BENCH_WARMUP_SECONDS,
       drainSeconds: 60,
       nats,
     });
