@@ -8,7 +8,7 @@ import { runSupervisor } from "./supervisor-flow.ts";
 import { checkModelSelection, planTask, type TaskPlan } from "./task-plan.ts";
 import { runTemplateOnly } from "./template-flow.ts";
 
-// The entry of every task. Step `start` commits WORKFLOW_STARTED (seq 1). A spec the worker
+// The entry of every task. Step `start` emits WORKFLOW_STARTED (seq 1). A spec the worker
 // cannot run (unknown role/template, an override the router refuses) fails after it with
 // INVALID_INPUT. Then: the task approval when require_approval is set (approval key `task`),
 // the template-only path for disable_ai, the session history (step `history`), and the mode.
@@ -25,7 +25,9 @@ export const taskFlow: TaskFlow = async (ctx: FlowContext): Promise<FlowOutcome>
     invalid = err.message;
   }
 
-  await ctx.step("start", { kind: "start", name: "workflow" }, async () => ({
+  // Lazy: written (and WORKFLOW_STARTED published) with the history and the agent's start before
+  // the first live event, one statement instead of two (docs/performance.md "Lazy steps").
+  await ctx.step("start", { kind: "start", name: "workflow", lazy: true }, async () => ({
     output: { mode: plan?.mode ?? spec.mode ?? "simple" },
     events: [
       pending("WORKFLOW_STARTED", "Workflow started", {

@@ -1,6 +1,7 @@
 import type { Logger } from "@tog/core";
 import { buildEvent, terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
 import type { TaskEventEmitter } from "./event-emitter.ts";
+import { executionModeIn } from "./execution-mode.ts";
 import type { FinalWrite } from "./final-write.repository.ts";
 import { TaskFailure, type PendingEvent, type FlowOutcome } from "./flow-context.ts";
 import type { RunRepository, StepRecord } from "./run.repository.ts";
@@ -152,7 +153,15 @@ export async function commitFinalWrite(
 ): Promise<void> {
   await emitter.commit(
     [state.event],
-    (built, lazy) => runs.finish(run.taskId, run.owner, state.write, finishStep(state, built[0]!), lazy),
+    (built, lazy) =>
+      runs.finish(
+        run.taskId,
+        run.owner,
+        // A run that ends with its start step still staged (e.g. INVALID_INPUT) records its mode here.
+        { ...state.write, mode: state.write.mode ?? executionModeIn(lazy) ?? null },
+        finishStep(state, built[0]!),
+        lazy,
+      ),
     { final: true },
   );
 }

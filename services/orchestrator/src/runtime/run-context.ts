@@ -2,7 +2,6 @@ import { publishSessionChanged, type Bus } from "@tog/bus";
 import type { Catalog } from "@tog/catalog";
 import type { Logger } from "@tog/core";
 import type { ChatMessage, LlmRouter } from "@tog/providers";
-import { executionModeOf } from "@tog/proto";
 import type { ToolRegistry } from "@tog/tools";
 import { tracedLlm, tracedStep, tracedTools } from "../telemetry/traced-calls.ts";
 import type { ApprovalRepository } from "./approval.repository.ts";
@@ -11,6 +10,7 @@ import type { TaskEventEmitter } from "./event-emitter.ts";
 import type { FlowContext, PendingEvent, StepMeta, StepResult, TaskInfo, RunSettings } from "./flow-context.ts";
 import type { TaskEvent } from "@tog/events";
 import type { RunRepository, StepRecord } from "./run.repository.ts";
+import { executionModeIn } from "./execution-mode.ts";
 import { throwIfStopped } from "./stop-reason.ts";
 
 // The FlowContext a run hands its flow, backed by PostgreSQL checkpoints and the task's event stream.
@@ -81,8 +81,7 @@ export function createRunContext(state: RunContextState): FlowContext {
       ? emitter.stage(pendingEvents, toRecord)
       : await emitter.commit(pendingEvents, async (built, lazy) => {
           const rec = toRecord(built);
-          const started = built.find((e) => e.type === "WORKFLOW_STARTED");
-          const mode = started ? executionModeOf((started.data as { mode: string }).mode) : undefined;
+          const mode = executionModeIn([...lazy, rec]);
           await deps.runs.commitSteps(task.id, deps.workerId, [...lazy, rec], mode);
           // One hint covers the claim (QUEUED → RUNNING) just before and the mode recorded now.
           if (mode !== undefined) publishSessionChanged(deps.bus, task.sessionId);

@@ -2,6 +2,7 @@ import { publishSessionChanged } from "@tog/bus";
 import { isDependencyUnavailable } from "@tog/core";
 import type { TaskEvent } from "@tog/events";
 import type { LlmRouter } from "@tog/providers";
+import { executionModeIn } from "./execution-mode.ts";
 import type { FinalWrite } from "./final-write.repository.ts";
 import { commitFinalWrite, completedState, unfinishedState } from "./final-write.ts";
 import type { TaskInfo, TaskFlow, FlowOutcome } from "./flow-context.ts";
@@ -54,7 +55,12 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     steps,
     log,
     (error) => stops.stop({ kind: "lost", error }),
-    (lazy) => runs.commitSteps(claimed.id, deps.workerId, lazy),
+    async (lazy) => {
+      const mode = executionModeIn(lazy);
+      await runs.commitSteps(claimed.id, deps.workerId, lazy, mode);
+      // One hint covers the claim (QUEUED → RUNNING) and the mode recorded now.
+      if (mode !== undefined) publishSessionChanged(deps.bus, claimed.sessionId);
+    },
   );
   // Wake-ups: cancellation and approval decisions are written to PostgreSQL, then hinted.
   const wakers = new Set<() => void>();
