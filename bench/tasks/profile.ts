@@ -69,15 +69,18 @@ const job: LoadJob =
     : rate > 0
       ? { ...request, ...tasks, mode: "rate", rate, warmupSeconds: 2 }
       : { ...request, ...tasks, mode: "tasks", inflight: 64, warmupSeconds: 2 };
-// The load's wall-clock window, to keep start-up and shutdown out of the V8 profiles below.
+// The load's window on the monotonic clock (µs), to keep start-up and shutdown out of the V8
+// profiles below: their sample times are on the same clock (V8's TimeTicks and process.hrtime
+// both read CLOCK_MONOTONIC on Linux).
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 const window = { start: 0, end: 0 };
 const result = await runLoad(job, {
   onStart: () => {
-    window.start = Date.now();
+    window.start = monotonicUs();
     hooks.onStart?.();
   },
   onEnd: () => {
-    window.end = Date.now();
+    window.end = monotonicUs();
     hooks.onEnd?.();
   },
 });
@@ -111,7 +114,6 @@ if (jobName !== "submit") {
   await client.end();
 }
 await env.close();
-const closedAt = Date.now();
 if (cpuOnly) {
   const done =
     jobName === "submit"
@@ -139,23 +141,21 @@ interface Node {
   hitCount: number;
   children?: number[];
 }
+console.log(`profiles in ${dir}; load window ${window.start}–${window.end} µs (monotonic)`);
 for (const svc of fs.readdirSync(dir)) {
   for (const file of fs.readdirSync(path.join(dir, svc))) {
     const prof = JSON.parse(fs.readFileSync(path.join(dir, svc, file), "utf8")) as {
       nodes: Node[];
       samples: number[];
       timeDeltas: number[];
-      endTime: number;
+      startTime: number;
     };
-    // Sample times are µs on the process's own clock; the profile ends as the process exits,
-    // just before env.close() resolves, so closedAt anchors them to the wall clock.
     const self = new Map<number, number>();
-    let at = prof.endTime - prof.timeDeltas.reduce((a, b) => a + b, 0);
+    let at = prof.startTime;
     prof.samples.forEach((id, i) => {
       const delta = prof.timeDeltas[i] ?? 0;
       at += delta;
-      const wall = closedAt - (prof.endTime - at) / 1000;
-      if (wall >= window.start && wall <= window.end) self.set(id, (self.get(id) ?? 0) + delta);
+      if (at >= window.start && at <= window.end) self.set(id, (self.get(id) ?? 0) + delta);
     });
     const byNode = new Map(prof.nodes.map((n) => [n.id, n]));
     const total = [...self.values()].reduce((a, b) => a + b, 0);
