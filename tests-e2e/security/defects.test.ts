@@ -227,9 +227,10 @@ describe("2. WebSocket flood with a paused reader", () => {
     socket.resume();
     expect(await within(closed, 20_000, "the client never saw the close")).toBe(1013);
     expect(ws.readyState).toBe(WebSocket.CLOSED);
-    // Cut, not finished: the client resumes after the last event it got and receives the rest.
+    // Closed before the task ended: the client resumes after the last event it got and receives
+    // the rest. (The service may have flushed every event it had queued before closing: the cut
+    // can fall after the last event published so far, which is why the terminal event comes after.)
     const lastSeen = Math.max(...messages.filter((m) => typeof m.seq === "number").map((m) => m.seq as number));
-    expect(lastSeen).toBeLessThan(publisher.seq);
     await publisher.emit(1, { last: true });
     const resumed = new WsClient(
       wsUrl(env.baseUrl, { workflow_id: publisher.taskId, last_event_id: String(lastSeen) }),

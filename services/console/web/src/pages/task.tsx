@@ -27,6 +27,12 @@ export function TaskPage() {
   const [cancelNote, setCancelNote] = useState<string | null>(null);
   const [cancelling, setCancelling] = useState(false);
 
+  // The record also changes when its run starts (QUEUED → RUNNING, the mode chosen): a page opened
+  // right after the submit reads it again once WORKFLOW_STARTED arrives.
+  const started = stream.events.some((e) => e.type === "WORKFLOW_STARTED");
+  useEffect(() => {
+    if (started && task.data?.status === "QUEUED" && !task.loading) task.reload();
+  }, [started, task.data, task.loading]);
   // The task's own record changes at the end (status, result, usage): read it again then.
   useEffect(() => {
     if (stream.state === "ended") task.reload();
