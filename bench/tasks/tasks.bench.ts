@@ -48,7 +48,9 @@ const config = loadConfig({
   BENCH_WARMUP_SECONDS: envInt(2, 0).describe("Warm-up before each measured window (s), at its load."),
   BENCH_CONNECTIONS: envInt(64, 1).describe("Connections of the closed-loop HTTP phases."),
   BENCH_INFLIGHT: envInt(128, 1).describe("Tasks in flight in the completion saturation phase."),
-  BENCH_WORKERS: envInt(2, 1).describe("Worker processes."),
+  BENCH_WORKERS: envInt(1, 1).describe(
+    'Worker processes (npm start runs one; docs/performance.md "Worker processes").',
+  ),
   BENCH_ROUTER: z
     .enum(["auto", "nginx", "node"])
     .default("auto")
