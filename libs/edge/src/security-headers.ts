@@ -3,9 +3,9 @@ import helmet from "helmet";
 
 // Response headers of every HTTP service (docs/security.md, "Headers"). helmet's set for an API
 // that serves only JSON and event streams: nothing may be framed, sniffed or run as a page.
-// Computed once (helmet run against a recorder); per request it is a handful of setHeader calls. `Cache-Control: no-store`:
-// responses carry one user's data (or errors about it); routes that may be cached (none today)
-// override it.
+// Computed once (helmet run against a recorder); per request it is a handful of setHeader calls.
+// `Cache-Control: no-store`: responses carry one user's data (or errors about it); routes that
+// may be cached (none today) override it.
 
 const helmetHeaders = helmet({
   contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },

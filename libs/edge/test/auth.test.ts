@@ -313,7 +313,7 @@ describe("lookups under load", () => {
     let queries = 0;
     // After `hold()`, the answers of lookups started wait for the next `release()`.
     let gate = Promise.resolve();
-    let release = () => undefined as void;
+    let release: () => void = () => undefined;
     const hold = () => void (gate = new Promise<void>((go) => (release = go)));
     const gated = withKeyLookups(async (lookup) => {
       queries++;

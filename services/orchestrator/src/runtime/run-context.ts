@@ -52,6 +52,21 @@ export interface RunContextState {
   wakers: Set<() => void>;
 }
 
+/**
+ * Writes a run's steps in one statement under its lease. The write that carries WORKFLOW_STARTED
+ * (a checkpoint, or the staged write before a live event) also records the mode, and one session
+ * hint then covers the claim (QUEUED → RUNNING) just before and the mode.
+ */
+export async function writeSteps(
+  deps: Pick<RunContextDeps, "runs" | "bus" | "workerId">,
+  task: Pick<TaskInfo, "id" | "sessionId">,
+  records: StepRecord[],
+): Promise<void> {
+  const mode = executionModeIn(records);
+  await deps.runs.commitSteps(task.id, deps.workerId, records, mode);
+  if (mode !== undefined) publishSessionChanged(deps.bus, task.sessionId);
+}
+
 export function createRunContext(state: RunContextState): FlowContext {
   const { deps, task, steps, emitter, signal, prefix, agentId } = state;
 
@@ -81,10 +96,7 @@ export function createRunContext(state: RunContextState): FlowContext {
       ? emitter.stage(pendingEvents, toRecord)
       : await emitter.commit(pendingEvents, async (built, lazy) => {
           const rec = toRecord(built);
-          const mode = executionModeIn([...lazy, rec]);
-          await deps.runs.commitSteps(task.id, deps.workerId, [...lazy, rec], mode);
-          // One hint covers the claim (QUEUED → RUNNING) just before and the mode recorded now.
-          if (mode !== undefined) publishSessionChanged(deps.bus, task.sessionId);
+          await writeSteps(deps, task, [...lazy, rec]);
           return rec;
         });
     steps.set(fullKey, record);

@@ -2,12 +2,11 @@ import { publishSessionChanged } from "@tog/bus";
 import { isDependencyUnavailable } from "@tog/core";
 import type { TaskEvent } from "@tog/events";
 import type { LlmRouter } from "@tog/providers";
-import { executionModeIn } from "./execution-mode.ts";
 import type { FinalWrite } from "./final-write.repository.ts";
 import { commitFinalWrite, completedState, unfinishedState } from "./final-write.ts";
 import type { TaskInfo, TaskFlow, FlowOutcome } from "./flow-context.ts";
 import { runEmitter } from "./open-emitter.ts";
-import { createRunContext, type RunContextDeps } from "./run-context.ts";
+import { createRunContext, writeSteps, type RunContextDeps } from "./run-context.ts";
 import { LeaseLostError, type ClaimedTask, type StepRecord } from "./run.repository.ts";
 import { watchRun } from "./run-watch.ts";
 import type { SignalListener } from "./signal-listener.ts";
@@ -55,12 +54,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     steps,
     log,
     (error) => stops.stop({ kind: "lost", error }),
-    async (lazy) => {
-      const mode = executionModeIn(lazy);
-      await runs.commitSteps(claimed.id, deps.workerId, lazy, mode);
-      // One hint covers the claim (QUEUED → RUNNING) and the mode recorded now.
-      if (mode !== undefined) publishSessionChanged(deps.bus, claimed.sessionId);
-    },
+    (lazy) => writeSteps(deps, claimed, lazy),
   );
   // Wake-ups: cancellation and approval decisions are written to PostgreSQL, then hinted.
   const wakers = new Set<() => void>();
