@@ -28,6 +28,7 @@ const env = await startE2eEnvironment({
     RATE_LIMIT_BURST: "10000000",
     LOG_LEVEL: "warn",
     DATABASE_POOL_MAX: "16",
+    ORCHESTRATOR_SUBMIT_BATCHES: process.env.ORCHESTRATOR_SUBMIT_BATCHES,
   },
   services: { ...profiled, worker: { ...profiled.worker, WORKER_CONCURRENCY: "128" } },
   replicas: { worker: jobName === "submit" ? 0 : 1 },

@@ -5,6 +5,7 @@ import {
   status,
   type ChannelCredentials,
   type ChannelOptions,
+  type ClientReadableStream,
   type ServiceError,
 } from "@grpc/grpc-js";
 import type { MethodDefinition } from "@grpc/proto-loader";
@@ -13,14 +14,18 @@ import {
   UpstreamUnavailableError,
   autoInstrumented,
   injectTraceContext,
+  spansExported,
   withSpan,
   type Logger,
   type Span,
 } from "@tog/core";
 import { DEFAULT_ORCHESTRATOR_DEADLINE_MS } from "./config.ts";
-import { statusToError } from "./grpc-errors.ts";
+import { itemErrorToError, statusToError } from "./grpc-errors.ts";
+import { CallBatcher, type Settled } from "./call-batcher.ts";
+import type { SubmitTaskOutcome__Output } from "./generated/tog/orchestrator/v1/SubmitTaskOutcome.ts";
+import type { SubmitTaskRequest } from "./generated/tog/orchestrator/v1/SubmitTaskRequest.ts";
 import { ORCHESTRATOR_SERVICE_NAME, orchestratorServiceDefinition } from "./orchestrator-definition.ts";
-import type { TaskOrchestrator } from "./task-orchestrator.ts";
+import type { SubmitTaskResult, TaskOrchestrator } from "./task-orchestrator.ts";
 import * as wire from "./wire-codec.ts";
 
 export interface OrchestratorClientOptions {
@@ -33,6 +38,12 @@ export interface OrchestratorClientOptions {
   channelOptions?: ChannelOptions | undefined;
   /** TLS (tls.ts clientCredentialsOf); default plaintext. */
   credentials?: ChannelCredentials | undefined;
+  /**
+   * Submit calls in flight at once before further submits wait and go out together in one
+   * SubmitTasks call (call-batcher.ts); 0 = one SubmitTask call per submit. Ignored while spans
+   * are exported: each submit then keeps its own call and span.
+   */
+  submitBatchesInFlight?: number | undefined;
 }
 
 export type OrchestratorClient = TaskOrchestrator & {
@@ -70,6 +81,10 @@ const CHANNEL_OPTIONS: ChannelOptions = {
   }),
 };
 
+// A submit call in flight longer than this no longer holds the next ones back (call-batcher.ts):
+// well above a submit's usual round trip under load, far below its deadline.
+const SUBMIT_STALL_MS = 25;
+
 // Codes the transport produced or that hide their cause: worth a warning on the gateway.
 const TRANSPORT_CODES = new Set<number>([
   status.UNAVAILABLE,
@@ -91,24 +106,28 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
 
   // `span`: the hand-made client span; undefined when the gRPC instrumentation makes one (and
   // writes its own context into the metadata).
+  function logFailure(method: string, err: ServiceError): void {
+    const level = TRANSPORT_CODES.has(err.code) ? "warn" : "debug";
+    logger[level]({ method, grpc_code: status[err.code], grpc_details: err.details }, "orchestrator call failed");
+  }
+
+  // `trace`: the trace headers to send (a batch of one sends its item's own).
   function send<Req, ReqOut, ResIn, ResOut>(
     method: MethodDefinition<Req, ResIn, ReqOut, ResOut>,
     request: Req,
     span: Span | undefined,
+    trace: Record<string, string> | undefined = span ? injectTraceContext() : undefined,
+    deadline = Date.now() + deadlineMs,
   ): Promise<ResOut> {
     const name = method.path.slice(1);
     return new Promise<ResOut>((resolve, reject) => {
       const metadata = new Metadata();
-      if (span) for (const [key, value] of Object.entries(injectTraceContext())) metadata.set(key, value);
-      const callOptions = { deadline: Date.now() + deadlineMs };
+      if (trace) for (const [key, value] of Object.entries(trace)) metadata.set(key, value);
+      const callOptions = { deadline };
       const onDone = (err: ServiceError | null, response?: ResOut) => {
         if (err) {
           span?.setAttribute("rpc.grpc.status_code", err.code);
-          const level = TRANSPORT_CODES.has(err.code) ? "warn" : "debug";
-          logger[level](
-            { method: name, grpc_code: status[err.code], grpc_details: err.details },
-            "orchestrator call failed",
-          );
+          logFailure(name, err);
           reject(statusToError(err));
           return;
         }
@@ -150,9 +169,79 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
     });
   }
 
+  // Submits waiting for a call in flight go out together (docs/performance.md "Submit"). Each
+  // keeps its own trace headers and its own deadline, counted from when it was made.
+  interface QueuedSubmit {
+    request: SubmitTaskRequest;
+    trace: Record<string, string>;
+    deadline: number;
+  }
+  async function sendSubmits(
+    items: QueuedSubmit[],
+    settle: (index: number, outcome: Settled<SubmitTaskResult>) => void,
+  ): Promise<void> {
+    if (items.length === 1) {
+      const [item] = items as [QueuedSubmit];
+      const response = await send(service.SubmitTask, item.request, undefined, item.trace, item.deadline);
+      settle(0, { ok: true, value: wire.decodeSubmitTaskResponse(response) });
+      return;
+    }
+    const method = service.SubmitTasks;
+    const request = {
+      items: items.map((i) => ({
+        request: i.request,
+        traceparent: i.trace.traceparent ?? "",
+        tracestate: i.trace.tracestate ?? "",
+      })),
+    };
+    await new Promise<void>((resolve, reject) => {
+      let stream: ClientReadableStream<SubmitTaskOutcome__Output>;
+      try {
+        stream = client.makeServerStreamRequest(
+          method.path,
+          method.requestSerialize,
+          method.responseDeserialize,
+          request,
+          new Metadata(),
+          { deadline: Math.min(...items.map((i) => i.deadline)) },
+        );
+      } catch (err) {
+        reject(new UpstreamUnavailableError("Orchestrator unavailable", { cause: err }));
+        return;
+      }
+      stream.on("data", (o: SubmitTaskOutcome__Output) => {
+        if (o.task) {
+          settle(o.index, { ok: true, value: wire.decodeSubmitTaskResponse(o.task) });
+          return;
+        }
+        const error = itemErrorToError(o.error ?? { code: "INTERNAL", message: "no outcome", details_json: "" });
+        logger.debug({ method: method.path.slice(1), error_code: error.code }, "orchestrator call failed");
+        settle(o.index, { ok: false, error });
+      });
+      stream.on("error", (err: ServiceError) => {
+        logFailure(method.path.slice(1), err);
+        reject(statusToError(err));
+      });
+      stream.on("end", () => resolve());
+    });
+  }
+  const batchesInFlight = options.submitBatchesInFlight ?? 0;
+  const submits =
+    batchesInFlight > 0
+      ? new CallBatcher<QueuedSubmit, SubmitTaskResult>({
+          send: sendSubmits,
+          maxInFlight: batchesInFlight,
+          maxBatch: 256,
+          stallMs: SUBMIT_STALL_MS,
+        })
+      : undefined;
+
   return {
     async submitTask(command) {
-      return wire.decodeSubmitTaskResponse(await call(service.SubmitTask, wire.encodeSubmitTaskRequest(command)));
+      const request = wire.encodeSubmitTaskRequest(command);
+      if (submits && !spansExported())
+        return submits.add({ request, trace: injectTraceContext(), deadline: Date.now() + deadlineMs });
+      return wire.decodeSubmitTaskResponse(await call(service.SubmitTask, request));
     },
     async getTask(userId, taskId) {
       const response = await call(service.GetTask, wire.encodeGetTaskRequest(userId, taskId));

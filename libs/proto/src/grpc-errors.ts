@@ -52,22 +52,43 @@ export function isInternal(err: unknown): boolean {
 const asciiJson = (value: unknown) =>
   JSON.stringify(value).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
-/** The status (with trailers) a server answers for an error thrown by its implementation. */
-export function errorToStatus(err: unknown): Pick<StatusObject, "code" | "details" | "metadata"> {
+/** What crosses the wire of an error thrown by the implementation: its code, message and details. */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown> | undefined;
+}
+
+export function wireErrorOf(err: unknown): WireError {
   // The database restarting is not an internal failure: the caller answers 503 and retries.
   if (isInternal(err) && isDependencyUnavailable(err))
     err = new OverloadedError("Service temporarily unavailable", { cause: err });
-  const metadata = new Metadata();
-  if (isInternal(err)) {
-    metadata.set(ERROR_CODE_KEY, "INTERNAL");
-    return { code: status.INTERNAL, details: INTERNAL_MESSAGE, metadata };
-  }
+  if (isInternal(err)) return { code: "INTERNAL", message: INTERNAL_MESSAGE };
   const appError = err as AppError;
-  metadata.set(ERROR_CODE_KEY, appError.code);
-  if (appError.details && Object.keys(appError.details).length > 0) {
-    metadata.set(ERROR_DETAILS_KEY, asciiJson(appError.details));
-  }
-  return { code: STATUS_OF[appError.code], details: appError.message, metadata };
+  const details = appError.details && Object.keys(appError.details).length > 0 ? appError.details : undefined;
+  return { code: appError.code, message: appError.message, details };
+}
+
+/** The status (with trailers) a server answers for an error thrown by its implementation. */
+export function errorToStatus(err: unknown): Pick<StatusObject, "code" | "details" | "metadata"> {
+  const wire = wireErrorOf(err);
+  const metadata = new Metadata();
+  metadata.set(ERROR_CODE_KEY, wire.code);
+  if (wire.details) metadata.set(ERROR_DETAILS_KEY, asciiJson(wire.details));
+  return { code: STATUS_OF[wire.code], details: wire.message, metadata };
+}
+
+/** The item error of a batch outcome (SubmitTasks): the same code, message and details as a status. */
+export function errorToItemError(err: unknown): { code: string; message: string; details_json: string } {
+  const wire = wireErrorOf(err);
+  return { code: wire.code, message: wire.message, details_json: wire.details ? JSON.stringify(wire.details) : "" };
+}
+
+/** The AppError a client throws for a failed item of a batch: what statusToError makes of the same error. */
+export function itemErrorToError(item: { code: string; message: string; details_json: string }): AppError {
+  const cause = new Error(`orchestrator: ${item.code}: ${item.message}`);
+  if (!ERROR_CODES.has(item.code)) return internal(cause);
+  return fromAppErrorCode(item.code as ErrorCode, item.message, parseDetails(item.details_json), cause);
 }
 
 function firstString(metadata: Metadata | undefined, key: string): string | undefined {
@@ -76,8 +97,11 @@ function firstString(metadata: Metadata | undefined, key: string): string | unde
 }
 
 function detailsOf(metadata: Metadata | undefined): Record<string, unknown> | undefined {
-  const raw = firstString(metadata, ERROR_DETAILS_KEY);
-  if (raw === undefined) return undefined;
+  return parseDetails(firstString(metadata, ERROR_DETAILS_KEY));
+}
+
+function parseDetails(raw: string | undefined): Record<string, unknown> | undefined {
+  if (!raw) return undefined;
   try {
     const parsed: unknown = JSON.parse(raw);
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)

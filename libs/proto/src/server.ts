@@ -5,6 +5,7 @@ import {
   type Metadata,
   type sendUnaryData,
   type ServerUnaryCall,
+  type ServerWritableStream,
 } from "@grpc/grpc-js";
 import {
   SpanKind,
@@ -16,9 +17,13 @@ import {
   withSpan,
   type Logger,
   OverloadedError,
+  ValidationError,
   type Span,
 } from "@tog/core";
-import { errorToStatus, isInternal } from "./grpc-errors.ts";
+import { errorToItemError, errorToStatus, isInternal } from "./grpc-errors.ts";
+import type { SubmitTaskItem__Output } from "./generated/tog/orchestrator/v1/SubmitTaskItem.ts";
+import type { SubmitTaskOutcome } from "./generated/tog/orchestrator/v1/SubmitTaskOutcome.ts";
+import type { SubmitTasksRequest__Output } from "./generated/tog/orchestrator/v1/SubmitTasksRequest.ts";
 import type { TaskOrchestratorHandlers } from "./generated/tog/orchestrator/v1/TaskOrchestrator.ts";
 import { ORCHESTRATOR_SERVICE_NAME, orchestratorServiceDefinition } from "./orchestrator-definition.ts";
 import type { TaskOrchestrator } from "./task-orchestrator.ts";
@@ -39,8 +44,10 @@ export interface OrchestratorServerOptions {
    * deadline (docs/reliability.md "Overload"). Unset or 0: no bound.
    */
   maxInFlight?: number | undefined;
-  /** Called per call refused by `maxInFlight` (a metrics counter). */
+  /** Called per call refused by `maxInFlight`, and per item of a batch refused by it (a metrics counter). */
   onShed?: ((method: string) => void) | undefined;
+  /** Called per call received, with the method's name (a metrics counter). */
+  onCall?: ((method: string) => void) | undefined;
 }
 
 export interface OrchestratorServer {
@@ -60,6 +67,18 @@ function callerContext(metadata: Metadata) {
     const value = metadata.get(key)[0];
     if (typeof value === "string") carrier[key] = value;
   }
+  return contextOf(carrier);
+}
+
+/** The trace context of one item of a batch, from its own traceparent/tracestate. */
+function itemContext(item: SubmitTaskItem__Output) {
+  const carrier: Record<string, string> = {};
+  if (item.traceparent) carrier.traceparent = item.traceparent;
+  if (item.tracestate) carrier.tracestate = item.tracestate;
+  return contextOf(carrier);
+}
+
+function contextOf(carrier: Record<string, string>) {
   // Extract on top of a context without a span, so a call without (valid) trace headers
   // starts its own trace instead of joining whatever the connection was opened in.
   return context.with(trace.deleteSpan(context.active()), () => extractTraceContext(carrier));
@@ -104,6 +123,7 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
             attributes: { "rpc.system": "grpc", "rpc.service": ORCHESTRATOR_SERVICE_NAME, "rpc.method": method },
           });
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+      options.onCall?.(method);
       // Past its deadline already (it waited in a starved event loop): nobody waits for the answer.
       if (call.cancelled) return;
       if (!bounded) {
@@ -125,10 +145,73 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
     };
   }
 
+  const submitName = `${ORCHESTRATOR_SERVICE_NAME}/SubmitTask`;
+
+  /** One item of a batch, as a SubmitTask call would run it: its own span, its own outcome. */
+  function submitItem(item: SubmitTaskItem__Output, index: number): Promise<SubmitTaskOutcome> {
+    return withSpan(
+      submitName,
+      async (span): Promise<SubmitTaskOutcome> => {
+        try {
+          if (!item.request) throw new ValidationError("request: missing");
+          const result = await impl.submitTask(wire.decodeSubmitTaskRequest(item.request));
+          span.setAttribute("rpc.grpc.status_code", status.OK);
+          return { index, task: wire.encodeSubmitTaskResponse(result) };
+        } catch (err) {
+          span.setAttribute("rpc.grpc.status_code", errorToStatus(err).code);
+          if (isInternal(err)) {
+            span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+            logger.error({ err, method: submitName }, "orchestrator call failed");
+          } else logger.debug({ err, method: submitName }, "orchestrator call rejected");
+          return { index, error: errorToItemError(err) };
+        }
+      },
+      {
+        parent: itemContext(item),
+        kind: SpanKind.SERVER,
+        attributes: { "rpc.system": "grpc", "rpc.service": ORCHESTRATOR_SERVICE_NAME, "rpc.method": "SubmitTask" },
+      },
+    );
+  }
+
+  // Each item counts against `maxInFlight` like a call of its own: the items beyond the bound
+  // are refused OVERLOADED one by one (answered at once), the others run. Each outcome is
+  // written as soon as it is known, so a slow item holds no other back.
+  async function submitBatch(call: ServerWritableStream<SubmitTasksRequest__Output, SubmitTaskOutcome>): Promise<void> {
+    const items = call.request.items;
+    const answer = (outcome: SubmitTaskOutcome) => {
+      if (!call.cancelled) call.write(outcome);
+    };
+    if (call.cancelled) return;
+    const admitted = maxInFlight > 0 ? Math.max(0, Math.min(items.length, maxInFlight - inFlight)) : items.length;
+    inFlight += admitted;
+    const overloaded = errorToItemError(new OverloadedError("System overloaded"));
+    for (let i = admitted; i < items.length; i++) {
+      options.onShed?.("SubmitTask");
+      answer({ index: i, error: overloaded });
+    }
+    await Promise.all(
+      items.slice(0, admitted).map((item, i) =>
+        submitItem(item, i)
+          .then(answer)
+          .finally(() => inFlight--),
+      ),
+    );
+    if (call.cancelled)
+      logger.debug({ method: "SubmitTasks" }, "call cancelled or past its deadline before the answer");
+    else call.end();
+  }
+
   const handlers: TaskOrchestratorHandlers = {
     SubmitTask: unary("SubmitTask", async (r) =>
       wire.encodeSubmitTaskResponse(await impl.submitTask(wire.decodeSubmitTaskRequest(r))),
     ),
+    SubmitTasks: (call) => {
+      options.onCall?.("SubmitTasks");
+      submitBatch(call).catch((err: unknown) =>
+        logger.error({ err, method: "SubmitTasks" }, "answering a call failed"),
+      );
+    },
     GetTask: unary("GetTask", async (r) => {
       const { userId, taskId } = wire.decodeGetTaskRequest(r);
       return { task: wire.encodeTaskDetail(await impl.getTask(userId, taskId)) };

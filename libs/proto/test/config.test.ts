@@ -3,22 +3,25 @@ import { describeConfig, loadConfig } from "@tog/core";
 import { orchestratorClientConfigShape } from "@tog/proto";
 
 describe("orchestratorClientConfigShape", () => {
-  it("defaults to the local orchestrator and a 5 s deadline", () => {
+  it("defaults to the local orchestrator, a 5 s deadline and two submit calls in flight", () => {
     expect(loadConfig(orchestratorClientConfigShape, {})).toEqual({
       ORCHESTRATOR_ADDRESS: "127.0.0.1:50051",
       ORCHESTRATOR_DEADLINE_MS: 5_000,
+      ORCHESTRATOR_SUBMIT_BATCHES: 2,
     });
   });
 
-  it("reads both variables and refuses a deadline below 1 ms", () => {
+  it("reads every variable and refuses a deadline below 1 ms", () => {
     expect(
       loadConfig(orchestratorClientConfigShape, {
         ORCHESTRATOR_ADDRESS: "dns:///orchestrator:50051",
         ORCHESTRATOR_DEADLINE_MS: "250",
+        ORCHESTRATOR_SUBMIT_BATCHES: "0",
       }),
     ).toEqual({
       ORCHESTRATOR_ADDRESS: "dns:///orchestrator:50051",
       ORCHESTRATOR_DEADLINE_MS: 250,
+      ORCHESTRATOR_SUBMIT_BATCHES: 0,
     });
     expect(() => loadConfig(orchestratorClientConfigShape, { ORCHESTRATOR_DEADLINE_MS: "0" })).toThrow(
       /ORCHESTRATOR_DEADLINE_MS/,

@@ -51,21 +51,32 @@ export interface Harness {
   client: OrchestratorClient;
   fake: ReturnType<typeof fakeOrchestrator>;
   serverLogs: LogCapture;
+  /** Methods of the calls the server received, in order; `shed`: methods refused by maxInFlight. */
+  rpcs: string[];
+  shed: string[];
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { deadlineMs?: number } = {}): Promise<Harness> {
+export async function startHarness(
+  options: { deadlineMs?: number; submitBatchesInFlight?: number; maxInFlight?: number } = {},
+): Promise<Harness> {
   const fake = fakeOrchestrator();
   const serverLogs = captureLogs();
+  const rpcs: string[] = [];
+  const shed: string[] = [];
   const server = await startOrchestratorServer({
     impl: fake.impl,
     host: "127.0.0.1",
     port: 0,
     logger: serverLogs.logger,
+    maxInFlight: options.maxInFlight,
+    onCall: (method) => rpcs.push(method),
+    onShed: (method) => shed.push(method),
   });
   const client = createOrchestratorClient({
     address: `127.0.0.1:${server.port}`,
     deadlineMs: options.deadlineMs ?? 5_000,
+    submitBatchesInFlight: options.submitBatchesInFlight,
     logger: captureLogs("silent").logger,
   });
   return {
@@ -73,6 +84,8 @@ export async function startHarness(options: { deadlineMs?: number } = {}): Promi
     client,
     fake,
     serverLogs,
+    rpcs,
+    shed,
     async close() {
       client.close();
       server.forceShutdown();

@@ -60,6 +60,7 @@ try {
   const orchestrator = createOrchestratorClient({
     address: config.ORCHESTRATOR_ADDRESS,
     deadlineMs: config.ORCHESTRATOR_DEADLINE_MS,
+    submitBatchesInFlight: config.ORCHESTRATOR_SUBMIT_BATCHES,
     logger,
     credentials: tls.credentials,
     channelOptions: tls.channelOptions,

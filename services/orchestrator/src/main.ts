@@ -94,6 +94,11 @@ try {
     "gRPC calls refused at once beyond ORCHESTRATOR_MAX_IN_FLIGHT.",
     ["method"],
   );
+  const calls = metrics.counter(
+    "tog_grpc_calls_total",
+    "gRPC calls received, by method (SubmitTasks: several submits in one call).",
+    ["method"],
+  );
   const server = await startOrchestratorServer({
     impl: service,
     host: config.HOST,
@@ -102,6 +107,7 @@ try {
     credentials: serverCredentialsOf(config),
     maxInFlight: config.ORCHESTRATOR_MAX_IN_FLIGHT,
     onShed: (method) => shedCalls.inc({ method }),
+    onCall: (method) => calls.inc({ method }),
   });
   lifecycle.on("intake", "grpc", () => server.tryShutdown());
   logger.info({ port: server.port }, "orchestrator listening");
