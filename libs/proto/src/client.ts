@@ -104,14 +104,14 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
     ...options.channelOptions,
   });
 
-  // `span`: the hand-made client span; undefined when the gRPC instrumentation makes one (and
-  // writes its own context into the metadata).
   function logFailure(method: string, err: ServiceError): void {
     const level = TRANSPORT_CODES.has(err.code) ? "warn" : "debug";
     logger[level]({ method, grpc_code: status[err.code], grpc_details: err.details }, "orchestrator call failed");
   }
 
-  // `trace`: the trace headers to send (a batch of one sends its item's own).
+  // `span`: the hand-made client span; undefined when the gRPC instrumentation makes one (and
+  // writes its own context into the metadata). `trace`: the trace headers to send (a batch of
+  // one sends its item's own).
   function send<Req, ReqOut, ResIn, ResOut>(
     method: MethodDefinition<Req, ResIn, ReqOut, ResOut>,
     request: Req,
@@ -211,7 +211,15 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
       }
       stream.on("data", (o: SubmitTaskOutcome__Output) => {
         if (o.task) {
-          settle(o.index, { ok: true, value: wire.decodeSubmitTaskResponse(o.task) });
+          let value: SubmitTaskResult;
+          try {
+            value = wire.decodeSubmitTaskResponse(o.task);
+          } catch (error) {
+            // An answer this client cannot read fails its item, not the process.
+            settle(o.index, { ok: false, error });
+            return;
+          }
+          settle(o.index, { ok: true, value });
           return;
         }
         const error = itemErrorToError(o.error ?? { code: "INTERNAL", message: "no outcome", details_json: "" });

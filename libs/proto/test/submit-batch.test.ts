@@ -9,12 +9,12 @@ import {
   ValidationError,
   withSpan,
 } from "@tog/core";
-import { Client, Metadata, credentials } from "@grpc/grpc-js";
-import type { SubmitTaskCommand, SubmitTaskResult } from "@tog/proto";
+import { Client, Metadata, Server, ServerCredentials, credentials, type ServerWritableStream } from "@grpc/grpc-js";
+import { createOrchestratorClient, type SubmitTaskCommand, type SubmitTaskResult } from "@tog/proto";
 import type { SubmitTaskOutcome__Output } from "../src/generated/tog/orchestrator/v1/SubmitTaskOutcome.ts";
 import { orchestratorServiceDefinition } from "../src/orchestrator-definition.ts";
 import { encodeSubmitTaskRequest } from "../src/wire-codec.ts";
-import { startHarness, type Harness } from "./helpers.ts";
+import { captureLogs, startHarness, type Harness } from "./helpers.ts";
 
 // Submits made while the client's submit calls are in flight go out together in one
 // SubmitTasks call (docs/performance.md "Submit"); each must come back exactly as if it had
@@ -220,5 +220,47 @@ describe("submits batched by the client", () => {
     expect(h.rpcs).toEqual(["SubmitTask", "SubmitTasks"]);
     releaseSlow();
     expect(await slowOne).toEqual(resultOf("slow"));
+  });
+
+  it("an outcome the client cannot read, or none, fails its item and nothing else", async () => {
+    // Another server (a newer or broken build): one outcome with no status, one for an index
+    // that does not exist, one good, and none for the last item.
+    const server = new Server();
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((r) => {
+      releaseFirst = r;
+    });
+    const good = { task_id: "t", session_id: "s", session_ref: "s", status: "TASK_STATUS_QUEUED", created_at: "x" };
+    server.addService(orchestratorServiceDefinition(), {
+      SubmitTask: (_call: unknown, cb: (e: null, r: unknown) => void) => void firstHeld.then(() => cb(null, good)),
+      SubmitTasks: (call: ServerWritableStream<unknown, unknown>) => {
+        call.write({ index: 0, task: { ...good, status: "TASK_STATUS_UNSPECIFIED" } });
+        call.write({ index: 7, task: good });
+        call.write({ index: 1, task: good });
+        call.end();
+      },
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+    );
+    const client = createOrchestratorClient({
+      address: `127.0.0.1:${port}`,
+      logger: captureLogs("silent").logger,
+      submitBatchesInFlight: 1,
+    });
+    try {
+      const first = client.submitTask(command("q0"));
+      await new Promise((r) => setTimeout(r, 5));
+      const rest = ["q1", "q2", "q3"].map((q) => client.submitTask(command(q)).catch((e: unknown) => e));
+      releaseFirst();
+      await first;
+      const [unreadable, fine, missing] = await Promise.all(rest);
+      expect((unreadable as AppError).code).toBe("INTERNAL");
+      expect(fine).toMatchObject({ taskId: "t", status: "QUEUED" });
+      expect(String(missing)).toContain("no outcome for item 2 of 3");
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
   });
 });
