@@ -81,6 +81,11 @@ const CHANNEL_OPTIONS: ChannelOptions = {
   }),
 };
 
+/** How long submits go one call each after an orchestrator refused SubmitTasks as unknown. */
+const BATCHES_REFUSED_RETRY_MS = 60_000;
+
+class Unimplemented extends Error {}
+
 // A submit call in flight longer than this no longer holds the next ones back (call-batcher.ts):
 // well above a submit's usual round trip under load, far below its deadline.
 const SUBMIT_STALL_MS = 25;
@@ -176,16 +181,46 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
     trace: Record<string, string>;
     deadline: number;
   }
+  // An orchestrator of a release before SubmitTasks (a rolling upgrade that reached the gateways
+  // first) answers UNIMPLEMENTED: its items are sent again one call each, and submits go one
+  // call each for a while before a batch is tried again.
+  let batchesRefusedUntil = 0;
+  const sendOne = async (item: QueuedSubmit) =>
+    wire.decodeSubmitTaskResponse(await send(service.SubmitTask, item.request, undefined, item.trace, item.deadline));
+
   async function sendSubmits(
     items: QueuedSubmit[],
     settle: (index: number, outcome: Settled<SubmitTaskResult>) => void,
   ): Promise<void> {
-    if (items.length === 1) {
-      const [item] = items as [QueuedSubmit];
-      const response = await send(service.SubmitTask, item.request, undefined, item.trace, item.deadline);
-      settle(0, { ok: true, value: wire.decodeSubmitTaskResponse(response) });
+    if (items.length === 1 || Date.now() < batchesRefusedUntil) {
+      await Promise.all(
+        items.map((item, i) =>
+          sendOne(item).then(
+            (value) => settle(i, { ok: true, value }),
+            (error: unknown) => settle(i, { ok: false, error }),
+          ),
+        ),
+      );
       return;
     }
+    const answered = new Set<number>();
+    try {
+      await sendBatch(items, (index, outcome) => {
+        answered.add(index);
+        settle(index, outcome);
+      });
+    } catch (err) {
+      if (!(err instanceof Unimplemented) || answered.size > 0) throw err;
+      batchesRefusedUntil = Date.now() + BATCHES_REFUSED_RETRY_MS;
+      logger.warn("the orchestrator does not know SubmitTasks (an older release): sending submits one call each");
+      await sendSubmits(items, settle);
+    }
+  }
+
+  async function sendBatch(
+    items: QueuedSubmit[],
+    settle: (index: number, outcome: Settled<SubmitTaskResult>) => void,
+  ): Promise<void> {
     const method = service.SubmitTasks;
     const request = {
       items: items.map((i) => ({
@@ -227,6 +262,10 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
         settle(o.index, { ok: false, error });
       });
       stream.on("error", (err: ServiceError) => {
+        if (err.code === status.UNIMPLEMENTED) {
+          reject(new Unimplemented());
+          return;
+        }
         logFailure(method.path.slice(1), err);
         reject(statusToError(err));
       });

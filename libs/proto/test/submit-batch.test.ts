@@ -263,4 +263,47 @@ describe("submits batched by the client", () => {
       server.forceShutdown();
     }
   });
+
+  it("an orchestrator without SubmitTasks (an older release) gets the submits one call each", async () => {
+    const server = new Server();
+    const good = { task_id: "t", session_id: "s", session_ref: "s", status: "TASK_STATUS_QUEUED", created_at: "x" };
+    let calls = 0;
+    let releaseFirst!: () => void;
+    const firstHeld = new Promise<void>((r) => {
+      releaseFirst = r;
+    });
+    const { SubmitTask } = orchestratorServiceDefinition();
+    server.addService(
+      { SubmitTask },
+      {
+        SubmitTask: (_call: unknown, cb: (e: null, r: unknown) => void) => {
+          calls++;
+          const answer = () => cb(null, { ...good, task_id: `t${calls}` });
+          if (calls === 1) void firstHeld.then(answer);
+          else answer();
+        },
+      },
+    );
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+    );
+    const client = createOrchestratorClient({
+      address: `127.0.0.1:${port}`,
+      logger: captureLogs("silent").logger,
+      submitBatchesInFlight: 1,
+    });
+    try {
+      const first = client.submitTask(command("q0"));
+      await new Promise((r) => setTimeout(r, 5));
+      const rest = ["q1", "q2", "q3"].map((q) => client.submitTask(command(q)));
+      releaseFirst();
+      await first;
+      const got = await Promise.all(rest);
+      expect(got.map((r) => r.status)).toEqual(["QUEUED", "QUEUED", "QUEUED"]);
+      expect(calls).toBe(4);
+    } finally {
+      client.close();
+      server.forceShutdown();
+    }
+  });
 });
