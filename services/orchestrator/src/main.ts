@@ -66,6 +66,7 @@ try {
     defaultModelTier: selection.defaultTier,
     validateSpec: (spec) => validateTaskSpec(spec, { catalog, llm, tools }),
     listEvents: (q) => history.listEvents(q),
+    lastEvent: async (taskId) => (await history.readLast(taskId))?.json ?? null,
     buildTimeline: (q) => buildTimeline({ db, ...q }),
     onSubmitted: series.onSubmitted,
     queueBreaker: new QueueBreaker({ ping: (timeoutMs) => bus.ping(timeoutMs), logger }),

@@ -150,7 +150,7 @@ export const getTaskEventsRoute = defineRoute({
   summary: "Stored event history of a task",
   description:
     "Events exactly as emitted (LLM_PARTIAL included), oldest first. Page with `limit`/`offset`, or follow `next_after_seq` with `after_seq` " +
-    "(stable while the task still runs). 400 texts: `Invalid limit parameter: must be an integer from 1 to 200`, `Invalid offset parameter: …`, `Invalid after_seq parameter: …`.",
+    "(stable while the task still runs). Once the task's status is final the history is complete: a read moments after the task finished waits (at most 1 s) until its terminal event is stored. 400 texts: `Invalid limit parameter: must be an integer from 1 to 200`, `Invalid offset parameter: …`, `Invalid after_seq parameter: …`.",
   tags: ["Tasks"],
   operationId: "getTaskEvents",
   auth: "apiKey",

@@ -11,7 +11,7 @@ import {
 } from "@tog/core";
 import { pingDb, type Db, type DbPool } from "@tog/db";
 import type { ModelTier } from "@tog/catalog";
-import { eventMessageId, isTerminalStatus } from "@tog/events";
+import { eventMessageId, isTerminalEvent, isTerminalStatus } from "@tog/events";
 import type {
   ApprovalDecisionCommand,
   ApprovalDecisionResult,
@@ -36,6 +36,7 @@ import type { QueueBreaker } from "./queue-breaker.ts";
 import { RunQueue } from "./run-queue.ts";
 import { SubmitRepository } from "./submit.repository.ts";
 import { specFromCommand } from "./task-spec.ts";
+import { terminalEventStored } from "./history-settle.ts";
 import { TaskRepository, toDetail, type TaskRow } from "./task.repository.ts";
 
 // The orchestrator's implementation of the gateway-facing API (served over gRPC).
@@ -65,6 +66,8 @@ export interface TaskServiceOptions {
     offset: number;
     afterSeq?: number | undefined;
   }) => Promise<{ events: string[]; totalCount: number }>;
+  /** JSON text of the task's stored event with the highest seq (history-settle.ts). */
+  lastEvent: (taskId: string) => Promise<string | null>;
   buildTimeline: (query: { taskId: string; includePayloads: boolean }) => Promise<TimelineResult>;
   onSubmitted?: (() => void) | undefined;
   /** Refuses submits at once while NATS is known to be away (queue-breaker.ts). */
@@ -235,13 +238,19 @@ export class TaskService implements TaskOrchestrator {
   }
 
   async getTaskEvents(query: TaskEventsQuery): Promise<TaskEventsResult> {
-    await this.#owned(query.userId, query.taskId, "read");
-    return this.#options.listEvents({
-      taskId: query.taskId,
-      limit: query.limit,
-      offset: query.offset,
-      afterSeq: query.afterSeq,
-    });
+    const row = await this.#owned(query.userId, query.taskId, "read");
+    const list = () =>
+      this.#options.listEvents({
+        taskId: query.taskId,
+        limit: query.limit,
+        offset: query.offset,
+        afterSeq: query.afterSeq,
+      });
+    const page = await list();
+    // A page that holds the terminal event, or a task not finished, is the history as it stands.
+    if (!isTerminalStatus(row.status) || page.events.some(endsStream)) return page;
+    const settled = await terminalEventStored(query.taskId, row.completed_at, { lastEvent: this.#options.lastEvent });
+    return settled === "waited" ? list() : page;
   }
 
   async getTimeline(query: TimelineQuery): Promise<TimelineResult> {
@@ -259,4 +268,9 @@ export class TaskService implements TaskOrchestrator {
     if (!row || row.user_id !== userId) throw new NotFoundError("Task not found");
     return row;
   }
+}
+
+/** The stored text of an event is the stream's terminal event. */
+function endsStream(json: string): boolean {
+  return isTerminalEvent(JSON.parse(json) as { type: string; data?: unknown });
 }

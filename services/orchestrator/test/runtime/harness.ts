@@ -71,6 +71,7 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
     sessionTokenBudget: 1_000_000,
     validateSpec: () => undefined,
     listEvents: (q) => history.listEvents(q),
+    lastEvent: async (taskId) => (await history.readLast(taskId))?.json ?? null,
     buildTimeline: (q) => buildTimeline({ db, ...q }),
   });
 
