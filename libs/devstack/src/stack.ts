@@ -121,42 +121,65 @@ export async function startStack(options: StackOptions): Promise<Stack> {
     METRICS_HOST: "127.0.0.1",
   });
 
-  const started: { definition: ServiceDefinition; service: RunningService }[] = [];
+  // `named`: what the service's own env said of the others when it started (ports of services it calls).
+  const started: {
+    definition: ServiceDefinition;
+    service: RunningService;
+    plan: (typeof planned)[number];
+    named: string;
+  }[] = [];
   const extras: RunningService[] = [];
   const stopAll = async (graceMs?: number) => {
     await Promise.all([...started.map((s) => s.service), ...extras].map((s) => s.stop(graceMs)));
   };
+  const namedOthers = (definition: ServiceDefinition) => JSON.stringify(definition.env?.(ctx) ?? {});
+
+  const startPlanned = async (p: (typeof planned)[number]) => {
+    const start = () =>
+      startService({
+        name: p.name,
+        entry: path.join(root, p.definition.entry),
+        cwd: root,
+        env: envFor(p.definition, p.port),
+        port: p.port,
+        readyPath: p.definition.readyPath,
+        readyTimeoutMs: options.readyTimeoutMs,
+        logs: options.logs,
+        echoFormat: options.echoFormat,
+      });
+    // A free port picked here can be taken by another process before the service binds it
+    // (parallel test files): pick another and try again.
+    for (let attempt = 1; ; attempt++) {
+      const named = namedOthers(p.definition);
+      try {
+        return { service: await start(), named };
+      } catch (err) {
+        const picked = p.port !== undefined && p.port !== p.definition.defaultPort;
+        if (!picked || attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
+        p.port = await freePort();
+      }
+    }
+  };
 
   const results = await Promise.allSettled(
     planned.map(async (p) => {
-      const start = () =>
-        startService({
-          name: p.name,
-          entry: path.join(root, p.definition.entry),
-          cwd: root,
-          env: envFor(p.definition, p.port),
-          port: p.port,
-          readyPath: p.definition.readyPath,
-          readyTimeoutMs: options.readyTimeoutMs,
-          logs: options.logs,
-          echoFormat: options.echoFormat,
-        });
-      // A free port picked here can be taken by another process before the service binds it
-      // (parallel test files): pick another and try again.
-      let service: RunningService | undefined;
-      for (let attempt = 1; service === undefined; attempt++) {
-        try {
-          service = await start();
-        } catch (err) {
-          const picked = p.port !== undefined && p.port !== p.definition.defaultPort;
-          if (!picked || attempt >= 3 || !String((err as Error).message).includes("EADDRINUSE")) throw err;
-          p.port = await freePort();
-        }
-      }
-      started.push({ definition: p.definition, service });
+      const { service, named } = await startPlanned(p);
+      started.push({ definition: p.definition, service, plan: p, named });
       return service;
     }),
   );
+  // A service that had to take another port (above) started while the others were already told
+  // its first one: restart each whose environment named the old port (a gateway pointed at a port
+  // another process had taken answered every call "Protocol error").
+  if (results.every((r) => r.status === "fulfilled")) {
+    for (const s of started) {
+      if (namedOthers(s.definition) === s.named) continue;
+      await s.service.stop();
+      const again = await startPlanned(s.plan);
+      s.service = again.service;
+      s.named = again.named;
+    }
+  }
   const failures = results.flatMap((r) => (r.status === "rejected" ? [r.reason as Error] : []));
   if (failures.length > 0) {
     await stopAll(2_000);
