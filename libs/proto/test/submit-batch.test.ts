@@ -51,6 +51,41 @@ function gatedSubmit(h: Harness, answer: (query: string) => Promise<SubmitTaskRe
   return { release, firstArrived };
 }
 
+const GOOD_WIRE = { task_id: "t", session_id: "s", session_ref: "s", status: "TASK_STATUS_QUEUED", created_at: "x" };
+
+/**
+ * Another orchestrator build, by hand: `service` and its handlers on a grpc-js Server, and a
+ * batching client of it. Its first SubmitTask is answered only after `releaseFirst`, so the
+ * submits made meanwhile queue up for one batch.
+ */
+async function otherServer(
+  service: Parameters<Server["addService"]>[0],
+  handlers: (firstHeld: Promise<void>) => Parameters<Server["addService"]>[1],
+) {
+  const server = new Server();
+  let releaseFirst!: () => void;
+  const firstHeld = new Promise<void>((r) => {
+    releaseFirst = r;
+  });
+  server.addService(service, handlers(firstHeld));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
+  const client = createOrchestratorClient({
+    address: `127.0.0.1:${port}`,
+    logger: captureLogs("silent").logger,
+    submitBatchesInFlight: 1,
+  });
+  return {
+    client,
+    releaseFirst,
+    close() {
+      client.close();
+      server.forceShutdown();
+    },
+  };
+}
+
 let h: Harness | undefined;
 beforeAll(() => {
   // Spans are made (the trace id travels) but not exported, as in a service without OTLP.
@@ -223,87 +258,53 @@ describe("submits batched by the client", () => {
   });
 
   it("an outcome the client cannot read, or none, fails its item and nothing else", async () => {
-    // Another server (a newer or broken build): one outcome with no status, one for an index
-    // that does not exist, one good, and none for the last item.
-    const server = new Server();
-    let releaseFirst!: () => void;
-    const firstHeld = new Promise<void>((r) => {
-      releaseFirst = r;
-    });
-    const good = { task_id: "t", session_id: "s", session_ref: "s", status: "TASK_STATUS_QUEUED", created_at: "x" };
-    server.addService(orchestratorServiceDefinition(), {
-      SubmitTask: (_call: unknown, cb: (e: null, r: unknown) => void) => void firstHeld.then(() => cb(null, good)),
+    // One outcome with no status, one for an index that does not exist, one good, none for the last item.
+    const other = await otherServer(orchestratorServiceDefinition(), (firstHeld) => ({
+      SubmitTask: (_call: unknown, cb: (e: null, r: unknown) => void) => void firstHeld.then(() => cb(null, GOOD_WIRE)),
       SubmitTasks: (call: ServerWritableStream<unknown, unknown>) => {
-        call.write({ index: 0, task: { ...good, status: "TASK_STATUS_UNSPECIFIED" } });
-        call.write({ index: 7, task: good });
-        call.write({ index: 1, task: good });
+        call.write({ index: 0, task: { ...GOOD_WIRE, status: "TASK_STATUS_UNSPECIFIED" } });
+        call.write({ index: 7, task: GOOD_WIRE });
+        call.write({ index: 1, task: GOOD_WIRE });
         call.end();
       },
-    });
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
-    );
-    const client = createOrchestratorClient({
-      address: `127.0.0.1:${port}`,
-      logger: captureLogs("silent").logger,
-      submitBatchesInFlight: 1,
-    });
+    }));
     try {
-      const first = client.submitTask(command("q0"));
+      const first = other.client.submitTask(command("q0"));
       await new Promise((r) => setTimeout(r, 5));
-      const rest = ["q1", "q2", "q3"].map((q) => client.submitTask(command(q)).catch((e: unknown) => e));
-      releaseFirst();
+      const rest = ["q1", "q2", "q3"].map((q) => other.client.submitTask(command(q)).catch((e: unknown) => e));
+      other.releaseFirst();
       await first;
       const [unreadable, fine, missing] = await Promise.all(rest);
       expect((unreadable as AppError).code).toBe("INTERNAL");
       expect(fine).toMatchObject({ taskId: "t", status: "QUEUED" });
       expect(String(missing)).toContain("no outcome for item 2 of 3");
     } finally {
-      client.close();
-      server.forceShutdown();
+      other.close();
     }
   });
 
   it("an orchestrator without SubmitTasks (an older release) gets the submits one call each", async () => {
-    const server = new Server();
-    const good = { task_id: "t", session_id: "s", session_ref: "s", status: "TASK_STATUS_QUEUED", created_at: "x" };
     let calls = 0;
-    let releaseFirst!: () => void;
-    const firstHeld = new Promise<void>((r) => {
-      releaseFirst = r;
-    });
     const { SubmitTask } = orchestratorServiceDefinition();
-    server.addService(
-      { SubmitTask },
-      {
-        SubmitTask: (_call: unknown, cb: (e: null, r: unknown) => void) => {
-          calls++;
-          const answer = () => cb(null, { ...good, task_id: `t${calls}` });
-          if (calls === 1) void firstHeld.then(answer);
-          else answer();
-        },
+    const other = await otherServer({ SubmitTask }, (firstHeld) => ({
+      SubmitTask: (_call: unknown, cb: (e: null, r: unknown) => void) => {
+        calls++;
+        const answer = () => cb(null, { ...GOOD_WIRE, task_id: `t${calls}` });
+        if (calls === 1) void firstHeld.then(answer);
+        else answer();
       },
-    );
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
-    );
-    const client = createOrchestratorClient({
-      address: `127.0.0.1:${port}`,
-      logger: captureLogs("silent").logger,
-      submitBatchesInFlight: 1,
-    });
+    }));
     try {
-      const first = client.submitTask(command("q0"));
+      const first = other.client.submitTask(command("q0"));
       await new Promise((r) => setTimeout(r, 5));
-      const rest = ["q1", "q2", "q3"].map((q) => client.submitTask(command(q)));
-      releaseFirst();
+      const rest = ["q1", "q2", "q3"].map((q) => other.client.submitTask(command(q)));
+      other.releaseFirst();
       await first;
       const got = await Promise.all(rest);
       expect(got.map((r) => r.status)).toEqual(["QUEUED", "QUEUED", "QUEUED"]);
       expect(calls).toBe(4);
     } finally {
-      client.close();
-      server.forceShutdown();
+      other.close();
     }
   });
 });
