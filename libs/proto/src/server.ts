@@ -91,6 +91,15 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
   const maxInFlight = options.maxInFlight ?? 0;
   let inFlight = 0;
 
+  /** A failed call (or batch item): its status on the span, internal errors logged with their cause. */
+  function reportFailure(err: unknown, code: status, name: string, span: Span | undefined): void {
+    span?.setAttribute("rpc.grpc.status_code", code);
+    if (isInternal(err)) {
+      span?.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      logger.error({ err, method: name }, "orchestrator call failed");
+    } else logger.debug({ err, method: name }, "orchestrator call rejected");
+  }
+
   function unary<Req, Res>(method: string, handle: (request: Req) => Promise<Res>) {
     const name = `${ORCHESTRATOR_SERVICE_NAME}/${method}`;
     // `span`: the hand-made server span; undefined when the gRPC instrumentation made one (it
@@ -102,11 +111,7 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
         if (!call.cancelled) callback(null, response);
       } catch (err) {
         const reply = errorToStatus(err);
-        span?.setAttribute("rpc.grpc.status_code", reply.code);
-        if (isInternal(err)) {
-          span?.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-          logger.error({ err, method: name }, "orchestrator call failed");
-        } else logger.debug({ err, method: name }, "orchestrator call rejected");
+        reportFailure(err, reply.code, name, span);
         if (!call.cancelled) callback(reply);
       }
       if (call.cancelled) logger.debug({ method: name }, "call cancelled or past its deadline before the answer");
@@ -158,11 +163,7 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
           span.setAttribute("rpc.grpc.status_code", status.OK);
           return { index, task: wire.encodeSubmitTaskResponse(result) };
         } catch (err) {
-          span.setAttribute("rpc.grpc.status_code", errorToStatus(err).code);
-          if (isInternal(err)) {
-            span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-            logger.error({ err, method: submitName }, "orchestrator call failed");
-          } else logger.debug({ err, method: submitName }, "orchestrator call rejected");
+          reportFailure(err, errorToStatus(err).code, submitName, span);
           return { index, error: errorToItemError(err) };
         }
       },

@@ -247,8 +247,10 @@ export class TaskService implements TaskOrchestrator {
         afterSeq: query.afterSeq,
       });
     const page = await list();
-    // A page that holds the terminal event, or a task not finished, is the history as it stands.
-    if (!isTerminalStatus(row.status) || page.events.some(endsStream)) return page;
+    // A page that ends with the terminal event (always the highest seq), or a task not finished,
+    // is the history as it stands.
+    const last = page.events.at(-1);
+    if (!isTerminalStatus(row.status) || (last !== undefined && endsStream(last))) return page;
     const settled = await terminalEventStored(query.taskId, row.completed_at, { lastEvent: this.#options.lastEvent });
     return settled === "waited" ? list() : page;
   }
