@@ -85,7 +85,7 @@ const result = await runLoad(job, {
     hooks.onEnd?.();
   },
 });
-console.log(`${jobName}: ${Math.round(result.rps)}/s, p99 ${result.p99} ms`);
+console.log(`${jobName}: ${Math.round(result.rps)}/s, p50 ${result.p50} ms, p99 ${result.p99} ms`);
 if (result.completion)
   console.log(`submit → WORKFLOW_COMPLETED p50 ${result.completion.p50} ms, p99 ${result.completion.p99} ms`);
 if (jobName !== "submit") {

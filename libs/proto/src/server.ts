@@ -186,10 +186,12 @@ export function startOrchestratorServer(options: OrchestratorServerOptions): Pro
     if (call.cancelled) return;
     const admitted = maxInFlight > 0 ? Math.max(0, Math.min(items.length, maxInFlight - inFlight)) : items.length;
     inFlight += admitted;
-    const overloaded = errorToItemError(new OverloadedError("System overloaded"));
-    for (let i = admitted; i < items.length; i++) {
-      options.onShed?.("SubmitTask");
-      answer({ index: i, error: overloaded });
+    if (admitted < items.length) {
+      const overloaded = errorToItemError(new OverloadedError("System overloaded"));
+      for (let i = admitted; i < items.length; i++) {
+        options.onShed?.("SubmitTask");
+        answer({ index: i, error: overloaded });
+      }
     }
     await Promise.all(
       items.slice(0, admitted).map((item, i) =>

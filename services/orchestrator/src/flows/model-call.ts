@@ -20,7 +20,8 @@ import { elapsedMs, type UsageTotals } from "./usage.ts";
 // and per failed attempt that the router repeats or falls back from, a recoverable
 // ERROR_OCCURRED. Committed with the checkpoint: ERROR_RECOVERY (when attempts failed before
 // this result) and LLM_OUTPUT. A final failure is checkpointed too, so a replay fails the same
-// way instead of calling the model again.
+// way instead of calling the model again. The checkpoint is deferred (flow-context.ts): it goes
+// with the next write, at the latest before the next step with effects starts.
 
 /** Requests leave temperature unset (reasoning models refuse other values); both providers' default is 1. */
 export const REPORTED_TEMPERATURE = 1;
@@ -69,7 +70,7 @@ export async function callModel(ctx: FlowContext, selection: ModelSelection, cal
   const name = chain[0]?.id ?? "llm";
   const maxTokens = Math.max(1, Math.min(call.maxTokens, ...chain.map((m) => m.maxOutputTokens)));
 
-  const out = await ctx.step<ModelStepOutput>(call.key, { kind: "llm", name }, async () => {
+  const out = await ctx.step<ModelStepOutput>(call.key, { kind: "llm", name, deferred: true }, async () => {
     for (const e of call.preamble ?? []) ctx.emit(e.type, e.message, e.data, e.agent_id ?? agentId);
     if (call.thinking) ctx.emit("AGENT_THINKING", call.thinking.thought, call.thinking, agentId);
     ctx.emit(

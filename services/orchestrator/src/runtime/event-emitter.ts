@@ -15,7 +15,9 @@ import type { StepRecord } from "./run.repository.ts";
 // neither written nor published until the next commit writes them with its own step (or the
 // final write with the final state), or a live event forces them out first. So an event is
 // published only after every event before it is written or published: seqs stay gap-free across
-// a crash, which simply redoes the lazy steps (docs/performance.md "Lazy steps").
+// a crash, which simply redoes the lazy steps (docs/performance.md "Lazy steps"). A deferred
+// step (flow-context.ts) is staged the same way; `writeDeferred` writes it before the next step
+// with effects starts.
 
 const encoder = new TextEncoder();
 
@@ -52,6 +54,8 @@ export class TaskEventEmitter {
   readonly #onPublished: ((event: TaskEvent) => void) | undefined;
   readonly #writeStaged: ((steps: StepRecord[]) => Promise<void>) | undefined;
   #staged: StepRecord[] = [];
+  /** A deferred step is among the staged ones. */
+  #deferred = false;
   #lastSeq: number;
   #lastStreamSeq: number;
   #chain: Promise<void> = Promise.resolve();
@@ -123,12 +127,12 @@ export class TaskEventEmitter {
     if (this.#failure) return Promise.reject(this.#failure);
     if (options.final) this.#closed = true;
     const staged = this.#staged.splice(0);
+    this.#deferred = false;
     const built = this.build(events);
     let result!: T;
     const done = this.#enqueue(async () => {
       result = await write(built, staged);
-      for (const step of staged) for (const event of step.events ?? []) await this.#publish(event);
-      for (const event of built) await this.#publish(event);
+      await this.#publishWritten([...staged.flatMap((step) => step.events ?? []), ...built]);
     });
     return done.then(() => result);
   }
@@ -137,11 +141,32 @@ export class TaskEventEmitter {
    * A lazy step: its events take the next seqs now; the step and its events are written by the
    * next commit (its `staged` argument) or before the next live event, and published after that.
    */
-  stage(events: readonly PendingEvent[], toRecord: (built: TaskEvent[]) => StepRecord): StepRecord {
+  stage(
+    events: readonly PendingEvent[],
+    toRecord: (built: TaskEvent[]) => StepRecord,
+    options: { deferred?: boolean | undefined } = {},
+  ): StepRecord {
     if (this.#failure) throw this.#failure;
     const record = toRecord(this.build(events));
     this.#staged.push(record);
+    if (options.deferred) this.#deferred = true;
     return record;
+  }
+
+  /**
+   * Writes the staged steps when a deferred one is among them; resolves once they are written
+   * (their events are then published in the chain, as after any commit).
+   */
+  writeDeferred(): Promise<void> {
+    if (!this.#deferred || !this.#writeStaged) return Promise.resolve();
+    const write = this.#writeStaged;
+    let written!: () => void;
+    const writtenOnce = new Promise<void>((resolve) => (written = resolve));
+    const done = this.commit([], async (_built, staged) => {
+      await write(staged);
+      written();
+    });
+    return Promise.race([writtenOnce, done]);
   }
 
   #flushStaged(): void {
@@ -154,10 +179,8 @@ export class TaskEventEmitter {
   /** Publishes already-built events again (recovery of committed events the bus never got). */
   republish(events: readonly TaskEvent[]): Promise<void> {
     return this.#enqueue(async () => {
-      for (const event of events) {
-        await this.#publish(event);
-        if (event.seq > this.#lastSeq) this.#lastSeq = event.seq;
-      }
+      await this.#publishWritten(events);
+      for (const event of events) if (event.seq > this.#lastSeq) this.#lastSeq = event.seq;
     });
   }
 
@@ -188,6 +211,35 @@ export class TaskEventEmitter {
     });
     this.#lastStreamSeq = ack.seq;
     this.#onPublished?.(event);
+  }
+
+  /**
+   * Events already written in PostgreSQL go out together, one round trip for all: only the first
+   * is fenced; the others are sent right behind it and deduplicated by msg-id. Their content is
+   * fixed by the write, so another writer could only publish the same events with the same ids
+   * (a later run republishes committed events before anything new, docs/performance.md
+   * "Publishing written events together"). Live events are never sent this way.
+   */
+  async #publishWritten(events: readonly TaskEvent[]): Promise<void> {
+    if (events.length < 2) {
+      for (const event of events) await this.#publish(event);
+      return;
+    }
+    const fence = this.#lastStreamSeq;
+    const acks = await Promise.all(
+      events.map((event, i) =>
+        publish(
+          this.#bus,
+          this.#subject,
+          encoder.encode(JSON.stringify(event)),
+          i === 0
+            ? { msgID: eventMessageId(event), expect: { lastSubjectSequence: fence } }
+            : { msgID: eventMessageId(event) },
+        ),
+      ),
+    );
+    for (const ack of acks) if (ack.seq > this.#lastStreamSeq) this.#lastStreamSeq = ack.seq;
+    for (const event of events) this.#onPublished?.(event);
   }
 
   #fail(error: Error): void {

@@ -67,6 +67,14 @@ export interface StepMeta {
    * its events, never published before it is written, take the same seqs again.
    */
   lazy?: boolean | undefined;
+  /**
+   * Written like a lazy step — with the next write, or before the next live event — but, as
+   * running it again costs (a model call), also before the next step that is not lazy starts,
+   * so no later effect depends on an output that is not written. A crash before that write runs
+   * it again; nothing it reported was published. A simple task's model call thus goes with the
+   * final write (docs/performance.md "Deferred checkpoints").
+   */
+  deferred?: boolean | undefined;
 }
 
 /** The task as submitted, normalized by the gateway (contract 4.1). */

@@ -74,6 +74,8 @@ export function createRunContext(state: RunContextState): FlowContext {
     const fullKey = prefix + key;
     const done = steps.get(fullKey);
     if (done && done.status === "completed") return done.output as T;
+    // An effect may depend on a deferred step's output: that output is written first.
+    if (!meta.lazy) await emitter.writeDeferred();
     throwIfStopped(signal);
     const startedAt = new Date();
     const result = await tracedStep(fullKey, meta, fn);
@@ -92,13 +94,14 @@ export function createRunContext(state: RunContextState): FlowContext {
       startedAt,
       completedAt: new Date(),
     });
-    const record = meta.lazy
-      ? emitter.stage(pendingEvents, toRecord)
-      : await emitter.commit(pendingEvents, async (built, lazy) => {
-          const rec = toRecord(built);
-          await writeSteps(deps, task, [...lazy, rec]);
-          return rec;
-        });
+    const record =
+      meta.lazy || meta.deferred
+        ? emitter.stage(pendingEvents, toRecord, { deferred: meta.deferred })
+        : await emitter.commit(pendingEvents, async (built, lazy) => {
+            const rec = toRecord(built);
+            await writeSteps(deps, task, [...lazy, rec]);
+            return rec;
+          });
     steps.set(fullKey, record);
     deps.logger.info({ taskId: task.id, step: fullKey, kind: meta.kind, name: meta.name }, "step finished");
     // What a replay will return, so both paths hand the flow the same JSON-shaped value.

@@ -131,6 +131,8 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     }
     if (outcome === undefined && (stop?.kind === "shutdown" || stop?.kind === "lost" || emitter.failure)) {
       if (stop?.kind === "shutdown") {
+        // A model call's output staged for the next write is kept: the next run does not pay for it again.
+        await emitter.writeDeferred().catch(() => undefined);
         await emitter.flush().catch(() => undefined);
         await runs.release(claimed.id, deps.workerId);
         return "released";
