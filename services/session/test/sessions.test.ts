@@ -389,6 +389,30 @@ describe("cache", () => {
     expect((await get(alice, `/sessions/${id}`)).body.title).toBeNull();
   });
 
+  it("a change drops every view of each session named, in one call, and nothing else", async () => {
+    const [a, b, c] = await Promise.all([0, 1, 2].map(() => insertSession(app.db, alice.id)));
+    for (const id of [a, b, c]) {
+      await get(alice, `/sessions/${id}`);
+      await get(alice, `/sessions/${id}/history`);
+    }
+    const gen = async (id: string) => Number((await app.redis.get(`sess:${id}:gen`)) ?? 0);
+    const before = { a: await gen(a), b: await gen(b), c: await gen(c) };
+    expect(await app.redis.exists(`sess:${a}:meta`, `sess:${a}:history`, `sess:${b}:meta`)).toBe(3);
+
+    await app.cache.invalidate(a, b);
+    expect(await app.redis.exists(`sess:${a}:meta`, `sess:${a}:history`, `sess:${b}:meta`, `sess:${b}:history`)).toBe(
+      0,
+    );
+    expect([await gen(a), await gen(b), await gen(c)]).toEqual([before.a + 1, before.b + 1, before.c]);
+    // The generation outlives every entry written under it.
+    expect(await app.redis.ttl(`sess:${a}:gen`)).toBeGreaterThan(await app.redis.ttl(`sess:${c}:meta`));
+    // The third session's entry is still served: nothing else was made stale.
+    const key = `sess:${c}:meta`;
+    const entry = JSON.parse((await app.redis.get(key))!) as { s: string; v: Record<string, unknown> };
+    await app.redis.set(key, JSON.stringify({ s: entry.s, v: { ...entry.v, title: "still cached" } }));
+    expect((await get(alice, `/sessions/${c}`)).body.title).toBe("still cached");
+  });
+
   it("a stale external-id mapping (session purged, id reused) is not trusted", async () => {
     const ext = `reused-${randomUUID()}`;
     const first = await insertSession(app.db, alice.id, { externalId: ext });
