@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pending, type FlowContext, type TaskFlow } from "../../src/runtime/flow-context.ts";
-import { expectGapFree, outcome, started, startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
+import type { FlowContext, TaskFlow } from "../../src/runtime/flow-context.ts";
+import {
+  agentFinished,
+  expectGapFree,
+  llmOutput,
+  outcome,
+  started,
+  startRuntimeHarness,
+  stepWriters,
+  submitCommand,
+  type RuntimeHarness,
+} from "./harness.ts";
 
 // Deferred steps (flow-context.ts, docs/performance.md "Deferred checkpoints"): a model call's
 // checkpoint goes with the next write — the final write when nothing with effects follows —
@@ -11,21 +21,8 @@ import { expectGapFree, outcome, started, startRuntimeHarness, submitCommand, ty
 const llm = (ctx: FlowContext, calls: string[]) =>
   ctx.step("llm:0", { kind: "llm", name: "m", deferred: true }, async () => {
     calls.push(ctx.task.id);
-    return {
-      output: "A",
-      events: [
-        pending("LLM_OUTPUT", "a", { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never),
-      ],
-    };
+    return { output: "A", events: [llmOutput()] };
   });
-
-const agentFinished = (ctx: FlowContext) =>
-  ctx.step("agent:finish", { kind: "finish", name: "agent", lazy: true }, async () => ({
-    output: "done",
-    events: [
-      pending("AGENT_COMPLETED", "agent completed", { result: "A", tokens_used: 1, cost_usd: 0, duration_ms: 1 }),
-    ],
-  }));
 
 let h: RuntimeHarness;
 beforeAll(async () => {
@@ -33,14 +30,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-/** Transaction id of each step row of a task, by key. */
-async function writtenBy(taskId: string): Promise<Record<string, string>> {
-  const res = await h.pool.query<{ key: string; xmin: string }>(
-    "SELECT key, xmin::text FROM task_steps WHERE task_id = $1",
-    [taskId],
-  );
-  return Object.fromEntries(res.rows.map((r) => [r.key, r.xmin]));
-}
+const writtenBy = (taskId: string) => stepWriters(h.pool, taskId);
 
 async function waitFor(check: () => boolean, what: string): Promise<void> {
   const end = Date.now() + 10_000;

@@ -194,3 +194,25 @@ export function expectGapFree(events: Array<{ seq: number; type: string; data: R
   expect(terminal).toHaveLength(1);
   expect(terminal[0]).toBe(events.at(-1));
 }
+
+/** A model's answer as its step reports it. */
+export const llmOutput = () =>
+  pending("LLM_OUTPUT", "a", { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never);
+
+/** The agent's lazy finish step (flows/agent.ts), with its AGENT_COMPLETED. */
+export const agentFinished = (ctx: FlowContext) =>
+  ctx.step("agent:finish", { kind: "finish", name: "agent", lazy: true }, async () => ({
+    output: "done",
+    events: [
+      pending("AGENT_COMPLETED", "agent completed", { result: "A", tokens_used: 1, cost_usd: 0, duration_ms: 1 }),
+    ],
+  }));
+
+/** Transaction id of each step row of a task, by key: rows written by one statement share it. */
+export async function stepWriters(pool: DbPool, taskId: string): Promise<Record<string, string>> {
+  const res = await pool.query<{ key: string; xmin: string }>(
+    "SELECT key, xmin::text FROM task_steps WHERE task_id = $1",
+    [taskId],
+  );
+  return Object.fromEntries(res.rows.map((r) => [r.key, r.xmin]));
+}

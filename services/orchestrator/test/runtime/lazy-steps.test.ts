@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pending, type FlowContext, type TaskFlow } from "../../src/runtime/flow-context.ts";
-import { expectGapFree, outcome, started, startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
+import {
+  agentFinished,
+  expectGapFree,
+  llmOutput,
+  outcome,
+  started,
+  startRuntimeHarness,
+  stepWriters,
+  submitCommand,
+  type RuntimeHarness,
+} from "./harness.ts";
 
 // Lazy steps (flow-context.ts, docs/performance.md "Lazy steps"): written with the next
 // checkpoint or the final write, in the same statement; written before a live event goes out;
@@ -16,20 +26,7 @@ const agentStarted = (ctx: FlowContext, runs: string[]) =>
   });
 
 const llm = (ctx: FlowContext) =>
-  ctx.step("llm:0", { kind: "llm", name: "m" }, async () => ({
-    output: "A",
-    events: [
-      pending("LLM_OUTPUT", "a", { output: "A", model: "m", tokens_used: 1, cost_usd: 0, duration_ms: 1 } as never),
-    ],
-  }));
-
-const agentFinished = (ctx: FlowContext) =>
-  ctx.step("agent:finish", { kind: "finish", name: "agent", lazy: true }, async () => ({
-    output: "done",
-    events: [
-      pending("AGENT_COMPLETED", "agent completed", { result: "A", tokens_used: 1, cost_usd: 0, duration_ms: 1 }),
-    ],
-  }));
+  ctx.step("llm:0", { kind: "llm", name: "m" }, async () => ({ output: "A", events: [llmOutput()] }));
 
 let h: RuntimeHarness;
 beforeAll(async () => {
@@ -37,14 +34,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.close());
 
-/** Transaction id of each step row of a task, by key. */
-async function writtenBy(taskId: string): Promise<Record<string, string>> {
-  const res = await h.pool.query<{ key: string; xmin: string }>(
-    "SELECT key, xmin::text FROM task_steps WHERE task_id = $1",
-    [taskId],
-  );
-  return Object.fromEntries(res.rows.map((r) => [r.key, r.xmin]));
-}
+const writtenBy = (taskId: string) => stepWriters(h.pool, taskId);
 
 describe("lazy steps", () => {
   it("are written with the next checkpoint and with the final write, in the same statement", async () => {
