@@ -131,6 +131,8 @@ const m: {
   gatewayToken?: LoadResult;
   completionMax?: LoadResult;
   completionHalf?: LoadResult;
+  /** Where the half-rate window's tasks spent their time, from their own timestamps (ms). */
+  completionHalfStages?: Record<string, { p50: number; p99: number }>;
   cpuSubmit?: Record<string, number>;
   cpuCompletion?: Record<string, number>;
   pgCompletion?: { tasks: number; db: DbCounters; tables: TableCounters };
@@ -418,23 +420,54 @@ async function completionPhase(env: Env): Promise<void> {
     m.pgCompletion = { tasks, db: diffDb(db0, db1), tables };
 
     const rate = Math.max(1, Math.round((result.completion?.perSecond ?? 2) / 2));
-    m.completionHalf = await runLoad({
-      mode: "rate",
-      url: `${env.baseUrl}/tasks`,
-      method: "POST",
-      headers,
-      body: SIMPLE_TASK,
-      rate,
-      seconds: config.BENCH_SECONDS,
-      warmupSeconds: config.BENCH_WARMUP_SECONDS,
-      drainSeconds: 60,
-      nats,
-    });
+    const halfWindow = { start: new Date(), end: new Date() };
+    m.completionHalf = await runLoad(
+      {
+        mode: "rate",
+        url: `${env.baseUrl}/tasks`,
+        method: "POST",
+        headers,
+        body: SIMPLE_TASK,
+        rate,
+        seconds: config.BENCH_SECONDS,
+        warmupSeconds: config.BENCH_WARMUP_SECONDS,
+        drainSeconds: 60,
+        nats,
+      },
+      { onStart: () => void (halfWindow.start = new Date()), onEnd: () => void (halfWindow.end = new Date()) },
+    );
+    m.completionHalfStages = await taskStages(env.database.url, halfWindow.start, halfWindow.end);
     log(
       `  @ ${rate}/s: submit → WORKFLOW_COMPLETED p50 ${fmt(m.completionHalf.completion?.p50)} ms p99 ${fmt(m.completionHalf.completion?.p99)} ms`,
     );
   } finally {
     await stats.close();
+  }
+}
+
+/**
+ * p50 and p99 of each stage of the tasks created in [from, to], from their own timestamps: created (the submit's
+ * transaction) → claimed, claimed → final write, final write → terminal event stored by the persister.
+ */
+async function taskStages(url: string, from: Date, to: Date): Promise<Record<string, { p50: number; p99: number }>> {
+  const pg = await import("pg");
+  const c = new pg.default.Client({ connectionString: url });
+  c.on("error", () => undefined);
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ stage: string; p50: number; p99: number }>(
+      `SELECT stage, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+       FROM (SELECT unnest(ARRAY['created → claimed', 'claimed → final write', 'final write → terminal event stored']) AS stage,
+                    unnest(ARRAY[extract(epoch FROM t.started_at - t.created_at), extract(epoch FROM t.completed_at - t.started_at),
+                                 extract(epoch FROM e.stored_at - t.completed_at)]) * 1000 AS ms
+             FROM tasks t JOIN task_events e ON e.task_id = t.id AND e.type = 'WORKFLOW_COMPLETED'
+             WHERE t.created_at BETWEEN $1 AND $2 AND t.completed_at IS NOT NULL) x
+       GROUP BY stage`,
+      [from, to],
+    );
+    return Object.fromEntries(rows.map((r) => [r.stage, { p50: Number(r.p50), p99: Number(r.p99) }]));
+  } finally {
+    await c.end();
   }
 }
 
@@ -1035,6 +1068,18 @@ const setup = [
             `${name} ${fmt(t.live, 0)} live / ${fmt(t.dead, 0)} dead rows, ${fmt(100 * t.hotShare, 0)} % of updates HOT`,
         )
         .join("; ")}.`
+    : "",
+  m.completionHalfStages && Object.keys(m.completionHalfStages).length > 0
+    ? `Latency rows 2b–2c, the window's tasks by their own timestamps (p50 / p99): ${[
+        "created → claimed",
+        "claimed → final write",
+        "final write → terminal event stored",
+      ]
+        .filter((k) => m.completionHalfStages![k])
+        .map((k) => `${k} ${fmt(m.completionHalfStages![k]!.p50)} / ${fmt(m.completionHalfStages![k]!.p99)} ms`)
+        .join(
+          ", ",
+        )}; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.`
     : "",
   m.historyNoise
     ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
