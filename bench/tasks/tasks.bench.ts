@@ -1079,7 +1079,7 @@ const setup = [
         .map((k) => `${k} ${fmt(m.completionHalfStages![k]!.p50)} / ${fmt(m.completionHalfStages![k]!.p99)} ms`)
         .join(
           ", ",
-        )}; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.`
+        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.`
     : "",
   m.historyNoise
     ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
