@@ -44,12 +44,6 @@ export interface OrchestratorClientOptions {
    * are exported: each submit then keeps its own call and span.
    */
   submitBatchesInFlight?: number | undefined;
-  /**
-   * How long a submit call in flight holds the next submits back (default 3 ms): past it, it no
-   * longer counts against `submitBatchesInFlight`, so no submit waits longer than this for a
-   * call to return before it is sent.
-   */
-  submitHoldMs?: number | undefined;
 }
 
 export type OrchestratorClient = TaskOrchestrator & {
@@ -92,13 +86,9 @@ const BATCHES_REFUSED_RETRY_MS = 60_000;
 
 class Unimplemented extends Error {}
 
-// A submit call in flight longer than this no longer holds the next ones back (call-batcher.ts).
-// Short: under load a call lasts as long as the orchestrator's submit batch (several ms), and
-// submits waiting for it were the largest wait on a submit's way in at 400 tasks/s (p50 2.8–3.7
-// ms, p90 10–17 ms); with 3 ms they wait p50 0–0.2 ms, and at the submit's saturation calls
-// still carry ~30 submits each (docs/performance.md "Submits batched on the way to the
-// orchestrator").
-const SUBMIT_HOLD_MS = 3;
+// A submit call in flight longer than this no longer holds the next ones back (call-batcher.ts):
+// well above a submit's usual round trip under load, far below its deadline.
+const SUBMIT_STALL_MS = 25;
 
 // Codes the transport produced or that hide their cause: worth a warning on the gateway.
 const TRANSPORT_CODES = new Set<number>([
@@ -289,7 +279,7 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
           send: sendSubmits,
           maxInFlight: batchesInFlight,
           maxBatch: 256,
-          stallMs: options.submitHoldMs ?? SUBMIT_HOLD_MS,
+          stallMs: SUBMIT_STALL_MS,
         })
       : undefined;
 

@@ -58,7 +58,7 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { deadlineMs?: number; submitBatchesInFlight?: number; submitHoldMs?: number; maxInFlight?: number } = {},
+  options: { deadlineMs?: number; submitBatchesInFlight?: number; maxInFlight?: number } = {},
 ): Promise<Harness> {
   const fake = fakeOrchestrator();
   const serverLogs = captureLogs();
@@ -77,8 +77,6 @@ export async function startHarness(
     address: `127.0.0.1:${server.port}`,
     deadlineMs: options.deadlineMs ?? 5_000,
     submitBatchesInFlight: options.submitBatchesInFlight,
-    // A held call holds the submits behind it for the whole test unless a test says otherwise.
-    submitHoldMs: options.submitHoldMs ?? 60_000,
     logger: captureLogs("silent").logger,
   });
   return {
