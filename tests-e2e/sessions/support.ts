@@ -30,10 +30,20 @@ export async function turn(c: Client, body: Json): Promise<{ task: Json; session
   return { task, sessionRef: res.headers.get("x-session-id")! };
 }
 
-/** The sanitized prompt of a task's first model call. */
+/**
+ * The sanitized prompt of a task's first model call. Read again for a few seconds if it is not
+ * there yet: a read right after the final status waits at most 1 s for the permanent log
+ * (docs/decisions.md "Event history after the final status"), and a CI machine running every
+ * test file at once can hold the event persister back longer than that.
+ */
 export async function firstPrompt(c: Client, taskId: string): Promise<string> {
-  const res = await get(c, `/tasks/${taskId}/events?limit=200`);
-  const prompt = (res.body.events as Json[]).find((e) => e.type === "LLM_PROMPT");
+  const findPrompt = (res: JsonResponse<Json>) => (res.body.events as Json[]).find((e) => e.type === "LLM_PROMPT");
+  const res = await eventually(
+    () => get(c, `/tasks/${taskId}/events?limit=200`),
+    (r) => findPrompt(r) !== undefined,
+    10_000,
+  );
+  const prompt = findPrompt(res);
   if (!prompt) throw new Error(`no LLM_PROMPT for ${taskId}`);
   return prompt.data.sanitized_prompt as string;
 }
