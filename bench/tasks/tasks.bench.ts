@@ -331,12 +331,7 @@ async function submitAndPortPhases(): Promise<void> {
       });
       log(`  POST /tasks @ ${rate}/s: p50 ${fmt(m.submitHalf.p50)} ms p99 ${fmt(m.submitHalf.p99)} ms`);
       // Every accepted request must have created its own task (a fresh Idempotency-Key each).
-      const pg = await import("pg");
-      const c = new pg.default.Client({ connectionString: env.database.url });
-      c.on("error", () => undefined);
-      await c.connect();
-      const { rows } = await c.query<{ n: string }>("SELECT count(*) AS n FROM tasks");
-      await c.end();
+      const { rows } = await queryOnce<{ n: string }>(env.database.url, "SELECT count(*) AS n FROM tasks");
       const accepted = [m.submitMax, m.submitHalf].reduce((a, r) => a + r.requests - r.non2xx - r.errors, 0);
       m.submitCreated = { accepted, tasks: Number(rows[0]!.n) };
       log(
@@ -450,22 +445,28 @@ async function completionPhase(env: Env): Promise<void> {
  * transaction) → claimed, claimed → final write, final write → terminal event stored by the persister.
  */
 async function taskStages(url: string, from: Date, to: Date): Promise<Record<string, { p50: number; p99: number }>> {
+  const { rows } = await queryOnce<{ stage: string; p50: number; p99: number }>(
+    url,
+    `SELECT stage, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
+     FROM (SELECT unnest(ARRAY['created → claimed', 'claimed → final write', 'final write → terminal event stored']) AS stage,
+                  unnest(ARRAY[extract(epoch FROM t.started_at - t.created_at), extract(epoch FROM t.completed_at - t.started_at),
+                               extract(epoch FROM e.stored_at - t.completed_at)]) * 1000 AS ms
+           FROM tasks t JOIN task_events e ON e.task_id = t.id AND e.type = 'WORKFLOW_COMPLETED'
+           WHERE t.created_at BETWEEN $1 AND $2 AND t.completed_at IS NOT NULL) x
+     GROUP BY stage`,
+    [from, to],
+  );
+  return Object.fromEntries(rows.map((r) => [r.stage, { p50: Number(r.p50), p99: Number(r.p99) }]));
+}
+
+/** One statement on a connection of its own (the bench's checks between phases). */
+async function queryOnce<R extends object>(url: string, text: string, values: unknown[] = []) {
   const pg = await import("pg");
   const c = new pg.default.Client({ connectionString: url });
   c.on("error", () => undefined);
   await c.connect();
   try {
-    const { rows } = await c.query<{ stage: string; p50: number; p99: number }>(
-      `SELECT stage, percentile_cont(0.5) WITHIN GROUP (ORDER BY ms) AS p50, percentile_cont(0.99) WITHIN GROUP (ORDER BY ms) AS p99
-       FROM (SELECT unnest(ARRAY['created → claimed', 'claimed → final write', 'final write → terminal event stored']) AS stage,
-                    unnest(ARRAY[extract(epoch FROM t.started_at - t.created_at), extract(epoch FROM t.completed_at - t.started_at),
-                                 extract(epoch FROM e.stored_at - t.completed_at)]) * 1000 AS ms
-             FROM tasks t JOIN task_events e ON e.task_id = t.id AND e.type = 'WORKFLOW_COMPLETED'
-             WHERE t.created_at BETWEEN $1 AND $2 AND t.completed_at IS NOT NULL) x
-       GROUP BY stage`,
-      [from, to],
-    );
-    return Object.fromEntries(rows.map((r) => [r.stage, { p50: Number(r.p50), p99: Number(r.p99) }]));
+    return await c.query<R>(text, values);
   } finally {
     await c.end();
   }
@@ -733,12 +734,9 @@ async function historyPhase(env: Env): Promise<void> {
 
     // total_count must stay exact: the API's figure against a count in SQL (after the windows).
     const listed = await call(seeded.key, "GET", "/tasks?limit=1");
-    const pg = await import("pg");
-    const c = new pg.default.Client({ connectionString: env.database.url });
-    c.on("error", () => undefined);
-    await c.connect();
-    const sql = await c.query<{ n: string }>("SELECT count(*) AS n FROM tasks WHERE user_id = $1", [seeded.user_id]);
-    await c.end();
+    const sql = await queryOnce<{ n: string }>(env.database.url, "SELECT count(*) AS n FROM tasks WHERE user_id = $1", [
+      seeded.user_id,
+    ]);
     m.totalCount = { api: Number(listed.body.total_count), sql: Number(sql.rows[0]!.n) };
 
     if (phases.has("churn")) {

@@ -111,7 +111,7 @@ export class TaskEventEmitter {
     this.#flushStaged();
     const [built] = this.build([event]);
     this.#enqueue(async () => {
-      await this.#publish(built!);
+      await this.#publish([built!]);
     });
   }
 
@@ -132,7 +132,7 @@ export class TaskEventEmitter {
     let result!: T;
     const done = this.#enqueue(async () => {
       result = await write(built, staged);
-      await this.#publishWritten([...staged.flatMap((step) => step.events ?? []), ...built]);
+      await this.#publish([...staged.flatMap((step) => step.events ?? []), ...built]);
     });
     return done.then(() => result);
   }
@@ -179,7 +179,7 @@ export class TaskEventEmitter {
   /** Publishes already-built events again (recovery of committed events the bus never got). */
   republish(events: readonly TaskEvent[]): Promise<void> {
     return this.#enqueue(async () => {
-      await this.#publishWritten(events);
+      await this.#publish(events);
       for (const event of events) if (event.seq > this.#lastSeq) this.#lastSeq = event.seq;
     });
   }
@@ -204,27 +204,15 @@ export class TaskEventEmitter {
     return next;
   }
 
-  async #publish(event: TaskEvent): Promise<void> {
-    const ack = await publish(this.#bus, this.#subject, encoder.encode(JSON.stringify(event)), {
-      msgID: eventMessageId(event),
-      expect: { lastSubjectSequence: this.#lastStreamSeq },
-    });
-    this.#lastStreamSeq = ack.seq;
-    this.#onPublished?.(event);
-  }
-
   /**
-   * Events already written in PostgreSQL go out together, one round trip for all: only the first
-   * is fenced; the others are sent right behind it and deduplicated by msg-id. Their content is
-   * fixed by the write, so another writer could only publish the same events with the same ids
-   * (a later run republishes committed events before anything new, docs/performance.md
-   * "Publishing written events together"). Live events are never sent this way.
+   * Publishes the events in one round trip: only the first is fenced on the subject's last
+   * sequence; the others are sent right behind it and deduplicated by msg-id. A live event goes
+   * alone, so each is fenced on the one before. Several go together only when they are already
+   * written in PostgreSQL: their content is fixed by the write, so another writer could only
+   * publish the same events with the same ids (a later run republishes committed events before
+   * anything new, docs/performance.md "Publishing written events together").
    */
-  async #publishWritten(events: readonly TaskEvent[]): Promise<void> {
-    if (events.length < 2) {
-      for (const event of events) await this.#publish(event);
-      return;
-    }
+  async #publish(events: readonly TaskEvent[]): Promise<void> {
     const fence = this.#lastStreamSeq;
     const acks = await Promise.all(
       events.map((event, i) =>
