@@ -18,6 +18,11 @@ import type { StepRecord } from "./run.repository.ts";
 // a crash, which simply redoes the lazy steps (docs/performance.md "Lazy steps"). A deferred
 // step (flow-context.ts) is staged the same way; `writeDeferred` writes it before the next step
 // with effects starts.
+//
+// Live events are held until the event loop's next turn: a step that finishes within the turn
+// it emitted them in (a fast model, an in-process tool) carries them in its own record, so they
+// are written and published with its events; otherwise they go out then, with the staged steps
+// when there are any, else one by one (docs/performance.md "Live events held for one turn").
 
 const encoder = new TextEncoder();
 
@@ -54,6 +59,9 @@ export class TaskEventEmitter {
   readonly #onPublished: ((event: TaskEvent) => void) | undefined;
   readonly #writeStaged: ((steps: StepRecord[]) => Promise<void>) | undefined;
   #staged: StepRecord[] = [];
+  /** Live events built (seqs taken) but not yet queued; every seq here is above every staged one. */
+  #held: TaskEvent[] = [];
+  #releaseScheduled = false;
   /** A deferred step is among the staged ones. */
   #deferred = false;
   #lastSeq: number;
@@ -108,11 +116,42 @@ export class TaskEventEmitter {
   /** Live event: at most once per attempt, published in order. */
   emit(event: PendingEvent): void {
     if (this.#closed || this.#failure) return;
-    this.#flushStaged();
-    const [built] = this.build([event]);
-    this.#enqueue(async () => {
-      await this.#publish([built!]);
+    this.#held.push(...this.build([event]));
+    if (this.#releaseScheduled) return;
+    this.#releaseScheduled = true;
+    setImmediate(() => {
+      this.#releaseScheduled = false;
+      this.#release();
     });
+  }
+
+  /**
+   * Queues the held live events: with the staged steps when there are any (they join the last
+   * one's record, so one write stores them and one round trip publishes them all), else alone.
+   */
+  #release(): void {
+    if (this.#held.length === 0) return;
+    if (this.#failure || this.#closed) {
+      this.#held = [];
+      return;
+    }
+    if (this.#staged.length > 0 && this.#writeStaged) {
+      this.#holdIn(this.#staged.at(-1)!);
+      this.#flushStaged();
+      return;
+    }
+    for (const event of this.#held.splice(0)) this.#enqueue(() => this.#publish([event]));
+  }
+
+  /** The held events join a record not yet written, in seq order with its own. */
+  #holdIn(record: StepRecord): void {
+    const held = this.#held.splice(0);
+    if (held.length === 0) return;
+    const own = record.events ?? [];
+    const events = own.length > 0 && own[0]!.seq < held[0]!.seq ? [...own, ...held] : [...held, ...own];
+    record.events = events;
+    record.firstSeq = events[0]!.seq;
+    record.lastSeq = events.at(-1)!.seq;
   }
 
   /**
@@ -125,10 +164,16 @@ export class TaskEventEmitter {
     options: { final?: boolean } = {},
   ): Promise<T> {
     if (this.#failure) return Promise.reject(this.#failure);
+    let held: TaskEvent[] = [];
+    if (!options.final) held = this.#held.splice(0);
+    else if (this.#staged.length > 0) this.#holdIn(this.#staged.at(-1)!);
+    // The final write's own record holds only the terminal event: with nothing staged to carry
+    // them, held events go out alone before it.
+    else this.#release();
     if (options.final) this.#closed = true;
     const staged = this.#staged.splice(0);
     this.#deferred = false;
-    const built = this.build(events);
+    const built = [...held, ...this.build(events)];
     let result!: T;
     const done = this.#enqueue(async () => {
       result = await write(built, staged);
@@ -148,6 +193,7 @@ export class TaskEventEmitter {
   ): StepRecord {
     if (this.#failure) throw this.#failure;
     const record = toRecord(this.build(events));
+    this.#holdIn(record);
     this.#staged.push(record);
     if (options.deferred) this.#deferred = true;
     return record;
@@ -162,6 +208,7 @@ export class TaskEventEmitter {
     const write = this.#writeStaged;
     let written!: () => void;
     const writtenOnce = new Promise<void>((resolve) => (written = resolve));
+    this.#holdIn(this.#staged.at(-1)!);
     const done = this.commit([], async (_built, staged) => {
       await write(staged);
       written();
@@ -171,6 +218,7 @@ export class TaskEventEmitter {
 
   #flushStaged(): void {
     if (this.#staged.length === 0 || !this.#writeStaged) return;
+    this.#holdIn(this.#staged.at(-1)!);
     const write = this.#writeStaged;
     // A failure stops the run through onFailure; nothing after it is published.
     this.commit([], (_built, staged) => write(staged)).catch(() => undefined);
@@ -186,6 +234,7 @@ export class TaskEventEmitter {
 
   /** Resolves when everything queued so far is published (rejects if the emitter failed). */
   flush(): Promise<void> {
+    this.#release();
     return this.#enqueue(async () => undefined);
   }
 

@@ -5,7 +5,7 @@ import { publish, systemSubjects, type Bus } from "@tog/bus";
 import { deleteStreamsOf, openTestBus, provisionTestBus } from "@tog/testkit";
 import { TaskEventEmitter } from "../../src/runtime/event-emitter.ts";
 import { pending, type PendingEvent } from "../../src/runtime/flow-context.ts";
-import { logger } from "./harness.ts";
+import { countingBus, logger } from "./harness.ts";
 
 // How a run's emitter publishes (event-emitter.ts, docs/performance.md "Publishing written
 // events together"): the events of a write go out together, only the first fenced; live events
@@ -20,31 +20,6 @@ afterAll(async () => {
   await deleteStreamsOf(bus);
   await bus.close();
 });
-
-/** The bus with its JetStream publishes counted: the most in flight at once. */
-function countingBus(): { bus: Bus; maxInFlight: () => number; publishes: () => number } {
-  let inFlight = 0;
-  let max = 0;
-  let count = 0;
-  const js = new Proxy(bus.js, {
-    get(target, prop) {
-      if (prop === "publish")
-        return async (...args: Parameters<Bus["js"]["publish"]>) => {
-          inFlight++;
-          count++;
-          max = Math.max(max, inFlight);
-          try {
-            return await target.publish(...args);
-          } finally {
-            inFlight--;
-          }
-        };
-      const value = Reflect.get(target, prop) as unknown;
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { bus: { ...bus, js }, maxInFlight: () => max, publishes: () => count };
-}
 
 function emitterOf(b: Bus, taskId: string, failures: Error[] = []): TaskEventEmitter {
   return new TaskEventEmitter({
@@ -77,7 +52,7 @@ async function seqsOnBus(taskId: string): Promise<number[]> {
 describe("the run's event emitter", () => {
   it("publishes the events of a write together: one round trip, in seq order", async () => {
     const taskId = randomUUID();
-    const counted = countingBus();
+    const counted = countingBus(bus);
     const emitter = emitterOf(counted.bus, taskId);
     await emitter.commit([thinking(1), thinking(2), thinking(3)], async () => undefined);
     expect(counted.publishes()).toBe(3);
@@ -89,7 +64,7 @@ describe("the run's event emitter", () => {
 
   it("publishes live events one at a time, each fenced on the one before", async () => {
     const taskId = randomUUID();
-    const counted = countingBus();
+    const counted = countingBus(bus);
     const emitter = emitterOf(counted.bus, taskId);
     for (let i = 1; i <= 4; i++) emitter.emit(thinking(i));
     await emitter.flush();

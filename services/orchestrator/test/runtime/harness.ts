@@ -216,3 +216,28 @@ export async function stepWriters(pool: DbPool, taskId: string): Promise<Record<
   );
   return Object.fromEntries(res.rows.map((r) => [r.key, r.xmin]));
 }
+
+/** The bus with its JetStream publishes counted: the most in flight at once. */
+export function countingBus(bus: Bus): { bus: Bus; maxInFlight: () => number; publishes: () => number } {
+  let inFlight = 0;
+  let max = 0;
+  let count = 0;
+  const js = new Proxy(bus.js, {
+    get(target, prop) {
+      if (prop === "publish")
+        return async (...args: Parameters<Bus["js"]["publish"]>) => {
+          inFlight++;
+          count++;
+          max = Math.max(max, inFlight);
+          try {
+            return await target.publish(...args);
+          } finally {
+            inFlight--;
+          }
+        };
+      const value = Reflect.get(target, prop) as unknown;
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { bus: { ...bus, js }, maxInFlight: () => max, publishes: () => count };
+}
