@@ -26,7 +26,7 @@ export const taskFlow: TaskFlow = async (ctx: FlowContext): Promise<FlowOutcome>
   }
 
   // Lazy: written (and WORKFLOW_STARTED published) with the history and the agent's start before
-  // the first live event, one statement instead of two (docs/performance.md "Lazy steps").
+  // the first live event goes out, or with the final write (docs/performance.md "Lazy steps").
   await ctx.step("start", { kind: "start", name: "workflow", lazy: true }, async () => ({
     output: { mode: plan?.mode ?? spec.mode ?? "simple" },
     events: [

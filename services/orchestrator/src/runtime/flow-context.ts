@@ -18,7 +18,8 @@ import type { ApprovalThreshold, RiskLevel, ToolRegistry } from "@tog/tools";
 // - Events that report a step's *result* are returned from the step (`events`) and committed
 //   with its checkpoint: emitted exactly once even across crashes. `emit` is for live progress
 //   inside a step (LLM_PARTIAL, AGENT_THINKING, PROGRESS...): a step redone after a crash may
-//   emit its live events again, with new seqs.
+//   emit its live events again, with new seqs. A live event waits one turn of the event loop;
+//   a step that ends within that turn carries it in its own record (event-emitter.ts).
 
 export type StepKind =
   | "start"

@@ -16,7 +16,7 @@ import { throwIfStopped } from "./stop-reason.ts";
 // The FlowContext a run hands its flow, backed by PostgreSQL checkpoints and the task's event stream.
 //
 // flow-context.ts says what flows may rely on. Steps are checkpointed with the events they report,
-// child tasks run under their own key prefix and agent id, live events go out at once, approvals
+// child tasks run under their own key prefix and agent id, live events go out within a turn (event-emitter.ts), approvals
 // wait in approval-wait.ts. A step already checkpointed by an earlier run returns its stored
 // output without running again.
 
