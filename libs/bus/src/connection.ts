@@ -2,6 +2,7 @@ import { connect, type NatsConnection, type Status } from "@nats-io/transport-no
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
 import { UpstreamUnavailableError, type Logger } from "@tog/core";
 import { assertPrefix, streamNameFor, subjectFor } from "./naming.ts";
+import { settleRequestsWithoutError } from "./settled-requests.ts";
 
 export interface BusOptions {
   /** One URL or several of one cluster, comma-separated. */
@@ -49,6 +50,7 @@ export async function connectBus(options: BusOptions): Promise<Bus> {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
 
+  settleRequestsWithoutError();
   let nc: NatsConnection;
   try {
     nc = await connect({
