@@ -36,6 +36,7 @@ import {
   type TableCounters,
 } from "./lib/pg-stats.ts";
 import { cpuDelta, pidListeningOn, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
+import { natsDelta, natsSnapshot, type NatsCounts, type NatsSnapshot } from "./lib/nats-stats.ts";
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
 import { churn, churnedTables, restoreAutovacuum } from "./lib/churn.ts";
@@ -59,6 +60,12 @@ const config = loadConfig({
     .enum(["private", "machine"])
     .default("private")
     .describe("private: the bench's own PostgreSQL (autovacuum on); machine: TEST_DATABASE_ADMIN_URL's."),
+  BENCH_NATS: z
+    .enum(["private", "machine"])
+    .default("private")
+    .describe(
+      "private: the bench's own nats-server with its monitoring port, so messages per task are counted; machine: TEST_NATS_URL's (not counted).",
+    ),
   BENCH_PG_BIN: z
     .string()
     .optional()
@@ -135,6 +142,9 @@ const m: {
   completionHalfStages?: Record<string, { p50: number; p99: number }>;
   cpuSubmit?: Record<string, number>;
   cpuCompletion?: Record<string, number>;
+  /** NATS messages per accepted submit / per completed task, by client connection. */
+  natsSubmit?: Record<string, NatsCounts>;
+  natsCompletion?: Record<string, NatsCounts>;
   pgCompletion?: { tasks: number; db: DbCounters; tables: TableCounters };
   seed?: SeedResult & { sessions: number; turns: number };
   history?: HistoryRow[];
@@ -178,6 +188,16 @@ if (config.BENCH_PG === "private") {
   cleanups.push({ name: "private PostgreSQL", run: () => privatePg!.stop() });
   process.env.TEST_DATABASE_ADMIN_URL = privatePg.adminUrl;
 }
+// NATS likewise: the bench's own server, whose monitoring port counts each client's messages.
+let natsMonitor: string | undefined;
+if (config.BENCH_NATS === "private") {
+  const { ownServersDir, startOwnNats } = await import("@tog/tests-e2e/own-servers");
+  const dir = ownServersDir("tog-bench-nats");
+  const nats = await startOwnNats(dir.dir);
+  cleanups.push({ name: "private NATS", run: () => nats.stopAll().finally(() => dir.remove()) });
+  process.env.TEST_NATS_URL = nats.url;
+  natsMonitor = nats.monitorUrls[0];
+}
 const { startE2eEnvironment } = await import("@tog/tests-e2e");
 const testkit = await import("@tog/testkit");
 type Env = Awaited<ReturnType<typeof startE2eEnvironment>>;
@@ -189,7 +209,7 @@ const settingsClient = await PgStats.open(adminUrl, "postgres");
 const pgSettings = await settingsClient.settings();
 await settingsClient.close();
 log(
-  `PostgreSQL ${pgSettings.version} (${config.BENCH_PG}, autovacuum ${pgSettings.autovacuum}), postmaster pid ${pgPid}, nats pid ${natsPid}, redis pid ${redisPid}`,
+  `PostgreSQL ${pgSettings.version} (${config.BENCH_PG}, autovacuum ${pgSettings.autovacuum}), postmaster pid ${pgPid}, nats pid ${natsPid} (${config.BENCH_NATS}), redis pid ${redisPid}`,
 );
 
 /** The processes whose CPU is reported: the environment's services, the router (nginx or this process), NATS, Redis, PostgreSQL. */
@@ -234,22 +254,35 @@ async function closeSystem(env: Env): Promise<void> {
 const SIMPLE_TASK = JSON.stringify({ query: "Say hello", mode: "simple" });
 const json = { "content-type": "application/json" };
 
-async function cpuAround(targets: Sampled[], job: LoadJob): Promise<{ result: LoadResult; cpu: Map<string, number> }> {
+/** CPU per process and, with the bench's own NATS, messages per client over the load's window. */
+async function cpuAround(
+  targets: Sampled[],
+  job: LoadJob,
+): Promise<{ result: LoadResult; cpu: Map<string, number>; nats: Map<string, NatsCounts> | undefined }> {
   let before: CpuSnapshot = new Map();
   let after: CpuSnapshot = new Map();
+  const none = Promise.resolve<NatsSnapshot>(new Map());
+  let natsBefore = none;
+  let natsAfter = none;
   const result = await runLoad(job, {
     onStart: () => {
       before = snapshotCpu(targets);
+      if (natsMonitor) natsBefore = natsSnapshot(natsMonitor);
     },
     onEnd: () => {
       after = snapshotCpu(targets);
+      if (natsMonitor) natsAfter = natsSnapshot(natsMonitor);
     },
   });
-  return { result, cpu: cpuDelta(before, after) };
+  const nats = natsMonitor ? natsDelta(await natsBefore, await natsAfter) : undefined;
+  return { result, cpu: cpuDelta(before, after), nats };
 }
 
 const perTask = (cpu: Map<string, number>, n: number) =>
   Object.fromEntries([...cpu].map(([k, v]) => [k, v / Math.max(1, n)]));
+const natsPerTask = (nats: Map<string, NatsCounts> | undefined, n: number) =>
+  nats &&
+  Object.fromEntries([...nats].map(([k, v]) => [k, { in: v.in / Math.max(1, n), out: v.out / Math.max(1, n) }]));
 
 // ---------------------------------------------------------------------------------------------
 async function baselinePhase(): Promise<void> {
@@ -301,7 +334,7 @@ async function submitAndPortPhases(): Promise<void> {
     const headers = { ...json, "x-api-key": key };
     const tasksUrl = `${env.baseUrl}/tasks`;
     if (phases.has("submit")) {
-      const { result, cpu } = await cpuAround(sampledOf(env), {
+      const { result, cpu, nats } = await cpuAround(sampledOf(env), {
         mode: "max",
         url: tasksUrl,
         method: "POST",
@@ -314,6 +347,7 @@ async function submitAndPortPhases(): Promise<void> {
       });
       m.submitMax = result;
       m.cpuSubmit = perTask(cpu, result.requests - result.non2xx - result.errors);
+      m.natsSubmit = natsPerTask(nats, result.requests - result.non2xx - result.errors);
       log(
         `  POST /tasks max: ${fmt(result.rps)}/s p99 ${fmt(result.p99)} ms (${result.non2xx} non-2xx, ${result.errors} errors)`,
       );
@@ -379,7 +413,11 @@ async function completionPhase(env: Env): Promise<void> {
     const db0 = await stats.db();
     const tables0 = await tableCounters(env.database.url);
     const statements0 = config.BENCH_PG_STATEMENTS ? await stats.statements() : undefined;
-    const { result, cpu } = await cpuAround(sampledOf(env), {
+    const {
+      result,
+      cpu,
+      nats: natsMsgs,
+    } = await cpuAround(sampledOf(env), {
       mode: "tasks",
       url: `${env.baseUrl}/tasks`,
       method: "POST",
@@ -394,6 +432,7 @@ async function completionPhase(env: Env): Promise<void> {
     m.completionMax = result;
     const completedInWindow = Math.round((result.completion?.perSecond ?? 0) * config.BENCH_SECONDS);
     m.cpuCompletion = perTask(cpu, completedInWindow);
+    m.natsCompletion = natsPerTask(natsMsgs, completedInWindow);
     log(
       `  completed ${fmt(result.completion?.perSecond)}/s at saturation (${config.BENCH_INFLIGHT} in flight; ${result.requests} submitted in the window, ${result.non2xx} non-2xx, ${result.errors} errors)`,
     );
@@ -1017,6 +1056,19 @@ const cpuTable = markdownTable(
     ["all of the above", fmt(sum(m.cpuSubmit)), fmt(sum(m.cpuCompletion))],
   ],
 );
+const natsNames = [...new Set([...Object.keys(m.natsSubmit ?? {}), ...Object.keys(m.natsCompletion ?? {})])].sort(
+  (a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99) || a.localeCompare(b),
+);
+const inOut = (c: NatsCounts | undefined) => (c ? `${fmt(c.in, 1)} / ${fmt(c.out, 1)}` : "-");
+const natsSum = (o: Record<string, NatsCounts> | undefined) =>
+  o && Object.values(o).reduce((a, c) => ({ in: a.in + c.in, out: a.out + c.out }), { in: 0, out: 0 });
+const natsTable = markdownTable(
+  ["client connection", "messages in / out per accepted submit", "messages in / out per completed task"],
+  [
+    ...natsNames.map((n) => [n, inOut(m.natsSubmit?.[n]), inOut(m.natsCompletion?.[n])]),
+    ["all clients", inOut(natsSum(m.natsSubmit)), inOut(natsSum(m.natsCompletion))],
+  ],
+);
 const pgc = m.pgCompletion;
 const pgTable = pgc
   ? markdownTable(
@@ -1094,6 +1146,9 @@ const markdown = [
   targetsTable(rows),
   "",
   cpuNames.length ? `### CPU per task\n\n${cpuTable}\n` : "",
+  natsNames.length
+    ? `### NATS messages per task (the bench's own server's /connz: in = sent by the client, out = delivered to it)\n\n${natsTable}\n`
+    : "",
   pgTable ? `### PostgreSQL per completed task (saturation window, ${fmt(pgc!.tasks, 0)} tasks)\n\n${pgTable}\n` : "",
 ]
   .filter((s) => s !== "")

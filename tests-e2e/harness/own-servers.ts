@@ -150,6 +150,8 @@ export interface OwnNats {
   /** Comma-separated client URLs of every server (NATS_URL). */
   readonly url: string;
   readonly servers: OwnServer[];
+  /** Each server's HTTP monitoring endpoint (`/varz`, `/connz`, …), in the order of `servers`. */
+  readonly monitorUrls: string[];
   stopAll(): Promise<void>;
 }
 
@@ -193,6 +195,7 @@ export async function startOwnNats(dir: string, options: OwnNatsOptions = {}): P
   return {
     url: servers.map((s) => s.url).join(","),
     servers,
+    monitorUrls: ports.map((p) => `http://127.0.0.1:${p.monitor}`),
     stopAll: async () => {
       await Promise.all(servers.map((s) => s.stop()));
     },
