@@ -254,6 +254,8 @@ async function closeSystem(env: Env): Promise<void> {
 const SIMPLE_TASK = JSON.stringify({ query: "Say hello", mode: "simple" });
 const json = { "content-type": "application/json" };
 
+const LOAD_CLIENT = "load client (not in the sum)";
+
 /** CPU per process and, with the bench's own NATS, messages per client over the load's window. */
 async function cpuAround(
   targets: Sampled[],
@@ -264,13 +266,15 @@ async function cpuAround(
   const none = Promise.resolve<NatsSnapshot>(new Map());
   let natsBefore = none;
   let natsAfter = none;
+  // The load client's own CPU is shown beside the system's, not counted in it.
+  const withClient = (pid: number) => [...targets, { name: LOAD_CLIENT, pid }];
   const result = await runLoad(job, {
-    onStart: () => {
-      before = snapshotCpu(targets);
+    onStart: (pid) => {
+      before = snapshotCpu(withClient(pid));
       if (natsMonitor) natsBefore = natsSnapshot(natsMonitor);
     },
-    onEnd: () => {
-      after = snapshotCpu(targets);
+    onEnd: (pid) => {
+      after = snapshotCpu(withClient(pid));
       if (natsMonitor) natsAfter = natsSnapshot(natsMonitor);
     },
   });
@@ -1048,12 +1052,13 @@ const order = [
 ];
 cpuNames.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
 const sum = (o: Record<string, number> | undefined) =>
-  o ? Object.values(o).reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0) : NaN;
+  o ? Object.entries(o).reduce((a, [name, b]) => a + (name !== LOAD_CLIENT && Number.isFinite(b) ? b : 0), 0) : NaN;
 const cpuTable = markdownTable(
   ["process", "CPU ms per accepted submit (workers paused)", "CPU ms per completed task (saturation)"],
   [
-    ...cpuNames.map((n) => [n, fmt(m.cpuSubmit?.[n]), fmt(m.cpuCompletion?.[n])]),
+    ...cpuNames.filter((n) => n !== LOAD_CLIENT).map((n) => [n, fmt(m.cpuSubmit?.[n]), fmt(m.cpuCompletion?.[n])]),
     ["all of the above", fmt(sum(m.cpuSubmit)), fmt(sum(m.cpuCompletion))],
+    [LOAD_CLIENT, fmt(m.cpuSubmit?.[LOAD_CLIENT]), fmt(m.cpuCompletion?.[LOAD_CLIENT])],
   ],
 );
 const natsNames = [...new Set([...Object.keys(m.natsSubmit ?? {}), ...Object.keys(m.natsCompletion ?? {})])].sort(

@@ -9,13 +9,18 @@ const CLIENT = fileURLToPath(new URL("../load-client.ts", import.meta.url));
 
 /**
  * Runs one load job in its own process. `onStart`/`onEnd` run when the client opens and closes its
- * measured window, so callers can snapshot CPU and PostgreSQL counters around exactly that window.
+ * measured window, so callers can snapshot CPU and PostgreSQL counters around exactly that window;
+ * they get the client's pid, so its own CPU can be shown beside the system's.
  */
 export async function runLoad(
   job: LoadJob,
-  hooks: { onStart?: () => void | Promise<void>; onEnd?: () => void | Promise<void> } = {},
+  hooks: {
+    onStart?: (clientPid: number) => void | Promise<void>;
+    onEnd?: (clientPid: number) => void | Promise<void>;
+  } = {},
 ): Promise<LoadResult> {
   const child = spawn(process.execPath, [CLIENT, JSON.stringify(job)], { stdio: ["ignore", "pipe", "pipe"] });
+  const pid = child.pid ?? 0;
   let stderr = "";
   child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
   let result: LoadResult | undefined;
@@ -28,8 +33,8 @@ export async function runLoad(
     } catch {
       return;
     }
-    if (msg.mark === "start" && hooks.onStart) pendingHooks.push(Promise.resolve(hooks.onStart()));
-    if (msg.mark === "end" && hooks.onEnd) pendingHooks.push(Promise.resolve(hooks.onEnd()));
+    if (msg.mark === "start" && hooks.onStart) pendingHooks.push(Promise.resolve(hooks.onStart(pid)));
+    if (msg.mark === "end" && hooks.onEnd) pendingHooks.push(Promise.resolve(hooks.onEnd(pid)));
     if (msg.result) result = msg.result;
   });
   const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
