@@ -127,8 +127,12 @@ describe.each(ROUTER_KINDS)("%s router", (kind) => {
         ),
       ]);
       // nginx also counts a streamed body against the body limit itself: its 413 or the upstream's
-      // 404, whichever comes first; the Node router leaves the body to the upstream
-      expect(kind === "nginx" ? [404, 413] : [404], refused.body).toContain(refused.status);
+      // 404, whichever comes first; the Node router leaves the body to the upstream. A client
+      // still sending when the router closes may see the close (EPIPE/ECONNRESET) before it reads
+      // the answer (a CI run did): the connection was closed all the same, which is the point.
+      expect(refused.status, refused.body).not.toBe(-1);
+      if (refused.status === 0) expect(refused.body).toMatch(/EPIPE|ECONNRESET/);
+      else expect(kind === "nginx" ? [404, 413] : [404], refused.body).toContain(refused.status);
       // The next request (on the one socket the agent allows) is answered at once.
       const next = await new Promise<number>((resolve, reject) => {
         const req = http.get(`${router.url}/api/v1/x`, { agent, timeout: 5_000 }, (res) => {
