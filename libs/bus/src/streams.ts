@@ -4,7 +4,8 @@ import type { ConsumerDefinition, StreamDefinition } from "./provisioning.ts";
 // The system's subjects, streams and durable consumers, as functions of the prefix.
 //
 //   <prefix>.events.<workflow_id>   EVENTS  (limits, file, max_age = EVENTS_MAX_AGE_SECONDS)
-//                                   consumer "event-persister": all events, explicit ack
+//                                   consumer "event-persister": all events, explicit ack; made
+//                                   by the orchestrator only while it runs the persister
 //   <prefix>.runs.<workflow_id>     RUNS    (work queue, file)
 //                                   consumer "run-workers": explicit ack, unlimited redelivery
 
@@ -94,7 +95,13 @@ export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition
   };
 }
 
-/** Durable pull consumer that writes every event to the database. */
+/**
+ * Durable pull consumer that copies every event to the database: the event persister's, read
+ * only during an upgrade from workers that did not log their events (docs/decisions.md "Event
+ * log"). Not part of the system's topology: a durable consumer nobody reads fails a NATS
+ * cluster's health check ("consumer is not current"), so the orchestrator makes it when it
+ * starts the persister.
+ */
 export function eventPersisterConsumer(options: TopologyOptions): ConsumerDefinition {
   return {
     stream: streamNameFor(options.prefix, "EVENTS"),
@@ -117,6 +124,6 @@ export function systemTopology(options: TopologyOptions): {
 } {
   return {
     streams: [eventsStream(options), runsStream(options)],
-    consumers: [runWorkersConsumer(options), eventPersisterConsumer(options)],
+    consumers: [runWorkersConsumer(options)],
   };
 }

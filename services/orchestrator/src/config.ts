@@ -29,8 +29,10 @@ export const orchestratorConfigShape = {
   ),
   EVENT_PERSISTER: z
     .enum(["on", "off"])
-    .default("on")
-    .describe("on: this process also runs the event persister (off when it runs elsewhere)."),
+    .default("off")
+    .describe(
+      'on: this process also copies events from the bus into the permanent log. Workers log every event themselves before publishing it (docs/performance.md "The log before the bus"); needed only while workers of an earlier release still run.',
+    ),
 } satisfies ConfigShape;
 
 export type OrchestratorConfig = z.infer<z.ZodObject<typeof orchestratorConfigShape>>;

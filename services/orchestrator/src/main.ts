@@ -3,7 +3,7 @@
 import { bootService, startFailureFields, startFailureMessage, isAppError, loadConfig } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient, createDbPool, pingDb } from "@tog/db";
-import { connectBus } from "@tog/bus";
+import { connectBus, ensureConsumers, eventPersisterConsumer, topologyOptionsOf } from "@tog/bus";
 import { loadCatalog, providerKeysShape } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
 import { serverCredentialsOf, startOrchestratorServer } from "@tog/proto";
@@ -73,6 +73,7 @@ try {
   });
 
   if (config.EVENT_PERSISTER === "on") {
+    await ensureConsumers(bus, [eventPersisterConsumer(topologyOptionsOf(config))]);
     const persister = startEventPersister({
       bus,
       pool,

@@ -95,6 +95,7 @@ try {
       routerFor: (task, router) => budgetedRouter(router, budgets, task),
       onEventPublished: series.onEventPublished,
       onTaskFinished: series.onTaskFinished,
+      eventsMaxAgeMs: config.EVENTS_MAX_AGE_SECONDS * 1_000,
     },
   });
   const running = worker;

@@ -4,6 +4,7 @@
 // failing, and blocking, a whole batch.
 
 import { isUuid } from "@tog/core";
+import type { TaskEvent } from "@tog/events";
 
 /** One row of task_events. `json` is the message data, character for character. */
 export interface EventRow {
@@ -77,4 +78,19 @@ function isText(value: unknown, max: number): value is string {
   let n = 0;
   for (const _ of value) if (++n > max) return false;
   return true;
+}
+
+/**
+ * The row of an event the worker made itself: `json` is the text it publishes (`JSON.stringify`
+ * of the same object, event-emitter.ts), so the log and the bus hold the same characters.
+ */
+export function eventRowOf(event: TaskEvent): EventRow {
+  return {
+    taskId: event.workflow_id.toLowerCase(),
+    seq: event.seq,
+    type: event.type,
+    agentId: event.agent_id,
+    timestamp: event.timestamp,
+    json: JSON.stringify(event),
+  };
 }

@@ -15,19 +15,24 @@ import type { EventRow } from "./event-row.ts";
  */
 export async function insertEventRows(pool: Pick<DbPool, "query">, rows: readonly EventRow[]): Promise<number> {
   if (rows.length === 0) return 0;
-  const res = await pool.query({
-    name: "insert-events",
-    text: INSERT_EVENTS_SQL,
-    values: [
-      rows.map((r) => r.taskId),
-      rows.map((r) => r.seq),
-      rows.map((r) => r.type),
-      rows.map((r) => r.agentId),
-      rows.map((r) => r.timestamp),
-      rows.map((r) => r.json),
-    ],
-  });
+  const res = await pool.query({ name: "insert-events", text: INSERT_EVENTS_SQL, values: eventColumns(rows) });
   return res.rowCount ?? 0;
+}
+
+/**
+ * The rows as the six arrays every `unnest` insert into task_events takes, in the order
+ * task_id uuid[], seq int[], type text[], agent_id text[], timestamp timestamptz[], event text[]
+ * (the event's JSON text, cast to json by the statement, which keeps it as sent).
+ */
+export function eventColumns(rows: readonly EventRow[]): unknown[][] {
+  return [
+    rows.map((r) => r.taskId),
+    rows.map((r) => r.seq),
+    rows.map((r) => r.type),
+    rows.map((r) => r.agentId),
+    rows.map((r) => r.timestamp),
+    rows.map((r) => r.json),
+  ];
 }
 
 const INSERT_EVENTS_SQL = `

@@ -5,8 +5,8 @@ export {
   type EventPersisterMetrics,
   type EventPersisterOptions,
 } from "./event-persister.ts";
-export { toEventRow, type EventRow, type EventRowResult } from "./event-row.ts";
-export { insertEventRows } from "./event.repository.ts";
+export { eventRowOf, toEventRow, type EventRow, type EventRowResult } from "./event-row.ts";
+export { eventColumns, insertEventRows } from "./event.repository.ts";
 export {
   createEventHistoryRepository,
   type EventHistoryRepository,

@@ -1,12 +1,13 @@
 import type { DbPool } from "@tog/db";
 import { GroupCommit } from "./group-commit.ts";
 import type { StepRecord } from "./run.repository.ts";
-import { stepColumns } from "./step-columns.ts";
+import { stepColumns, stepEventColumns } from "./step-columns.ts";
 
 // Step checkpoints of all runs of one worker process, group-committed (group-commit.ts): one
 // `INSERT … SELECT FROM unnest(…)` per batch. Each row is fenced by its run's lease as before: a
 // row whose task is no longer leased by its owner (or whose key exists already) is not written
-// and its caller gets `false`. docs/performance.md "Checkpoints".
+// and its caller gets `false`. The steps' events go into the permanent log in the same statement,
+// under the same fence. docs/performance.md "Checkpoints", "The log before the bus".
 
 export interface Checkpoint {
   taskId: string;
@@ -35,6 +36,14 @@ const BATCH_SQL = `
     SELECT task_id, key, kind, name, agent_id, status, output::jsonb, events::json, first_seq, last_seq, started_at, completed_at FROM ok
     ON CONFLICT (task_id, key) DO NOTHING
     RETURNING task_id, key
+  ),
+  e AS (
+    INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
+    SELECT u.task_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
+    FROM unnest($15::uuid[], $16::int[], $17::text[], $18::text[], $19::timestamptz[], $20::text[])
+      AS u(task_id, seq, type, agent_id, ts, event)
+    WHERE u.task_id IN (SELECT task_id FROM ok)
+    ON CONFLICT (task_id, seq) DO NOTHING
   )
   SELECT task_id::text AS task_id, key FROM i`;
 
@@ -63,7 +72,7 @@ export class CheckpointRepository {
     const res = await this.#pool.query<{ task_id: string; key: string }>({
       name: "checkpoint-batch",
       text: BATCH_SQL,
-      values: cols,
+      values: [...cols, ...stepEventColumns(checkpoints.flatMap((c) => c.steps))],
     });
     const written = new Set(res.rows.map((r) => keyOf(r.task_id, r.key)));
     return checkpoints.map((c) => c.steps.every((s) => written.has(keyOf(c.taskId, s.key))));

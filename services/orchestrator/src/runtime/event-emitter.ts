@@ -22,7 +22,9 @@ import type { StepRecord } from "./run.repository.ts";
 // Live events are held until the event loop's next turn: a step that finishes within the turn
 // it emitted them in (a fast model, an in-process tool) carries them in its own record, so they
 // are written and published with its events; otherwise they go out then, with the staged steps
-// when there are any, else one by one (docs/performance.md "Live events held for one turn").
+// when there are any, else on their own: into the permanent log first (fenced by the lease, like
+// a write), then published together (docs/performance.md "Live events held for one turn", "The
+// log before the bus"). Every event is thus in the log before it is on the bus.
 
 const encoder = new TextEncoder();
 
@@ -46,6 +48,12 @@ export interface EventEmitterOptions {
   onPublished?: ((event: TaskEvent) => void) | undefined;
   /** Writes staged lazy steps when a live event has to go out before the next commit. */
   writeStaged?: ((steps: StepRecord[]) => Promise<void>) | undefined;
+  /**
+   * Puts live events that go out on their own into the permanent log under the run's lease
+   * (rejects when it no longer holds). Without it (no lease: a terminal task's leftovers) they
+   * are published one by one, each fenced on the one before.
+   */
+  logLive?: ((events: TaskEvent[]) => Promise<void>) | undefined;
 }
 
 export class TaskEventEmitter {
@@ -58,6 +66,7 @@ export class TaskEventEmitter {
   readonly #onFailure: (error: Error) => void;
   readonly #onPublished: ((event: TaskEvent) => void) | undefined;
   readonly #writeStaged: ((steps: StepRecord[]) => Promise<void>) | undefined;
+  readonly #logLive: ((events: TaskEvent[]) => Promise<void>) | undefined;
   #staged: StepRecord[] = [];
   /** Live events built (seqs taken) but not yet queued; every seq here is above every staged one. */
   #held: TaskEvent[] = [];
@@ -80,6 +89,7 @@ export class TaskEventEmitter {
     this.#onFailure = options.onFailure;
     this.#onPublished = options.onPublished;
     this.#writeStaged = options.writeStaged;
+    this.#logLive = options.logLive;
     this.#lastSeq = options.start.lastSeq;
     this.#lastStreamSeq = options.start.lastStreamSeq;
   }
@@ -127,7 +137,8 @@ export class TaskEventEmitter {
 
   /**
    * Queues the held live events: with the staged steps when there are any (they join the last
-   * one's record, so one write stores them and one round trip publishes them all), else alone.
+   * one's record, so one write stores them and one round trip publishes them all), else on their
+   * own: logged under the lease, then published in one round trip.
    */
   #release(): void {
     if (this.#held.length === 0) return;
@@ -138,6 +149,15 @@ export class TaskEventEmitter {
     if (this.#staged.length > 0 && this.#writeStaged) {
       this.#holdIn(this.#staged.at(-1)!);
       this.#flushStaged();
+      return;
+    }
+    const log = this.#logLive;
+    if (log) {
+      const events = this.#held.splice(0);
+      this.#enqueue(async () => {
+        await log(events);
+        await this.#publish(events);
+      });
       return;
     }
     for (const event of this.#held.splice(0)) this.#enqueue(() => this.#publish([event]));
@@ -255,11 +275,12 @@ export class TaskEventEmitter {
 
   /**
    * Publishes the events in one round trip: only the first is fenced on the subject's last
-   * sequence; the others are sent right behind it and deduplicated by msg-id. A live event goes
-   * alone, so each is fenced on the one before. Several go together only when they are already
-   * written in PostgreSQL: their content is fixed by the write, so another writer could only
-   * publish the same events with the same ids (a later run republishes committed events before
-   * anything new, docs/performance.md "Publishing written events together").
+   * sequence; the others are sent right behind it and deduplicated by msg-id. Several go
+   * together only when they are already in PostgreSQL (a step's record, or the log under the
+   * lease): their content is fixed by that write, so another writer could only publish the same
+   * events with the same ids (a later run republishes them before anything new,
+   * docs/performance.md "Publishing written events together"). A live event that is not logged
+   * (no lease to log it under) goes alone, fenced on the one before.
    */
   async #publish(events: readonly TaskEvent[]): Promise<void> {
     const fence = this.#lastStreamSeq;

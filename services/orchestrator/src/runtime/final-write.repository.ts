@@ -1,12 +1,12 @@
 import type { DbPool } from "@tog/db";
 import type { PoolClient } from "pg";
 import type { StepRecord } from "./run.repository.ts";
-import { stepColumns } from "./step-columns.ts";
+import { stepColumns, stepEventColumns } from "./step-columns.ts";
 
 // The final write, the one statement that ends tasks, shared by runs and by the cancel of a queued task.
 //
 // It writes the terminal status, result and usage, the `finish` step holding the terminal event,
-// and the sessions' totals. Runs end their tasks through it (group-committed, run.repository.ts),
+// the events of that step and of the staged ones into the permanent log, and the sessions' totals. Runs end their tasks through it (group-committed, run.repository.ts),
 // a cancel before any run claimed the task too (tasks/cancel.repository.ts), so a task ends one
 // way (docs/architecture.md, "Orchestrator runtime").
 
@@ -66,10 +66,11 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
   for (const f of finals) {
     for (const st of f.lazySteps ?? []) [f.taskId, ...stepColumns(st)].forEach((v, k) => lazy[k]!.push(v));
   }
+  const events = stepEventColumns(finals.flatMap((f) => [...(f.lazySteps ?? []), f.step]));
   const res = await db.query<{ id: string }>({
     name: "final-write",
     text: FINAL_WRITE_SQL,
-    values: [...cols, ...lazy],
+    values: [...cols, ...lazy, ...events],
   });
   return new Set(res.rows.map((r) => r.id));
 }
@@ -110,6 +111,14 @@ const FINAL_WRITE_SQL = `
       AS x(task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
     JOIN t ON t.id = x.task_id
     ON CONFLICT (task_id, key) DO NOTHING
+  ),
+  ev AS (
+    INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
+    SELECT u.task_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
+    FROM unnest($37::uuid[], $38::int[], $39::text[], $40::text[], $41::timestamptz[], $42::text[])
+      AS u(task_id, seq, type, agent_id, ts, event)
+    JOIN t ON t.id = u.task_id
+    ON CONFLICT (task_id, seq) DO NOTHING
   ),
   s AS (
     UPDATE sessions SET tokens_used = tokens_used + agg.tokens, total_cost_usd = total_cost_usd + agg.cost, updated_at = now()

@@ -15,10 +15,24 @@ export interface EmitterDeps {
   bus: Bus;
   runs: RunRepository;
   onEventPublished?: ((event: TaskEvent) => void) | undefined;
+  /**
+   * How long the bus keeps an event (EVENTS_MAX_AGE_SECONDS): a logged event older than that,
+   * missing from the bus, has aged out rather than never reached it, and is not sent again.
+   */
+  eventsMaxAgeMs?: number | undefined;
 }
+
+/** Margin for the clocks of the worker that made an event and of the NATS server that ages it. */
+const AGE_MARGIN_MS = 60_000;
 
 /** Writes a run's staged lazy steps (event-emitter.ts) under its lease. */
 export type StagedWriter = (steps: StepRecord[]) => Promise<void>;
+
+/** A run's writers under its lease: staged steps, and live events into the log. */
+export interface RunWriters {
+  writeStaged: StagedWriter;
+  logLive: (events: TaskEvent[]) => Promise<void>;
+}
 
 /** The emitter of a run: fresh for a first run, reopened (openEmitter) for a later one. */
 export function runEmitter(
@@ -27,7 +41,7 @@ export function runEmitter(
   steps: ReadonlyMap<string, StepRecord>,
   logger: Logger,
   onFailure: (error: Error) => void,
-  writeStaged?: StagedWriter,
+  writers?: RunWriters,
 ): Promise<TaskEventEmitter> {
   // A first run has nothing to recover: no step was checkpointed and no event published (only
   // the worker holding the claim writes them). Saves two round trips per task.
@@ -42,17 +56,18 @@ export function runEmitter(
         logger,
         onFailure,
         onPublished: deps.onEventPublished,
-        writeStaged,
+        ...writers,
       }),
     );
   }
-  return openEmitter(deps, task.id, task.traceId, steps, logger, onFailure, writeStaged);
+  return openEmitter(deps, task.id, task.traceId, steps, logger, onFailure, writers);
 }
 
 /**
  * Re-establishes the emitter of a task that ran before: the next seq follows everything already
- * on the bus, in the permanent log or committed with a checkpoint, and committed events the bus
- * never received are published first.
+ * on the bus, in the permanent log or committed with a checkpoint, and events the bus never
+ * received — logged or committed by a run that stopped before publishing them — are published
+ * first.
  */
 export async function openEmitter(
   deps: EmitterDeps,
@@ -61,17 +76,26 @@ export async function openEmitter(
   steps: ReadonlyMap<string, StepRecord>,
   logger: Logger,
   onFailure: (error: Error) => void,
-  writeStaged?: StagedWriter,
+  writers?: RunWriters,
 ): Promise<TaskEventEmitter> {
   const [position, persisted] = await Promise.all([busPosition(deps.bus, taskId), deps.runs.persistedLastSeq(taskId)]);
   const delivered = Math.max(position.lastSeq, persisted);
   let lastSeq = delivered;
-  const missing: TaskEvent[] = [];
+  const missing = new Map<number, TaskEvent>();
+  // The log is written before the bus, so the log above the bus's last seq is what a stopped
+  // run logged but did not publish — unless the bus aged those messages out (then it holds
+  // nothing newer either): only events younger than the bus's retention are sent again.
+  if (persisted > position.lastSeq) {
+    const since = deps.eventsMaxAgeMs === undefined ? -Infinity : Date.now() - deps.eventsMaxAgeMs + AGE_MARGIN_MS;
+    for (const event of await deps.runs.loggedEventsAfter(taskId, position.lastSeq))
+      if (Date.parse(event.timestamp) > since) missing.set(event.seq, event);
+  }
+  // Steps committed by a release that did not log their events with them.
   for (const step of steps.values()) {
     if (step.lastSeq !== null && step.lastSeq > lastSeq) lastSeq = step.lastSeq;
-    for (const event of step.events ?? []) if (event.seq > delivered) missing.push(event);
+    for (const event of step.events ?? []) if (event.seq > delivered) missing.set(event.seq, event);
   }
-  missing.sort((a, b) => a.seq - b.seq);
+  const resend = [...missing.values()].sort((a, b) => a.seq - b.seq);
   const emitter = new TaskEventEmitter({
     bus: deps.bus,
     taskId: taskId,
@@ -81,14 +105,14 @@ export async function openEmitter(
     logger,
     onFailure,
     onPublished: deps.onEventPublished,
-    writeStaged,
+    ...writers,
   });
-  if (missing.length > 0) {
+  if (resend.length > 0) {
     logger.info(
-      { count: missing.length, fromSeq: missing[0]!.seq },
+      { count: resend.length, fromSeq: resend[0]!.seq },
       "republishing committed events the bus never received",
     );
-    await emitter.republish(missing);
+    await emitter.republish(resend);
   }
   // Seqs a crashed worker allocated to live events it never published are free again: the next
   // event takes the first seq after everything delivered or committed, so there is no gap.

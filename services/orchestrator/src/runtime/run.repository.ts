@@ -4,6 +4,7 @@ import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
 import type { TaskSpec } from "./flow-context.ts";
 import { CheckpointRepository } from "./checkpoint.repository.ts";
+import { EventLogRepository } from "./event-log.repository.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { writeFinals, type FinalRecord, type FinalWrite } from "./final-write.repository.ts";
 import { LeaseKeeper, type LeaseHolder, type LeaseState } from "./lease-keeper.ts";
@@ -77,6 +78,7 @@ export class RunRepository {
   readonly #db: Db;
   readonly #pool: DbPool;
   readonly #checkpoints: CheckpointRepository;
+  readonly #eventLog: EventLogRepository;
   readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
   readonly #finishes: GroupCommit<FinalRecord, boolean>;
   readonly #keepers = new Map<string, LeaseKeeper>();
@@ -86,6 +88,7 @@ export class RunRepository {
     this.#db = options.db;
     this.#pool = options.pool;
     this.#checkpoints = new CheckpointRepository({ pool: options.pool });
+    this.#eventLog = new EventLogRepository({ pool: options.pool });
     this.#claims = new GroupCommit({ flush: (claims) => this.#claimAll(claims) });
     this.#finishes = new GroupCommit({ flush: (finishes) => this.#finishAll(finishes) });
   }
@@ -230,6 +233,23 @@ export class RunRepository {
     const rows = await this.#db.$queryRaw<{ max: number | null }[]>`
       SELECT max(seq) AS max FROM task_events WHERE task_id = ${taskId}::uuid`;
     return rows[0]?.max ?? 0;
+  }
+
+  /**
+   * Live events of a run into the permanent log, fenced by the lease, before they are published
+   * (event-log.repository.ts); group-committed with the other runs of this process.
+   */
+  async logEvents(taskId: string, owner: string, events: readonly TaskEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    if (!(await this.#eventLog.write({ taskId, owner, events }))) throw new LeaseLostError(taskId);
+  }
+
+  /** The task's logged events above `afterSeq` (at most `limit`, in seq order), as they were published. */
+  async loggedEventsAfter(taskId: string, afterSeq: number, limit = 10_000): Promise<TaskEvent[]> {
+    const rows = await this.#db.$queryRaw<{ event: string }[]>`
+      SELECT event::text AS event FROM task_events
+      WHERE task_id = ${taskId}::uuid AND seq > ${afterSeq}::int ORDER BY seq LIMIT ${limit}::int`;
+    return rows.map((r) => JSON.parse(r.event) as TaskEvent);
   }
 
   /**

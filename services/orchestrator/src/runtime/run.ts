@@ -28,6 +28,8 @@ export interface RunnerDeps extends RunContextDeps {
   /** The router one run uses (e.g. refusing calls over the session's token budget); default `llm`. */
   routerFor?: ((task: TaskInfo, llm: LlmRouter) => LlmRouter) | undefined;
   onEventPublished?: ((event: TaskEvent) => void) | undefined;
+  /** EVENTS_MAX_AGE_SECONDS in ms: what a later run of a task sends again (open-emitter.ts). */
+  eventsMaxAgeMs?: number | undefined;
   /** After the final status is written (metrics). */
   onTaskFinished?: ((status: FinalWrite["status"]) => void) | undefined;
 }
@@ -48,14 +50,10 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
   log.info({ attempt: claimed.attempts, restoredSteps: steps.size }, "task claimed");
 
   const stops = new RunStops();
-  const emitter = await runEmitter(
-    deps,
-    claimed,
-    steps,
-    log,
-    (error) => stops.stop({ kind: "lost", error }),
-    (lazy) => writeSteps(deps, claimed, lazy),
-  );
+  const emitter = await runEmitter(deps, claimed, steps, log, (error) => stops.stop({ kind: "lost", error }), {
+    writeStaged: (lazy) => writeSteps(deps, claimed, lazy),
+    logLive: (events) => runs.logEvents(claimed.id, deps.workerId, events),
+  });
   // Wake-ups: cancellation and approval decisions are written to PostgreSQL, then hinted.
   const wakers = new Set<() => void>();
   const watch = watchRun({

@@ -1,3 +1,5 @@
+import { eventColumns } from "../events/event.repository.ts";
+import { eventRowOf } from "../events/event-row.ts";
 import type { StepRecord } from "./run.repository.ts";
 
 /**
@@ -18,4 +20,13 @@ export function stepColumns(step: StepRecord): unknown[] {
     step.startedAt.toISOString(),
     step.completedAt.toISOString(),
   ];
+}
+
+/**
+ * The steps' events as the columns of `task_events` (event.repository.ts `eventColumns`): the
+ * statement that writes the steps puts their events in the permanent log too, so an event is
+ * in the log before it is published (docs/performance.md "The log before the bus").
+ */
+export function stepEventColumns(steps: readonly StepRecord[]): unknown[][] {
+  return eventColumns(steps.flatMap((step) => (step.events ?? []).map(eventRowOf)));
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { createLogger, type Logger } from "@tog/core";
-import { connectBus, ensureConsumers, ensureStreams, systemTopology, type Bus } from "@tog/bus";
+import { connectBus, ensureConsumers, ensureStreams, eventPersisterConsumer, systemTopology, type Bus } from "@tog/bus";
 import { buildEvent, eventMessageId } from "@tog/events";
 import { testInfraConfig, uniqueId } from "@tog/testkit";
 
@@ -16,7 +16,7 @@ export async function openProvisionedBus(label: string): Promise<Bus> {
   });
   const topology = systemTopology({ prefix: bus.prefix });
   await ensureStreams(bus, topology.streams);
-  await ensureConsumers(bus, topology.consumers);
+  await ensureConsumers(bus, [...topology.consumers, eventPersisterConsumer({ prefix: bus.prefix })]);
   return bus;
 }
 

@@ -7,12 +7,7 @@ import { loadCatalog } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
 import { builtinTools, createToolRegistry } from "@tog/tools";
 import { createTestDatabase, deleteStreamsOf, openTestBus, provisionTestBus, type TestDatabase } from "@tog/testkit";
-import {
-  buildTimeline,
-  createEventHistoryRepository,
-  startEventPersister,
-  type EventPersister,
-} from "../../src/events/index.ts";
+import { buildTimeline, createEventHistoryRepository } from "../../src/events/index.ts";
 import { ApprovalRepository } from "../../src/runtime/approval.repository.ts";
 import { RunRepository } from "../../src/runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "../../src/runtime/run-worker.ts";
@@ -53,7 +48,8 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
   const db = createDbClient({ databaseUrl: database.url, pool });
   const bus = await openTestBus(label);
   await provisionTestBus(bus, { runAckWaitSeconds: 2 });
-  const persister: EventPersister = startEventPersister({ bus, pool, logger });
+  // No event persister: the runs themselves put every event into the log before publishing it
+  // (docs/performance.md "The log before the bus"), and these tests read the log.
   const history = createEventHistoryRepository({ db });
   const userId = randomUUID();
   const otherUserId = randomUUID();
@@ -141,7 +137,6 @@ export async function startRuntimeHarness(label: string): Promise<RuntimeHarness
     },
     async close() {
       await Promise.all(workers.map((w) => w.stop()));
-      await persister.stop();
       await deleteStreamsOf(bus);
       await bus.close();
       await db.$disconnect();

@@ -1,0 +1,182 @@
+// Every event is in the permanent log before it is on the bus (docs/performance.md "The log
+// before the bus"): a step's events go into task_events with the step, a live event that goes
+// out on its own is logged under the run's lease first, and a later run publishes what an
+// earlier one logged but did not publish. No event persister runs here. Real PostgreSQL,
+// JetStream and task flow.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { randomUUID } from "node:crypto";
+import { systemSubjects } from "@tog/bus";
+import { loadCatalog } from "@tog/catalog";
+import { buildEvent, type TaskEvent } from "@tog/events";
+import { createLlmRouter } from "@tog/providers";
+import { taskFlow } from "../../src/flows/index.ts";
+import { openEmitter } from "../../src/runtime/open-emitter.ts";
+import { expectGapFree, logger, startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
+
+let h: RuntimeHarness;
+beforeAll(async () => {
+  h = await startRuntimeHarness("event-log");
+}, 60_000);
+afterAll(async () => h?.close());
+
+/** The task's messages on the bus, in stream order: seq and the data as sent. */
+async function onBus(taskId: string): Promise<Map<number, string>> {
+  const subject = systemSubjects(h.bus.prefix).events(taskId);
+  const out = new Map<number, string>();
+  for (let from = 0; ; ) {
+    const msg = await h.bus.jsm.streams
+      .getMessage(h.bus.streamName("EVENTS"), { seq: from, next_by_subj: subject } as never)
+      .catch(() => null);
+    if (!msg) return out;
+    out.set(msg.json<{ seq: number }>().seq, msg.string());
+    from = msg.seq + 1;
+  }
+}
+
+/** The task's events in the log, by seq, as stored. */
+async function inLog(taskId: string): Promise<Map<number, string>> {
+  const res = await h.pool.query<{ seq: number; event: string }>(
+    "SELECT seq, event::text AS event FROM task_events WHERE task_id = $1 ORDER BY seq",
+    [taskId],
+  );
+  return new Map(res.rows.map((r) => [r.seq, r.event]));
+}
+
+const slowModel = (chunkDelayMs: number) =>
+  createLlmRouter({ catalog: loadCatalog(), apiKeys: {}, logger, offline: { chunkDelayMs } });
+
+describe("the log before the bus", () => {
+  it("a finished task's events are in the log when its status is final, as the bus carries them", async () => {
+    const worker = await h.startWorker(taskFlow);
+    try {
+      const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
+      expect(await h.waitForStatus(taskId, ["COMPLETED", "FAILED"])).toBe("COMPLETED");
+      // Read at once: no persister runs, and nothing waits for one.
+      const logged = await inLog(taskId);
+      expect([...logged.keys()]).toEqual(Array.from({ length: logged.size }, (_, i) => i + 1));
+      expect(JSON.parse(logged.get(logged.size)!).type).toBe("WORKFLOW_COMPLETED");
+      const bus = await onBus(taskId);
+      expect(bus).toEqual(logged);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("a live event that goes out on its own is in the log by the time it is on the bus", async () => {
+    const worker = await h.startWorker(taskFlow, { llm: slowModel(400) });
+    const subject = systemSubjects(h.bus.prefix).events("*");
+    const checks: Promise<{ seq: number; data: string; logged: string | undefined }>[] = [];
+    const sub = h.bus.nc.subscribe(subject, {
+      callback: (_err, msg) => {
+        const event = msg.json<TaskEvent>();
+        if (event.type !== "LLM_PARTIAL") return;
+        // The model waits 400 ms between chunks: no later write of the run can have logged it yet.
+        checks.push(
+          h.pool
+            .query<{ event: string }>("SELECT event::text AS event FROM task_events WHERE task_id = $1 AND seq = $2", [
+              event.workflow_id,
+              event.seq,
+            ])
+            .then((r) => ({ seq: event.seq, data: msg.string(), logged: r.rows[0]?.event })),
+        );
+      },
+    });
+    try {
+      const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
+      expect(await h.waitForStatus(taskId, ["COMPLETED", "FAILED"], 20_000)).toBe("COMPLETED");
+      const seen = await Promise.all(checks);
+      expect(seen.length).toBeGreaterThan(0);
+      for (const s of seen) expect(s.logged, `seq ${s.seq}`).toBe(s.data);
+      expectGapFree(await h.events(taskId));
+      expect(await onBus(taskId)).toEqual(await inLog(taskId));
+    } finally {
+      sub.unsubscribe();
+      await worker.stop();
+    }
+  });
+
+  it("a run whose lease was taken puts no further live event on the bus, and the task still completes", async () => {
+    const worker = await h.startWorker(taskFlow, { llm: slowModel(300) });
+    try {
+      const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
+      // Wait for the first partial on the bus, then take the lease away as another worker would.
+      for (let i = 0; ; i++) {
+        const types = [...(await onBus(taskId)).values()].map((d) => (JSON.parse(d) as TaskEvent).type);
+        if (types.includes("LLM_PARTIAL")) break;
+        if (i > 400) throw new Error("no partial on the bus");
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      await h.pool.query("UPDATE tasks SET lease_owner = 'another-worker' WHERE id = $1", [taskId]);
+      await new Promise((r) => setTimeout(r, 1_000));
+      // Whatever reached the bus is in the log, character for character.
+      const bus = await onBus(taskId);
+      const logged = await inLog(taskId);
+      for (const [seq, data] of bus) expect(logged.get(seq), `seq ${seq}`).toBe(data);
+      // The lease expires; the task runs again and ends gap-free, log and bus alike.
+      expect(await h.waitForStatus(taskId, ["COMPLETED", "FAILED"], 20_000)).toBe("COMPLETED");
+      expectGapFree(await h.events(taskId));
+      expect(await onBus(taskId)).toEqual(await inLog(taskId));
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it("a later run publishes what an earlier one logged but did not publish; not what the bus aged out", async () => {
+    const hour = 3_600_000;
+    const cases = [
+      { age: 0, republished: [1, 2, 3] },
+      { age: 2 * hour, republished: [] },
+    ];
+    for (const c of cases) {
+      const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
+      const claim = await h.runs.claim(taskId, "w-earlier", 60_000, 60);
+      expect(claim.outcome).toBe("claimed");
+      const events = [1, 2, 3].map((seq) =>
+        buildEvent({
+          workflow_id: taskId,
+          type: "AGENT_THINKING",
+          agent_id: "agent",
+          message: `thought ${seq}`,
+          seq,
+          trace_id: "0".repeat(32),
+          data: { thought: `t${seq}` } as never,
+          at: Date.now() - c.age,
+        }),
+      );
+      // Logged under the lease, then the worker died before publishing.
+      await h.runs.logEvents(taskId, "w-earlier", events);
+      const failures: Error[] = [];
+      const emitter = await openEmitter(
+        { bus: h.bus, runs: h.runs, eventsMaxAgeMs: hour },
+        taskId,
+        "0".repeat(32),
+        new Map(),
+        logger,
+        (err) => failures.push(err),
+      );
+      expect(failures).toEqual([]);
+      const bus = await onBus(taskId);
+      expect([...bus.keys()]).toEqual(c.republished);
+      const logged = await inLog(taskId);
+      for (const [seq, data] of bus) expect(data).toBe(logged.get(seq));
+      // New events continue after everything logged, whether sent again or not.
+      expect(emitter.lastSeq).toBe(3);
+    }
+  });
+
+  it("a live event of a run that does not hold the lease is refused by the log", async () => {
+    const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
+    expect((await h.runs.claim(taskId, "w-holder", 60_000, 60)).outcome).toBe("claimed");
+    const event = buildEvent({
+      workflow_id: taskId,
+      type: "AGENT_THINKING",
+      agent_id: "agent",
+      message: "stale",
+      seq: 1,
+      trace_id: "0".repeat(32),
+      data: { thought: "t" } as never,
+    });
+    await expect(h.runs.logEvents(taskId, `w-stale-${randomUUID()}`, [event])).rejects.toThrow(/lease/i);
+    expect((await inLog(taskId)).size).toBe(0);
+  });
+});
