@@ -2,7 +2,7 @@
 // OTLP/HTTP to an in-process receiver, from the gateway (HTTP server named by route, express
 // handler, Redis, gRPC client), the orchestrator (gRPC server, PostgreSQL, run dispatch producer),
 // the worker (run consumer, PostgreSQL, steps, model call, tool call, event producers), the event
-// persister and the stream service (SSE, Redis, PostgreSQL), all with that trace id and each
+// persister (when it runs) and the stream service (SSE, Redis, PostgreSQL), all with that trace id and each
 // parented to the hop before it. HTTP, express, gRPC, pg and ioredis spans come from the
 // OpenTelemetry instrumentations the services' telemetry preload enables (docs/architecture.md,
 // "Tracing"); the messaging, step, GenAI and tool spans are the project's own.
@@ -73,7 +73,12 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
   const port = (receiver.address() as { port: number }).port;
-  env = await startE2eEnvironment({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` } });
+  // The event persister runs only during an upgrade (workers log their own events,
+  // docs/decisions.md "Event log"); it is on here so that its spans, when it runs, are checked too.
+  env = await startE2eEnvironment({
+    env: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` },
+    services: { orchestrator: { EVENT_PERSISTER: "on" } },
+  });
 }, 120_000);
 
 afterAll(async () => {

@@ -1,6 +1,8 @@
 // A client that comes back after the real-time cache (JetStream max_age, 2 s here instead of
-// 1 h) dropped the events it missed: the replay reads them from the permanent log (PostgreSQL,
-// written by the orchestrator's persister), continues from the cache, then joins live.
+// 1 h) dropped the events it missed: the replay reads them from the permanent log (PostgreSQL),
+// continues from the cache, then joins live. The test publishes events itself, as a worker of an
+// earlier release did (without logging them), so the orchestrator's event persister is on here
+// to copy them into the log, as during an upgrade (docs/decisions.md "Event log").
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Bus } from "@tog/bus";
 import { systemSubjects } from "@tog/bus";
@@ -26,6 +28,7 @@ beforeAll(async () => {
   env = await startE2eEnvironment({
     env: { GATEWAY_SKIP_AUTH: "0", EVENTS_MAX_AGE_SECONDS: "2", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
     only: ["gateway", "orchestrator", "stream"],
+    services: { orchestrator: { EVENT_PERSISTER: "on" } },
   });
   bus = await openEnvBus(env);
   key = (await env.createApiKey({ user: "dave@example.com", createUser: true })).key;
