@@ -44,6 +44,8 @@ export interface OrchestratorClientOptions {
    * are exported: each submit then keeps its own call and span.
    */
   submitBatchesInFlight?: number | undefined;
+  /** After this long in flight a submit call no longer holds the next ones back (default 25 ms). */
+  submitStallMs?: number | undefined;
 }
 
 export type OrchestratorClient = TaskOrchestrator & {
@@ -279,7 +281,7 @@ export function createOrchestratorClient(options: OrchestratorClientOptions): Or
           send: sendSubmits,
           maxInFlight: batchesInFlight,
           maxBatch: 256,
-          stallMs: SUBMIT_STALL_MS,
+          stallMs: options.submitStallMs ?? SUBMIT_STALL_MS,
         })
       : undefined;
 

@@ -58,7 +58,7 @@ export interface Harness {
 }
 
 export async function startHarness(
-  options: { deadlineMs?: number; submitBatchesInFlight?: number; maxInFlight?: number } = {},
+  options: { deadlineMs?: number; submitBatchesInFlight?: number; submitStallMs?: number; maxInFlight?: number } = {},
 ): Promise<Harness> {
   const fake = fakeOrchestrator();
   const serverLogs = captureLogs();
@@ -77,6 +77,9 @@ export async function startHarness(
     address: `127.0.0.1:${server.port}`,
     deadlineMs: options.deadlineMs ?? 5_000,
     submitBatchesInFlight: options.submitBatchesInFlight,
+    // Long by default, so which submits share a call does not depend on how busy the machine is
+    // (a CI run saw the first call take over 25 ms to arrive); the stall test sets its own.
+    submitStallMs: options.submitStallMs ?? 10_000,
     logger: captureLogs("silent").logger,
   });
   return {

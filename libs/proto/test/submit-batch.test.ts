@@ -223,12 +223,12 @@ describe("submits batched by the client", () => {
   });
 
   it("a call that hangs holds the submits behind it back only briefly, not until its deadline", async () => {
-    h = await startHarness({ submitBatchesInFlight: 1 });
+    h = await startHarness({ submitBatchesInFlight: 1, submitStallMs: 300 });
     const { release, firstArrived } = gatedSubmit(h);
     const first = h.client.submitTask(command("q0"));
     await firstArrived;
     const rest = ["q1", "q2"].map((q) => h!.client.submitTask(command(q)));
-    // q0 is still held: q1 and q2 went out past the stall time (25 ms), in one call.
+    // q0 is still held: q1 and q2 went out past the stall time (300 ms here), in one call.
     expect(await Promise.all(rest)).toEqual(["q1", "q2"].map(resultOf));
     expect(h.rpcs).toEqual(["SubmitTask", "SubmitTasks"]);
     release();
