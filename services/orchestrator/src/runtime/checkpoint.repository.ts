@@ -1,5 +1,6 @@
 import type { DbPool } from "@tog/db";
 import { GroupCommit } from "./group-commit.ts";
+import { jsonLines, linesArray } from "./json-lines.ts";
 import type { StepRecord } from "./run.repository.ts";
 import { stepColumns, stepEventColumns } from "./step-columns.ts";
 
@@ -21,7 +22,7 @@ export interface Checkpoint {
 // raw: an `unnest` batch fenced by a join on the lease, which Prisma cannot say (docs/performance.md "Run").
 const BATCH_SQL = `
   WITH v AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], ${linesArray("$7")}, ${linesArray("$8")},
                          $9::int[], $10::int[], $11::timestamptz[], $12::timestamptz[], $13::text[], $14::text[])
       AS v(task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at, owner, mode)
   ),
@@ -40,7 +41,7 @@ const BATCH_SQL = `
   e AS (
     INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
     SELECT u.task_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
-    FROM unnest($15::uuid[], $16::int[], $17::text[], $18::text[], $19::timestamptz[], $20::text[])
+    FROM unnest($15::uuid[], $16::int[], $17::text[], $18::text[], $19::timestamptz[], ${linesArray("$20")})
       AS u(task_id, seq, type, agent_id, ts, event)
     WHERE u.task_id IN (SELECT task_id FROM ok)
     ON CONFLICT (task_id, seq) DO NOTHING
@@ -69,10 +70,19 @@ export class CheckpointRepository {
         values.forEach((v, k) => cols[k]!.push(v));
       });
     }
+    const events = stepEventColumns(checkpoints.flatMap((c) => c.steps));
     const res = await this.#pool.query<{ task_id: string; key: string }>({
       name: "checkpoint-batch",
       text: BATCH_SQL,
-      values: [...cols, ...stepEventColumns(checkpoints.flatMap((c) => c.steps))],
+      // The JSON columns as lines (json-lines.ts): step outputs and events, the events' texts.
+      values: [
+        ...cols.slice(0, 6),
+        jsonLines(cols[6] as (string | null)[]),
+        jsonLines(cols[7] as (string | null)[]),
+        ...cols.slice(8),
+        ...events.slice(0, 5),
+        jsonLines(events[5] as string[]),
+      ],
     });
     const written = new Set(res.rows.map((r) => keyOf(r.task_id, r.key)));
     return checkpoints.map((c) => c.steps.every((s) => written.has(keyOf(c.taskId, s.key))));

@@ -3,6 +3,7 @@ import type { TaskEvent } from "@tog/events";
 import { eventColumns } from "../events/event.repository.ts";
 import { eventRowOf } from "../events/event-row.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { jsonLines, linesArray } from "./json-lines.ts";
 
 // Live events into the permanent log before they are published (docs/performance.md "The log
 // before the bus"): the events a run reports outside any step record, group-committed with those
@@ -18,7 +19,7 @@ export interface LiveEvents {
 // raw: an `unnest` batch fenced by a join on the lease, which Prisma cannot say (docs/performance.md "Run").
 const LOG_LIVE_SQL = `
   WITH u AS (
-    SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], $6::text[], $7::text[])
+    SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::timestamptz[], ${linesArray("$6")}, $7::text[])
       AS u(task_id, seq, type, agent_id, ts, event, owner)
   ),
   f AS (
@@ -48,10 +49,12 @@ export class EventLogRepository {
   async #insert(items: LiveEvents[]): Promise<boolean[]> {
     const rows = items.flatMap((item) => item.events.map(eventRowOf));
     const owners = items.flatMap((item) => item.events.map(() => item.owner));
+    const columns = eventColumns(rows);
     const res = await this.#pool.query<{ task_id: string }>({
       name: "log-live-events",
       text: LOG_LIVE_SQL,
-      values: [...eventColumns(rows), owners],
+      // The events' texts as lines (json-lines.ts).
+      values: [...columns.slice(0, 5), jsonLines(columns[5] as string[]), owners],
     });
     const held = new Set(res.rows.map((r) => r.task_id));
     return items.map((item) => held.has(item.taskId.toLowerCase()));

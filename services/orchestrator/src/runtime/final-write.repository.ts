@@ -1,6 +1,7 @@
 import type { DbPool } from "@tog/db";
 import type { PoolClient } from "pg";
 import type { StepRecord } from "./run.repository.ts";
+import { jsonLines, linesArray } from "./json-lines.ts";
 import { stepColumns, stepEventColumns } from "./step-columns.ts";
 
 // The final write, the one statement that ends tasks, shared by runs and by the cancel of a queued task.
@@ -67,10 +68,23 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
     for (const st of f.lazySteps ?? []) [f.taskId, ...stepColumns(st)].forEach((v, k) => lazy[k]!.push(v));
   }
   const events = stepEventColumns(finals.flatMap((f) => [...(f.lazySteps ?? []), f.step]));
+  // The JSON columns as lines (json-lines.ts): step outputs and events, the events' texts.
+  const lines = (column: unknown[]) => jsonLines(column as (string | null)[]);
   const res = await db.query<{ id: string }>({
     name: "final-write",
     text: FINAL_WRITE_SQL,
-    values: [...cols, ...lazy, ...events],
+    values: [
+      ...cols.slice(0, 18),
+      lines(cols[18]!),
+      lines(cols[19]!),
+      ...cols.slice(20),
+      ...lazy.slice(0, 6),
+      lines(lazy[6]!),
+      lines(lazy[7]!),
+      ...lazy.slice(8),
+      ...events.slice(0, 5),
+      lines(events[5]!),
+    ],
   });
   return new Set(res.rows.map((r) => r.id));
 }
@@ -84,7 +98,7 @@ const FINAL_WRITE_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
                          $10::int[], $11::int[], $12::int[], $13::float8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-                         $19::text[], $20::text[], $21::int[], $22::int[], $23::timestamptz[], $24::timestamptz[])
+                         ${linesArray("$19")}, ${linesArray("$20")}, $21::int[], $22::int[], $23::timestamptz[], $24::timestamptz[])
       AS v(id, owner, status, result, error, error_type, mode, model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd,
            step_key, step_kind, step_name, step_agent, step_status, step_output, step_events, first_seq, last_seq, started_at, completed_at)
   ),
@@ -106,7 +120,7 @@ const FINAL_WRITE_SQL = `
     UNION ALL
     SELECT x.task_id, x.key, x.kind, x.name, x.agent_id, x.status, x.output::jsonb, x.events::json,
            x.first_seq, x.last_seq, x.started_at, x.completed_at
-    FROM unnest($25::uuid[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[], $31::text[], $32::text[],
+    FROM unnest($25::uuid[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[], ${linesArray("$31")}, ${linesArray("$32")},
                 $33::int[], $34::int[], $35::timestamptz[], $36::timestamptz[])
       AS x(task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
     JOIN t ON t.id = x.task_id
@@ -115,7 +129,7 @@ const FINAL_WRITE_SQL = `
   ev AS (
     INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
     SELECT u.task_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
-    FROM unnest($37::uuid[], $38::int[], $39::text[], $40::text[], $41::timestamptz[], $42::text[])
+    FROM unnest($37::uuid[], $38::int[], $39::text[], $40::text[], $41::timestamptz[], ${linesArray("$42")})
       AS u(task_id, seq, type, agent_id, ts, event)
     JOIN t ON t.id = u.task_id
     ON CONFLICT (task_id, seq) DO NOTHING
