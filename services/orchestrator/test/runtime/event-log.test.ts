@@ -62,6 +62,42 @@ describe("the log before the bus", () => {
     }
   });
 
+  it("each step's record holds its events as the log holds them, character for character", async () => {
+    // A model that answers within the turn (one final write) and one that streams (a staged write
+    // before its live events, then the final write): a step's record and the log rows of its
+    // events are written by one statement from the same texts (step-columns.ts).
+    for (const llm of [undefined, slowModel(30)]) {
+      const worker = await h.startWorker(taskFlow, llm ? { llm } : {});
+      try {
+        const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
+        expect(await h.waitForStatus(taskId, ["COMPLETED", "FAILED"])).toBe("COMPLETED");
+        const logged = await inLog(taskId);
+        const steps = await h.pool.query<{
+          key: string;
+          events: string | null;
+          first_seq: number | null;
+          last_seq: number | null;
+        }>(
+          "SELECT key, events::text AS events, first_seq, last_seq FROM task_steps WHERE task_id = $1 ORDER BY first_seq",
+          [taskId],
+        );
+        const withEvents = steps.rows.filter((r) => r.events !== null);
+        expect(withEvents.length).toBeGreaterThanOrEqual(3);
+        for (const row of withEvents) {
+          const seqs = (JSON.parse(row.events!) as { seq: number }[]).map((e) => e.seq);
+          expect([seqs[0], seqs.at(-1)]).toEqual([row.first_seq, row.last_seq]);
+          expect(row.events).toBe(`[${seqs.map((seq) => logged.get(seq)).join(",")}]`);
+        }
+        const inSteps = withEvents.flatMap((r) => (JSON.parse(r.events!) as { seq: number }[]).map((e) => e.seq));
+        expect(new Set(inSteps).size).toBe(inSteps.length);
+        // Answered within the turn, every event went with a step: all of them are in the records.
+        if (!llm) expect(inSteps.sort((a, b) => a - b)).toEqual([...logged.keys()]);
+      } finally {
+        await worker.stop();
+      }
+    }
+  });
+
   it("a live event that goes out on its own is in the log by the time it is on the bus", async () => {
     const worker = await h.startWorker(taskFlow, { llm: slowModel(400) });
     const subject = systemSubjects(h.bus.prefix).events("*");
