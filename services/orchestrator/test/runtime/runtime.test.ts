@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, ConflictError } from "@tog/core";
 import { pending, TaskFailure, type TaskFlow } from "../../src/runtime/flow-context.ts";
@@ -248,6 +249,40 @@ describe("queued tasks (no worker running yet)", () => {
     h = await startRuntimeHarness("queued");
   });
   afterAll(async () => h?.close());
+
+  it("a run that arrives before its submit commits is claimed once the submit commits", async () => {
+    // As the submit transaction does: the task's advisory lock, then the rows; the run is on the
+    // bus before the COMMIT, so a worker may try to claim a row it cannot see yet.
+    const taskId = randomUUID();
+    const sessionId = randomUUID();
+    const submit = await h.pool.connect();
+    try {
+      await submit.query("BEGIN");
+      await submit.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
+      await submit.query("INSERT INTO sessions (id, user_id, token_budget, task_count) VALUES ($1, $2, 1000, 1)", [
+        sessionId,
+        h.userId,
+      ]);
+      await submit.query(
+        `INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id)
+         VALUES ($1, $2, $3, 'early run', 'QUEUED', '{}'::jsonb, 'trace')`,
+        [taskId, h.userId, sessionId],
+      );
+      const claim = h.runs.claim(taskId, "early-worker", 3_000, 60);
+      let settled = false;
+      void claim.finally(() => (settled = true));
+      // Longer than the fast attempts (about 50 ms): the claim must be waiting on the submit's lock.
+      await new Promise((r) => setTimeout(r, 150));
+      expect(settled).toBe(false);
+      await submit.query("COMMIT");
+      const result = await claim;
+      expect(result.outcome).toBe("claimed");
+      const row = await h.pool.query("SELECT status, lease_owner FROM tasks WHERE id = $1", [taskId]);
+      expect(row.rows[0]).toEqual({ status: "RUNNING", lease_owner: "early-worker" });
+    } finally {
+      submit.release();
+    }
+  });
 
   it("resumes a crashed run from its checkpoints: committed steps are not re-run, their unpublished events go out once", async () => {
     const { taskId } = await h.service.submitTask(submitCommand(h.userId, "crashes after step a"));
