@@ -142,6 +142,9 @@ const m: {
   completionHalfStages?: Record<string, { p50: number; p99: number }>;
   cpuSubmit?: Record<string, number>;
   cpuCompletion?: Record<string, number>;
+  /** CPU per completed task at half the saturation rate (the 2b window), and the cores' busy share then. */
+  cpuHalf?: Record<string, number>;
+  busyHalf?: number;
   /** NATS messages per accepted submit / per completed task, by client connection. */
   natsSubmit?: Record<string, NatsCounts>;
   natsCompletion?: Record<string, NatsCounts>;
@@ -256,30 +259,45 @@ const json = { "content-type": "application/json" };
 
 const LOAD_CLIENT = "load client (not in the sum)";
 
-/** CPU per process and, with the bench's own NATS, messages per client over the load's window. */
+/**
+ * CPU per process and, with the bench's own NATS, messages per client over the load's window;
+ * `windowMs`, the window's wall time. `hooks` run at the window's start and end too.
+ */
 async function cpuAround(
   targets: Sampled[],
   job: LoadJob,
-): Promise<{ result: LoadResult; cpu: Map<string, number>; nats: Map<string, NatsCounts> | undefined }> {
+  hooks: { onStart?: () => void; onEnd?: () => void } = {},
+): Promise<{
+  result: LoadResult;
+  cpu: Map<string, number>;
+  nats: Map<string, NatsCounts> | undefined;
+  windowMs: number;
+}> {
   let before: CpuSnapshot = new Map();
   let after: CpuSnapshot = new Map();
   const none = Promise.resolve<NatsSnapshot>(new Map());
   let natsBefore = none;
   let natsAfter = none;
+  let started = 0;
+  let windowMs = 0;
   // The load client's own CPU is shown beside the system's, not counted in it.
   const withClient = (pid: number) => [...targets, { name: LOAD_CLIENT, pid }];
   const result = await runLoad(job, {
     onStart: (pid) => {
+      started = performance.now();
       before = snapshotCpu(withClient(pid));
       if (natsMonitor) natsBefore = natsSnapshot(natsMonitor);
+      hooks.onStart?.();
     },
     onEnd: (pid) => {
+      windowMs = performance.now() - started;
       after = snapshotCpu(withClient(pid));
       if (natsMonitor) natsAfter = natsSnapshot(natsMonitor);
+      hooks.onEnd?.();
     },
   });
   const nats = natsMonitor ? natsDelta(await natsBefore, await natsAfter) : undefined;
-  return { result, cpu: cpuDelta(before, after), nats };
+  return { result, cpu: cpuDelta(before, after), nats, windowMs };
 }
 
 const perTask = (cpu: Map<string, number>, n: number) =>
@@ -459,7 +477,8 @@ async function completionPhase(env: Env): Promise<void> {
 
     const rate = Math.max(1, Math.round((result.completion?.perSecond ?? 2) / 2));
     const halfWindow = { start: new Date(), end: new Date() };
-    m.completionHalf = await runLoad(
+    const half = await cpuAround(
+      sampledOf(env),
       {
         mode: "rate",
         url: `${env.baseUrl}/tasks`,
@@ -474,6 +493,13 @@ async function completionPhase(env: Env): Promise<void> {
       },
       { onStart: () => void (halfWindow.start = new Date()), onEnd: () => void (halfWindow.end = new Date()) },
     );
+    m.completionHalf = half.result;
+    // Per task of the window that completed; and how busy the cores were, every process counted
+    // (the load client too): at half the saturation rate the batches are small, so each task
+    // costs more than at saturation (docs/performance.md "Where a task's time goes …").
+    m.cpuHalf = perTask(half.cpu, half.result.completion?.count ?? 0);
+    const allMs = [...half.cpu.values()].reduce((a, b) => a + b, 0);
+    m.busyHalf = allMs / Math.max(1, half.windowMs * os.availableParallelism());
     m.completionHalfStages = await taskStages(env.database.url, halfWindow.start, halfWindow.end);
     log(
       `  @ ${rate}/s: submit → WORKFLOW_COMPLETED p50 ${fmt(m.completionHalf.completion?.p50)} ms p99 ${fmt(m.completionHalf.completion?.p99)} ms`,
@@ -1037,7 +1063,13 @@ if (m.gatewayToken && m.bareToken) {
   });
 }
 
-const cpuNames = [...new Set([...Object.keys(m.cpuSubmit ?? {}), ...Object.keys(m.cpuCompletion ?? {})])];
+const cpuNames = [
+  ...new Set([
+    ...Object.keys(m.cpuSubmit ?? {}),
+    ...Object.keys(m.cpuCompletion ?? {}),
+    ...Object.keys(m.cpuHalf ?? {}),
+  ]),
+];
 const order = [
   "gateway",
   "orchestrator",
@@ -1054,11 +1086,18 @@ cpuNames.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 
 const sum = (o: Record<string, number> | undefined) =>
   o ? Object.entries(o).reduce((a, [name, b]) => a + (name !== LOAD_CLIENT && Number.isFinite(b) ? b : 0), 0) : NaN;
 const cpuTable = markdownTable(
-  ["process", "CPU ms per accepted submit (workers paused)", "CPU ms per completed task (saturation)"],
   [
-    ...cpuNames.filter((n) => n !== LOAD_CLIENT).map((n) => [n, fmt(m.cpuSubmit?.[n]), fmt(m.cpuCompletion?.[n])]),
-    ["all of the above", fmt(sum(m.cpuSubmit)), fmt(sum(m.cpuCompletion))],
-    [LOAD_CLIENT, fmt(m.cpuSubmit?.[LOAD_CLIENT]), fmt(m.cpuCompletion?.[LOAD_CLIENT])],
+    "process",
+    "CPU ms per accepted submit (workers paused)",
+    "CPU ms per completed task (saturation)",
+    "CPU ms per completed task (half saturation, 2b)",
+  ],
+  [
+    ...cpuNames
+      .filter((n) => n !== LOAD_CLIENT)
+      .map((n) => [n, fmt(m.cpuSubmit?.[n]), fmt(m.cpuCompletion?.[n]), fmt(m.cpuHalf?.[n])]),
+    ["all of the above", fmt(sum(m.cpuSubmit)), fmt(sum(m.cpuCompletion)), fmt(sum(m.cpuHalf))],
+    [LOAD_CLIENT, fmt(m.cpuSubmit?.[LOAD_CLIENT]), fmt(m.cpuCompletion?.[LOAD_CLIENT]), fmt(m.cpuHalf?.[LOAD_CLIENT])],
   ],
 );
 const natsNames = [...new Set([...Object.keys(m.natsSubmit ?? {}), ...Object.keys(m.natsCompletion ?? {})])].sort(
@@ -1134,7 +1173,7 @@ const setup = [
         .map((k) => `${k} ${fmt(m.completionHalfStages![k]!.p50)} / ${fmt(m.completionHalfStages![k]!.p99)} ms`)
         .join(
           ", ",
-        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.`
+        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${fmt(100 * m.busyHalf, 0)} % busy (every process, the load client too).` : ""}`
     : "",
   m.historyNoise
     ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
