@@ -1,8 +1,8 @@
 import type { DbPool } from "@tog/db";
 import { GroupCommit } from "./group-commit.ts";
-import { jsonLines, linesArray } from "./json-lines.ts";
+import { linesArray } from "./json-lines.ts";
 import type { StepRecord } from "./run.repository.ts";
-import { stepColumns, stepEventColumns } from "./step-columns.ts";
+import { stepColumns, stepEventColumns, withStepJsonAsLines } from "./step-columns.ts";
 
 // Step checkpoints of all runs of one worker process, group-committed (group-commit.ts): one
 // `INSERT … SELECT FROM unnest(…)` per batch. Each row is fenced by its run's lease as before: a
@@ -74,15 +74,7 @@ export class CheckpointRepository {
     const res = await this.#pool.query<{ task_id: string; key: string }>({
       name: "checkpoint-batch",
       text: BATCH_SQL,
-      // The JSON columns as lines (json-lines.ts): step outputs and events, the events' texts.
-      values: [
-        ...cols.slice(0, 6),
-        jsonLines(cols[6] as (string | null)[]),
-        jsonLines(cols[7] as (string | null)[]),
-        ...cols.slice(8),
-        ...events.slice(0, 5),
-        jsonLines(events[5] as string[]),
-      ],
+      values: [...withStepJsonAsLines(cols, 1), ...events],
     });
     const written = new Set(res.rows.map((r) => keyOf(r.task_id, r.key)));
     return checkpoints.map((c) => c.steps.every((s) => written.has(keyOf(c.taskId, s.key))));

@@ -1,9 +1,8 @@
 import type { DbPool } from "@tog/db";
 import type { TaskEvent } from "@tog/events";
-import { eventColumns } from "../events/event.repository.ts";
-import { eventRowOf } from "../events/event-row.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { jsonLines, linesArray } from "./json-lines.ts";
+import { linesArray } from "./json-lines.ts";
+import { eventLogColumns } from "./step-columns.ts";
 
 // Live events into the permanent log before they are published (docs/performance.md "The log
 // before the bus"): the events a run reports outside any step record, group-committed with those
@@ -47,14 +46,11 @@ export class EventLogRepository {
   }
 
   async #insert(items: LiveEvents[]): Promise<boolean[]> {
-    const rows = items.flatMap((item) => item.events.map(eventRowOf));
     const owners = items.flatMap((item) => item.events.map(() => item.owner));
-    const columns = eventColumns(rows);
     const res = await this.#pool.query<{ task_id: string }>({
       name: "log-live-events",
       text: LOG_LIVE_SQL,
-      // The events' texts as lines (json-lines.ts).
-      values: [...columns.slice(0, 5), jsonLines(columns[5] as string[]), owners],
+      values: [...eventLogColumns(items.flatMap((item) => item.events)), owners],
     });
     const held = new Set(res.rows.map((r) => r.task_id));
     return items.map((item) => held.has(item.taskId.toLowerCase()));

@@ -1,8 +1,8 @@
 import type { DbPool } from "@tog/db";
 import type { PoolClient } from "pg";
 import type { StepRecord } from "./run.repository.ts";
-import { jsonLines, linesArray } from "./json-lines.ts";
-import { stepColumns, stepEventColumns } from "./step-columns.ts";
+import { linesArray } from "./json-lines.ts";
+import { stepColumns, stepEventColumns, withStepJsonAsLines } from "./step-columns.ts";
 
 // The final write, the one statement that ends tasks, shared by runs and by the cancel of a queued task.
 //
@@ -68,23 +68,10 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
     for (const st of f.lazySteps ?? []) [f.taskId, ...stepColumns(st)].forEach((v, k) => lazy[k]!.push(v));
   }
   const events = stepEventColumns(finals.flatMap((f) => [...(f.lazySteps ?? []), f.step]));
-  // The JSON columns as lines (json-lines.ts): step outputs and events, the events' texts.
-  const lines = (column: unknown[]) => jsonLines(column as (string | null)[]);
   const res = await db.query<{ id: string }>({
     name: "final-write",
     text: FINAL_WRITE_SQL,
-    values: [
-      ...cols.slice(0, 18),
-      lines(cols[18]!),
-      lines(cols[19]!),
-      ...cols.slice(20),
-      ...lazy.slice(0, 6),
-      lines(lazy[6]!),
-      lines(lazy[7]!),
-      ...lazy.slice(8),
-      ...events.slice(0, 5),
-      lines(events[5]!),
-    ],
+    values: [...withStepJsonAsLines(cols, 13), ...withStepJsonAsLines(lazy, 1), ...events],
   });
   return new Set(res.rows.map((r) => r.id));
 }

@@ -1,5 +1,7 @@
+import type { TaskEvent } from "@tog/events";
 import { eventColumns } from "../events/event.repository.ts";
 import { eventRowOf } from "../events/event-row.ts";
+import { jsonLines } from "./json-lines.ts";
 import type { StepRecord } from "./run.repository.ts";
 
 /**
@@ -22,11 +24,34 @@ export function stepColumns(step: StepRecord): unknown[] {
   ];
 }
 
+/** Where `output` and `events` sit among `stepColumns`. */
+const STEP_OUTPUT = 5;
+const STEP_EVENTS = 6;
+
 /**
- * The steps' events as the columns of `task_events` (event.repository.ts `eventColumns`): the
- * statement that writes the steps puts their events in the permanent log too, so an event is
- * in the log before it is published (docs/performance.md "The log before the bus").
+ * A statement's columns, built row by row, with the `stepColumns` starting at index `at`: the
+ * steps' JSON columns (output, events) go as lines (json-lines.ts), the rest as arrays.
  */
-export function stepEventColumns(steps: readonly StepRecord[]): unknown[][] {
-  return eventColumns(steps.flatMap((step) => (step.events ?? []).map(eventRowOf)));
+export function withStepJsonAsLines(columns: readonly unknown[][], at: number): unknown[] {
+  return columns.map((column, k) =>
+    k === at + STEP_OUTPUT || k === at + STEP_EVENTS ? jsonLines(column as (string | null)[]) : column,
+  );
+}
+
+/**
+ * Events as the columns of `task_events` (event.repository.ts `eventColumns`), each event's JSON
+ * text (the one it is published with) as lines (json-lines.ts).
+ */
+export function eventLogColumns(events: readonly TaskEvent[]): unknown[] {
+  const columns = eventColumns(events.map(eventRowOf));
+  return [...columns.slice(0, 5), jsonLines(columns[5] as string[])];
+}
+
+/**
+ * The steps' events as `eventLogColumns`: the statement that writes the steps puts their events
+ * in the permanent log too, so an event is in the log before it is published
+ * (docs/performance.md "The log before the bus").
+ */
+export function stepEventColumns(steps: readonly StepRecord[]): unknown[] {
+  return eventLogColumns(steps.flatMap((step) => step.events ?? []));
 }
