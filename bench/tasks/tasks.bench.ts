@@ -145,6 +145,16 @@ const m: {
   /** CPU per completed task at half the saturation rate (the 2b window), and the cores' busy share then. */
   cpuHalf?: Record<string, number>;
   busyHalf?: number;
+  /**
+   * The bare express + INSERT process's CPU per request (server + PostgreSQL) at its maximum and
+   * at the 2b rate (after the system stopped): how much of the rise from saturation to 2b is the
+   * machine's own cost of a request that arrives alone.
+   */
+  cpuBaselineMax?: Record<string, number>;
+  /** The 2b rate (tasks/s offered). */
+  halfRate?: number;
+  baselineHalf?: LoadResult;
+  cpuBaselineHalf?: Record<string, number>;
   /** NATS messages per accepted submit / per completed task, by client connection. */
   natsSubmit?: Record<string, NatsCounts>;
   natsCompletion?: Record<string, NatsCounts>;
@@ -255,6 +265,7 @@ async function closeSystem(env: Env): Promise<void> {
 }
 
 const SIMPLE_TASK = JSON.stringify({ query: "Say hello", mode: "simple" });
+const BASELINE_BODY = JSON.stringify({ query: "hello" });
 const json = { "content-type": "application/json" };
 
 const LOAD_CLIENT = "load client (not in the sum)";
@@ -302,6 +313,9 @@ async function cpuAround(
 
 const perTask = (cpu: Map<string, number>, n: number) =>
   Object.fromEntries([...cpu].map(([k, v]) => [k, v / Math.max(1, n)]));
+/** CPU of every process but the load client's. */
+const sum = (o: Record<string, number> | undefined) =>
+  o ? Object.entries(o).reduce((a, [name, b]) => a + (name !== LOAD_CLIENT && Number.isFinite(b) ? b : 0), 0) : NaN;
 const natsPerTask = (nats: Map<string, NatsCounts> | undefined, n: number) =>
   nats &&
   Object.fromEntries([...nats].map(([k, v]) => [k, { in: v.in / Math.max(1, n), out: v.out / Math.max(1, n) }]));
@@ -309,8 +323,44 @@ const natsPerTask = (nats: Map<string, NatsCounts> | undefined, n: number) =>
 // ---------------------------------------------------------------------------------------------
 async function baselinePhase(): Promise<void> {
   log("baseline: bare express process");
+  const baseline = await startBaseline();
+  const insert = await cpuAround(baseline.sampled, {
+    mode: "max",
+    url: baseline.insertUrl,
+    method: "POST",
+    headers: json,
+    body: BASELINE_BODY,
+    connections: config.BENCH_CONNECTIONS,
+    seconds: config.BENCH_SECONDS,
+    warmupSeconds: config.BENCH_WARMUP_SECONDS,
+  });
+  m.baselineInsert = insert.result;
+  m.cpuBaselineMax = perTask(insert.cpu, insert.result.requests);
+  log(`  express + INSERT: ${fmt(m.baselineInsert.rps)}/s`);
+  m.bareToken = await runLoad({
+    mode: "max",
+    url: `${baseline.server.url}/api/v1/auth/token`,
+    method: "POST",
+    headers: json,
+    body: "{}",
+    connections: config.BENCH_CONNECTIONS,
+    seconds: config.BENCH_SECONDS,
+    warmupSeconds: config.BENCH_WARMUP_SECONDS,
+  });
+  log(`  bare express token route: ${fmt(m.bareToken.rps)}/s`);
+  await baseline.stop();
+}
+
+/** The bare express process of the baselines, on a database of its own. */
+async function startBaseline(): Promise<{
+  server: RunningService;
+  insertUrl: string;
+  sampled: Sampled[];
+  stop: () => Promise<void>;
+}> {
   const database = await testkit.createTestDatabase({ migrated: false });
-  cleanups.push({ name: "baseline database", run: () => database.drop() });
+  const dropDatabase = { name: "baseline database", run: () => database.drop() };
+  cleanups.push(dropDatabase);
   const { freePort } = await import("@tog/devstack");
   const port = await freePort();
   const server: RunningService = await startService({
@@ -320,32 +370,47 @@ async function baselinePhase(): Promise<void> {
     port,
     readyPath: "/api/v1/health",
   });
-  cleanups.push({ name: "baseline server", run: () => server.stop(2_000) });
-  m.baselineInsert = await runLoad({
-    mode: "max",
-    url: `${server.url}/items`,
-    method: "POST",
-    headers: json,
-    body: JSON.stringify({ query: "hello" }),
-    connections: config.BENCH_CONNECTIONS,
-    seconds: config.BENCH_SECONDS,
-    warmupSeconds: config.BENCH_WARMUP_SECONDS,
-  });
-  log(`  express + INSERT: ${fmt(m.baselineInsert.rps)}/s`);
-  m.bareToken = await runLoad({
-    mode: "max",
-    url: `${server.url}/api/v1/auth/token`,
-    method: "POST",
-    headers: json,
-    body: "{}",
-    connections: config.BENCH_CONNECTIONS,
-    seconds: config.BENCH_SECONDS,
-    warmupSeconds: config.BENCH_WARMUP_SECONDS,
-  });
-  log(`  bare express token route: ${fmt(m.bareToken.rps)}/s`);
-  await server.stop(2_000);
-  await database.drop();
-  cleanups.splice(-2, 2);
+  const stopServer = { name: "baseline server", run: () => server.stop(2_000) };
+  cleanups.push(stopServer);
+  const sampled: Sampled[] = [{ name: "baseline server", pid: server.pid }];
+  if (pgPid) sampled.push({ name: "PostgreSQL", pid: pgPid, tree: true });
+  return {
+    server,
+    insertUrl: `${server.url}/items`,
+    sampled,
+    stop: async () => {
+      await server.stop(2_000);
+      await database.drop();
+      for (const c of [stopServer, dropDatabase]) cleanups.splice(cleanups.indexOf(c), 1);
+    },
+  };
+}
+
+/**
+ * The bare express + INSERT process again, now at the 2b rate (open loop, the system stopped):
+ * its CPU per request there against at its maximum is what a request that arrives alone costs
+ * on this machine (docs/performance.md "Where a task's time goes at half the saturation rate").
+ */
+async function baselineAtHalfRate(rate: number): Promise<void> {
+  log(`baseline again: bare express + INSERT @ ${rate}/s`);
+  const baseline = await startBaseline();
+  try {
+    const half = await cpuAround(baseline.sampled, {
+      mode: "rate",
+      url: baseline.insertUrl,
+      method: "POST",
+      headers: json,
+      body: BASELINE_BODY,
+      rate,
+      seconds: config.BENCH_SECONDS,
+      warmupSeconds: config.BENCH_WARMUP_SECONDS,
+    });
+    m.baselineHalf = half.result;
+    m.cpuBaselineHalf = perTask(half.cpu, half.result.requests);
+    log(`  ${fmt(sum(m.cpuBaselineHalf))} ms CPU per request against ${fmt(sum(m.cpuBaselineMax))} at its maximum`);
+  } finally {
+    await baseline.stop();
+  }
 }
 
 async function submitAndPortPhases(): Promise<void> {
@@ -476,6 +541,7 @@ async function completionPhase(env: Env): Promise<void> {
     m.pgCompletion = { tasks, db: diffDb(db0, db1), tables };
 
     const rate = Math.max(1, Math.round((result.completion?.perSecond ?? 2) / 2));
+    m.halfRate = rate;
     const halfWindow = { start: new Date(), end: new Date() };
     const half = await cpuAround(
       sampledOf(env),
@@ -892,6 +958,8 @@ try {
       await closeSystem(env);
     }
   }
+  // The system stopped, so the baseline has the cores to itself as it had at its maximum.
+  if (m.cpuBaselineMax && m.halfRate) await baselineAtHalfRate(m.halfRate);
 } catch (err) {
   failed = err;
   log(`bench failed: ${(err as Error).stack ?? err}`);
@@ -1083,8 +1151,6 @@ const order = [
   "PostgreSQL",
 ];
 cpuNames.sort((a, b) => (order.indexOf(a) + 1 || 99) - (order.indexOf(b) + 1 || 99));
-const sum = (o: Record<string, number> | undefined) =>
-  o ? Object.entries(o).reduce((a, [name, b]) => a + (name !== LOAD_CLIENT && Number.isFinite(b) ? b : 0), 0) : NaN;
 const cpuTable = markdownTable(
   [
     "process",
@@ -1174,6 +1240,9 @@ const setup = [
         .join(
           ", ",
         )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${fmt(100 * m.busyHalf, 0)} % busy (every process, the load client too).` : ""}`
+    : "",
+  m.cpuBaselineHalf && m.baselineHalf
+    ? `A request that arrives alone costs more on this machine: the bare express + INSERT process at the 2b rate (${fmt(m.baselineHalf.rps, 0)}/s, open loop, after the system stopped; p50 ${fmt(m.baselineHalf.p50)} ms) took ${fmt(sum(m.cpuBaselineHalf))} ms of CPU per request (server + PostgreSQL) against ${fmt(sum(m.cpuBaselineMax))} ms at its maximum (${fmt(sum(m.cpuBaselineHalf) / sum(m.cpuBaselineMax))}×); the system took ${fmt(sum(m.cpuHalf))} ms per completed task at that rate against ${fmt(sum(m.cpuCompletion))} ms at saturation (${fmt(sum(m.cpuHalf) / sum(m.cpuCompletion))}×).`
     : "",
   m.historyNoise
     ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
