@@ -381,7 +381,10 @@ async function startBaseline(): Promise<{
     stop: async () => {
       await server.stop(2_000);
       await database.drop();
-      for (const c of [stopServer, dropDatabase]) cleanups.splice(cleanups.indexOf(c), 1);
+      for (const c of [stopServer, dropDatabase]) {
+        const at = cleanups.indexOf(c);
+        if (at >= 0) cleanups.splice(at, 1);
+      }
     },
   };
 }
@@ -389,7 +392,7 @@ async function startBaseline(): Promise<{
 /**
  * The bare express + INSERT process again, now at the 2b rate (open loop, the system stopped):
  * its CPU per request there against at its maximum is what a request that arrives alone costs
- * on this machine (docs/performance.md "Where a task's time goes at half the saturation rate").
+ * on this machine (docs/performance.md "CPU per task").
  */
 async function baselineAtHalfRate(rate: number): Promise<void> {
   log(`baseline again: bare express + INSERT @ ${rate}/s`);
