@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import autocannon from "autocannon";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { request } from "undici";
+import { lastEventTextOf } from "@tog/events";
 
 export interface LoadJob {
   mode: "max" | "rate" | "tasks";
@@ -69,12 +70,13 @@ class Completions {
     this.nc = nc;
     nc.subscribe(`${prefix}.events.*`, {
       callback: (_err, msg) => {
-        // Only the terminal event is read: the other eight of a simple task are skipped without
-        // decoding, so the load client takes less of the cores the system under test runs on.
+        // Only the terminal event is read: messages without it are skipped without decoding, so
+        // the load client takes less of the cores the system under test runs on. It is the last
+        // event of its message (docs/decisions.md "One message per write").
         if (Buffer.from(msg.data.buffer, msg.data.byteOffset, msg.data.byteLength).indexOf(COMPLETED) < 0) return;
         let event: { workflow_id?: string; type?: string };
         try {
-          event = msg.json();
+          event = JSON.parse(lastEventTextOf(msg.string())) as typeof event;
         } catch {
           return;
         }

@@ -23,6 +23,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
+import { lastEventTextOf } from "@tog/events";
 import { resolveRouterKind, startService, type RunningService } from "@tog/devstack";
 import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
@@ -619,7 +620,8 @@ async function historyPhase(env: Env): Promise<void> {
   const done = new Set<string>();
   nc.subscribe(`${env.natsPrefix}.events.*`, {
     callback: (_err, msg) => {
-      const e = msg.json<{ workflow_id?: string; type?: string }>();
+      // The terminal event is the last of its message (docs/decisions.md "One message per write").
+      const e = JSON.parse(lastEventTextOf(msg.string())) as { workflow_id?: string; type?: string };
       if (e.type !== "WORKFLOW_COMPLETED" || !e.workflow_id) return;
       done.add(e.workflow_id);
       completed.get(e.workflow_id)?.();

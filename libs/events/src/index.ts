@@ -88,6 +88,13 @@ export {
   workspaceUpdatedSchema,
 } from "./payloads.ts";
 export {
+  eventsMessageId,
+  eventsMessageOf,
+  eventTextsOf,
+  firstEventTextOf,
+  lastEventTextOf,
+} from "./bus-message.ts";
+export {
   buildEvent,
   type EventBase,
   eventBaseSchema,

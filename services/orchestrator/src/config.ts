@@ -59,6 +59,12 @@ export const workerConfigShape = {
   MAX_TOOL_ITERATIONS: envInt(8, 1, 100).describe(
     "Tool-calling rounds an agent may take before it must answer (standard mode).",
   ),
+  EVENT_MESSAGES: z
+    .enum(["per-write", "per-event"])
+    .default("per-write")
+    .describe(
+      'per-write: the events of one write go out as one NATS message. per-event: one message per event, for an upgrade while stream services or event persisters of an earlier release still run (docs/decisions.md "One message per write").',
+    ),
 } satisfies ConfigShape;
 
 export type WorkerConfig = z.infer<z.ZodObject<typeof workerConfigShape>>;

@@ -96,6 +96,7 @@ try {
       onEventPublished: series.onEventPublished,
       onTaskFinished: series.onTaskFinished,
       eventsMaxAgeMs: config.EVENTS_MAX_AGE_SECONDS * 1_000,
+      eventMessages: config.EVENT_MESSAGES,
     },
   });
   const running = worker;

@@ -2,7 +2,14 @@ import { randomUUID } from "node:crypto";
 import { createLogger, type Logger } from "@tog/core";
 import { publish, systemSubjects, type Bus } from "@tog/bus";
 import type { Db } from "@tog/db";
-import { buildEvent, eventMessageId, terminalErrorData, WORKFLOW_AGENT_ID, type TaskEvent } from "@tog/events";
+import {
+  buildEvent,
+  eventsMessageId,
+  eventsMessageOf,
+  terminalErrorData,
+  WORKFLOW_AGENT_ID,
+  type TaskEvent,
+} from "@tog/events";
 import type { HubEvent } from "../src/hub/hub-event.ts";
 import type { HubSubscriber } from "../src/hub/task-hub.ts";
 
@@ -54,17 +61,23 @@ export function makeEvent(taskId: string, seq: number, options: { last?: boolean
   } as never);
 }
 
-/** Publishes a task's events the way a worker does (JetStream, msg id, conditional on the subject's last sequence). */
+/**
+ * Publishes a task's events the way a worker does: JetStream, msg id, conditional on the
+ * subject's last sequence, `perMessage` events to a message (docs/decisions.md "One message per
+ * write").
+ */
 export class WorkerDouble {
   readonly taskId: string;
   readonly #bus: Bus;
+  readonly #perMessage: number;
   #lastStreamSeq = 0;
   seq = 0;
   readonly published: TaskEvent[] = [];
 
-  constructor(bus: Bus, taskId = randomUUID()) {
+  constructor(bus: Bus, taskId = randomUUID(), perMessage = 1) {
     this.#bus = bus;
     this.taskId = taskId;
+    this.#perMessage = perMessage;
   }
 
   /** After the cache expired the subject's messages, the next publish expects none (as workers do). */
@@ -78,17 +91,17 @@ export class WorkerDouble {
 
   async emit(count = 1, options: { last?: boolean; failed?: boolean } = {}): Promise<TaskEvent[]> {
     const out: TaskEvent[] = [];
-    for (let i = 0; i < count; i++) {
-      const isLast = i === count - 1;
-      const event = makeEvent(this.taskId, ++this.seq, isLast ? options : {});
-      const ack = await publish(this.#bus, this.subject, new TextEncoder().encode(JSON.stringify(event)), {
-        msgID: eventMessageId(event),
+    for (let i = 0; i < count; i++) out.push(makeEvent(this.taskId, ++this.seq, i === count - 1 ? options : {}));
+    for (let i = 0; i < out.length; i += this.#perMessage) {
+      const events = out.slice(i, i + this.#perMessage);
+      const text = eventsMessageOf(events.map((e) => JSON.stringify(e)));
+      const ack = await publish(this.#bus, this.subject, new TextEncoder().encode(text), {
+        msgID: eventsMessageId(events),
         expect: { lastSubjectSequence: this.#lastStreamSeq },
       });
       this.#lastStreamSeq = ack.seq;
-      this.published.push(event);
-      out.push(event);
     }
+    this.published.push(...out);
     return out;
   }
 }

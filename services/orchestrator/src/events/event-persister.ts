@@ -3,7 +3,7 @@ import { EVENT_PERSISTER, type Bus } from "@tog/bus";
 import type { Logger } from "@tog/core";
 import type { DbPool } from "@tog/db";
 import { insertEventRows } from "./event.repository.ts";
-import { toEventRow, type EventRow } from "./event-row.ts";
+import { toEventRows, type EventRow } from "./event-row.ts";
 import { isDataError, sqlStateOf } from "./pg-errors.ts";
 import { tracedPersist } from "../telemetry/traced-calls.ts";
 
@@ -23,7 +23,7 @@ import { tracedPersist } from "../telemetry/traced-calls.ts";
 export interface EventPersisterMetrics {
   /** Events newly written. */
   persisted?(count: number): void;
-  /** Messages whose event was already stored (redelivery, republish). */
+  /** Events that were already stored (redelivery, republish). */
   duplicates?(count: number): void;
   /** Messages terminated because they can never be stored. */
   rejected?(count: number): void;
@@ -59,7 +59,10 @@ interface Held {
 
 interface PendingRow {
   row: EventRow;
-  /** The row's messages: more than one when the same event was delivered twice. */
+  /**
+   * The messages that hold the row's event: more than one when it was delivered twice. A
+   * message of several events is acked once all of them are stored.
+   */
   msgs: JsMsg[];
 }
 
@@ -143,15 +146,17 @@ export function startEventPersister(options: EventPersisterOptions): EventPersis
   async function persistBatch(batch: JsMsg[]): Promise<void> {
     const byKey = new Map<string, PendingRow>();
     for (const msg of batch) {
-      const parsed = toEventRow(msg.data);
+      const parsed = toEventRows(msg.data);
       if (!parsed.ok) {
         reject([msg], parsed.reason);
         continue;
       }
-      const key = `${parsed.row.taskId}:${parsed.row.seq}`;
-      const existing = byKey.get(key);
-      if (existing) existing.msgs.push(msg);
-      else byKey.set(key, { row: parsed.row, msgs: [msg] });
+      for (const row of parsed.rows) {
+        const key = `${row.taskId}:${row.seq}`;
+        const existing = byKey.get(key);
+        if (existing) existing.msgs.push(msg);
+        else byKey.set(key, { row, msgs: [msg] });
+      }
     }
     await write([...byKey.values()]);
   }
@@ -167,7 +172,8 @@ export function startEventPersister(options: EventPersisterOptions): EventPersis
           pending.map((p) => p.row),
         );
         const msgs = pending.flatMap((p) => p.msgs);
-        for (const msg of msgs) msg.ack();
+        // A message answers once: of an ack and a term() for two of its events, the first counts.
+        for (const msg of new Set(msgs)) msg.ack();
         metrics.batchWritten?.(pending.length, performance.now() - startedAt);
         metrics.persisted?.(inserted);
         if (msgs.length > inserted) metrics.duplicates?.(msgs.length - inserted);

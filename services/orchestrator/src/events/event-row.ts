@@ -4,7 +4,7 @@
 // failing, and blocking, a whole batch.
 
 import { isUuid } from "@tog/core";
-import type { TaskEvent } from "@tog/events";
+import { eventTextsOf, type TaskEvent } from "@tog/events";
 
 /** One row of task_events. `json` is the message data, character for character. */
 export interface EventRow {
@@ -18,6 +18,7 @@ export interface EventRow {
 }
 
 export type EventRowResult = { ok: true; row: EventRow } | { ok: false; reason: string };
+export type EventRowsResult = { ok: true; rows: EventRow[] } | { ok: false; reason: string };
 
 const MAX_SEQ = 2_147_483_647;
 // Years 0001–9999: the range an ISO string without an expanded year covers.
@@ -28,14 +29,30 @@ const LAST_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
 // rather than silently dropping it (JSON.parse then refuses it).
 const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/** Turns message data into a row, or says why it can never be stored. */
-export function toEventRow(data: Uint8Array): EventRowResult {
-  let json: string;
+/**
+ * Turns message data into rows, one per event it holds (docs/decisions.md "One message per
+ * write"), or says why it can never be stored. One unreadable event refuses the whole message:
+ * a message of several events comes from a worker that logged them before publishing.
+ */
+export function toEventRows(data: Uint8Array): EventRowsResult {
+  let message: string;
   try {
-    json = decoder.decode(data);
+    message = decoder.decode(data);
   } catch {
     return { ok: false, reason: "data is not UTF-8" };
   }
+  const texts = eventTextsOf(message);
+  const rows: EventRow[] = [];
+  for (const [i, text] of texts.entries()) {
+    const parsed = toEventRow(text);
+    if (!parsed.ok) return texts.length === 1 ? parsed : { ok: false, reason: `event ${i + 1}: ${parsed.reason}` };
+    rows.push(parsed.row);
+  }
+  return { ok: true, rows };
+}
+
+/** Turns one event's text into a row, or says why it can never be stored. */
+export function toEventRow(json: string): EventRowResult {
   let value: unknown;
   try {
     value = JSON.parse(json);

@@ -5,7 +5,7 @@ export {
   type EventPersisterMetrics,
   type EventPersisterOptions,
 } from "./event-persister.ts";
-export { eventRowOf, toEventRow, type EventRow, type EventRowResult } from "./event-row.ts";
+export { eventRowOf, toEventRow, toEventRows, type EventRow, type EventRowResult } from "./event-row.ts";
 export { eventColumns, insertEventRows } from "./event.repository.ts";
 export {
   createEventHistoryRepository,

@@ -1,5 +1,6 @@
 import { JetStreamApiError } from "@nats-io/jetstream";
 import { systemSubjects, type Bus } from "@tog/bus";
+import { lastEventTextOf } from "@tog/events";
 
 // Where a task's event subject stands in the real-time stream: the seq of its last
 // retained event and that message's stream sequence (the value `expect.lastSubjectSequence`
@@ -18,7 +19,8 @@ export async function busPosition(bus: Bus, taskId: string): Promise<BusPosition
       last_by_subj: systemSubjects(bus.prefix).events(taskId),
     });
     if (!msg) return { lastSeq: 0, lastStreamSeq: 0 };
-    const event = msg.json<{ seq?: unknown }>();
+    // A message holds the events of one write; its last line is the subject's last event.
+    const event = JSON.parse(lastEventTextOf(msg.string())) as { seq?: unknown };
     return { lastSeq: typeof event.seq === "number" ? event.seq : 0, lastStreamSeq: msg.seq };
   } catch (err) {
     if (err instanceof JetStreamApiError && err.code === NO_MESSAGE_FOUND) return { lastSeq: 0, lastStreamSeq: 0 };

@@ -1,7 +1,14 @@
 import type { Logger } from "@tog/core";
 import { ConflictError } from "@tog/core";
 import { publish, systemSubjects, type Bus } from "@tog/bus";
-import { buildEvent, eventMessageId, type EventType, type TaskEvent } from "@tog/events";
+import {
+  buildEvent,
+  eventMessageId,
+  eventsMessageId,
+  eventsMessageOf,
+  type EventType,
+  type TaskEvent,
+} from "@tog/events";
 import type { PendingEvent } from "./flow-context.ts";
 import type { StepRecord } from "./run.repository.ts";
 
@@ -54,6 +61,8 @@ export interface EventEmitterOptions {
    * are published one by one, each fenced on the one before.
    */
   logLive?: ((events: TaskEvent[]) => Promise<void>) | undefined;
+  /** One message per event, as earlier releases published (EVENT_MESSAGES=per-event). */
+  perEvent?: boolean | undefined;
 }
 
 export class TaskEventEmitter {
@@ -67,6 +76,7 @@ export class TaskEventEmitter {
   readonly #onPublished: ((event: TaskEvent) => void) | undefined;
   readonly #writeStaged: ((steps: StepRecord[]) => Promise<void>) | undefined;
   readonly #logLive: ((events: TaskEvent[]) => Promise<void>) | undefined;
+  readonly #perEvent: boolean;
   #staged: StepRecord[] = [];
   /** Live events built (seqs taken) but not yet queued; every seq here is above every staged one. */
   #held: TaskEvent[] = [];
@@ -90,6 +100,7 @@ export class TaskEventEmitter {
     this.#onPublished = options.onPublished;
     this.#writeStaged = options.writeStaged;
     this.#logLive = options.logLive;
+    this.#perEvent = options.perEvent ?? false;
     this.#lastSeq = options.start.lastSeq;
     this.#lastStreamSeq = options.start.lastStreamSeq;
   }
@@ -274,15 +285,29 @@ export class TaskEventEmitter {
   }
 
   /**
-   * Publishes the events in one round trip: only the first is fenced on the subject's last
-   * sequence; the others are sent right behind it and deduplicated by msg-id. Several go
-   * together only when they are already in PostgreSQL (a step's record, or the log under the
-   * lease): their content is fixed by that write, so another writer could only publish the same
-   * events with the same ids (a later run republishes them before anything new,
-   * docs/performance.md "Publishing written events together"). A live event that is not logged
-   * (no lease to log it under) goes alone, fenced on the one before.
+   * Publishes the events of one write as one message (docs/decisions.md "One message per
+   * write"), fenced on the subject's last sequence, so a second writer is refused for the whole
+   * write. Several go together only when they are already in PostgreSQL (a step's record, or the
+   * log under the lease), so their content is fixed by that write. A write too large for one
+   * message goes out in several, each fenced on the one before. With `perEvent` (an upgrade
+   * from a release whose readers take one event per message), each event is its own message:
+   * the first fenced, the others deduplicated by msg-id.
    */
   async #publish(events: readonly TaskEvent[]): Promise<void> {
+    if (this.#perEvent) await this.#publishEach(events);
+    else for (const part of messagesOf(events)) await this.#publishMessage(part.events, part.texts);
+    for (const event of events) this.#onPublished?.(event);
+  }
+
+  async #publishMessage(events: readonly TaskEvent[], texts: readonly string[]): Promise<void> {
+    const ack = await publish(this.#bus, this.#subject, encoder.encode(eventsMessageOf(texts)), {
+      msgID: eventsMessageId(events),
+      expect: { lastSubjectSequence: this.#lastStreamSeq },
+    });
+    if (ack.seq > this.#lastStreamSeq) this.#lastStreamSeq = ack.seq;
+  }
+
+  async #publishEach(events: readonly TaskEvent[]): Promise<void> {
     const fence = this.#lastStreamSeq;
     const acks = await Promise.all(
       events.map((event, i) =>
@@ -297,7 +322,6 @@ export class TaskEventEmitter {
       ),
     );
     for (const ack of acks) if (ack.seq > this.#lastStreamSeq) this.#lastStreamSeq = ack.seq;
-    for (const event of events) this.#onPublished?.(event);
   }
 
   #fail(error: Error): void {
@@ -310,4 +334,31 @@ export class TaskEventEmitter {
     }
     this.#onFailure(error);
   }
+}
+
+/**
+ * Most bytes of event texts in one message: well under NATS's default max_payload (1 MiB), so a
+ * write of many large events goes out in a few messages instead of being refused. An event
+ * larger than this goes alone, as it always did.
+ */
+export const MESSAGE_BUDGET_BYTES = 256 * 1024;
+
+/** The events of one write, cut into messages of at most MESSAGE_BUDGET_BYTES each. */
+function messagesOf(events: readonly TaskEvent[]): { events: TaskEvent[]; texts: string[] }[] {
+  const out: { events: TaskEvent[]; texts: string[] }[] = [];
+  let current: { events: TaskEvent[]; texts: string[] } | undefined;
+  let bytes = 0;
+  for (const event of events) {
+    const text = JSON.stringify(event);
+    const size = Buffer.byteLength(text) + 1;
+    if (!current || bytes + size > MESSAGE_BUDGET_BYTES) {
+      current = { events: [], texts: [] };
+      out.push(current);
+      bytes = 0;
+    }
+    current.events.push(event);
+    current.texts.push(text);
+    bytes += size;
+  }
+  return out;
 }

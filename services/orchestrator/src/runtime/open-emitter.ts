@@ -20,6 +20,8 @@ export interface EmitterDeps {
    * missing from the bus, has aged out rather than never reached it, and is not sent again.
    */
   eventsMaxAgeMs?: number | undefined;
+  /** EVENT_MESSAGES: one message per write (default) or per event (event-emitter.ts). */
+  eventMessages?: "per-write" | "per-event" | undefined;
 }
 
 /** Margin for the clocks of the worker that made an event and of the NATS server that ages it. */
@@ -56,6 +58,7 @@ export function runEmitter(
         logger,
         onFailure,
         onPublished: deps.onEventPublished,
+        perEvent: deps.eventMessages === "per-event",
         ...writers,
       }),
     );
@@ -105,6 +108,7 @@ export async function openEmitter(
     logger,
     onFailure,
     onPublished: deps.onEventPublished,
+    perEvent: deps.eventMessages === "per-event",
     ...writers,
   });
   if (resend.length > 0) {

@@ -30,6 +30,8 @@ export interface RunnerDeps extends RunContextDeps {
   onEventPublished?: ((event: TaskEvent) => void) | undefined;
   /** EVENTS_MAX_AGE_SECONDS in ms: what a later run of a task sends again (open-emitter.ts). */
   eventsMaxAgeMs?: number | undefined;
+  /** EVENT_MESSAGES (open-emitter.ts). */
+  eventMessages?: "per-write" | "per-event" | undefined;
   /** After the final status is written (metrics). */
   onTaskFinished?: ((status: FinalWrite["status"]) => void) | undefined;
 }

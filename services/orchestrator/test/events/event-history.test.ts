@@ -22,7 +22,7 @@ describe("event history repository", () => {
 
   const rowsOf = (jsons: string[]): EventRow[] =>
     jsons.map((json) => {
-      const r = toEventRow(new TextEncoder().encode(json));
+      const r = toEventRow(json);
       if (!r.ok) throw new Error(r.reason);
       return r.row;
     });

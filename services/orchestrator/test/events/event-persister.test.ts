@@ -89,6 +89,9 @@ describe("event persister", () => {
   };
 
   it("stores 2,000 events of several tasks exactly once, each byte for byte as published", async () => {
+    // A worker of this release sends the events of one write as one message, one per line.
+    const multi = newTaskId();
+    const multiEvents = encodedEvents(multi, 9);
     const tasks = [newTaskId(), newTaskId(), newTaskId(), newTaskId()];
     const events = tasks.flatMap((w) => encodedEvents(w, 500));
     // Hand-formatted JSON (spacing, key order) must come back as sent, not re-serialized.
@@ -98,7 +101,7 @@ describe("event persister", () => {
         taskId: odd,
         seq: 1,
         msgId: `${odd}:1`,
-        json: `{ "seq" : 1,\n  "workflow_id": "${odd}", "type":"PROGRESS","agent_id":"orchestrator","timestamp":"2026-01-01T00:00:00.000Z","message":"x\\u00e9\\ud83c\\udf0d","data":{"b":1,"a":[1.50,2e3]} }`,
+        json: `{ "seq" : 1,\t  "workflow_id": "${odd}", "type":"PROGRESS","agent_id":"orchestrator","timestamp":"2026-01-01T00:00:00.000Z","message":"x\\u00e9\\ud83c\\udf0d","data":{"b":1,"a":[1.50,2e3]} }`,
       },
       {
         taskId: odd,
@@ -115,17 +118,32 @@ describe("event persister", () => {
     // Republished after the dedupe window (no msg-id here): stored twice in the stream, once in the database.
     const lateRepeats = interleaved.slice(200, 250);
     await publishAll(lateRepeats, false);
+    for (let i = 0; i < multiEvents.length; i += 3) {
+      const texts = multiEvents.slice(i, i + 3).map((e) => e.json);
+      await publish(bus, subjects().events(multi), new TextEncoder().encode(texts.join("\n")));
+    }
+    // One of them again: its three events are duplicates.
+    await publish(
+      bus,
+      subjects().events(multi),
+      new TextEncoder().encode(
+        multiEvents
+          .slice(3, 6)
+          .map((e) => e.json)
+          .join("\n"),
+      ),
+    );
 
     const { c, metrics } = counters();
     persister = startEventPersister({ bus, pool, logger: silentLogger, metrics });
-    const all = [...tasks, odd];
-    await waitFor(async () => (await countOf(all)) === 2_002 && (await drained()), 30_000, "all events stored");
+    const all = [...tasks, odd, multi];
+    await waitFor(async () => (await countOf(all)) === 2_011 && (await drained()), 30_000, "all events stored");
 
     const stored = await storedTexts(all);
-    expect(stored.size).toBe(2_002);
-    for (const e of [...events, ...oddEvents]) expect(stored.get(`${e.taskId}:${e.seq}`)).toBe(e.json);
-    expect(c.persisted).toBe(2_002);
-    expect(c.duplicates).toBe(50);
+    expect(stored.size).toBe(2_011);
+    for (const e of [...events, ...oddEvents, ...multiEvents]) expect(stored.get(`${e.taskId}:${e.seq}`)).toBe(e.json);
+    expect(c.persisted).toBe(2_011);
+    expect(c.duplicates).toBe(53);
     expect(c.rejected).toBe(0);
     expect(c.writeErrors).toBe(0);
     expect(c.largestBatch).toBeLessThanOrEqual(500);
@@ -167,12 +185,15 @@ describe("event persister", () => {
     await publishAll(good.slice(0, 15));
     for (const text of bad) await publish(bus, subject, new TextEncoder().encode(text));
     await publish(bus, subject, new Uint8Array([0x7b, 0xff, 0xfe, 0x7d])); // not UTF-8
+    // A message of several events with one that cannot be stored is refused whole.
+    const withBad = [...encodedEvents(w, 2, 40).map((e) => e.json), "not json"].join("\n");
+    await publish(bus, subject, new TextEncoder().encode(withBad));
     await publishAll(good.slice(15));
 
     const { c, metrics } = counters();
     persister = startEventPersister({ bus, pool, logger: silentLogger, metrics });
     await waitFor(async () => (await countOf([w])) === 30 && (await drained()), 15_000, "good events stored");
-    expect(c.rejected).toBe(bad.length + 1);
+    expect(c.rejected).toBe(bad.length + 2);
     const stored = await storedTexts([w]);
     expect([...stored.values()]).toEqual(good.map((e) => e.json));
     // Terminated, not redelivered: nothing stays pending.

@@ -53,7 +53,7 @@ describe("event retention", () => {
         data: { percentage: 0, current_step: i, total_steps: count, current_task: "t" },
         at: now - ageDays * DAY + i,
       });
-      const r = toEventRow(new TextEncoder().encode(JSON.stringify(event)));
+      const r = toEventRow(JSON.stringify(event));
       if (!r.ok) throw new Error(r.reason);
       return r.row;
     });

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { systemSubjects } from "@tog/bus";
 import { loadCatalog } from "@tog/catalog";
-import { buildEvent, type TaskEvent } from "@tog/events";
+import { buildEvent, eventTextsOf, type TaskEvent } from "@tog/events";
+import { eventTextsOnBus } from "@tog/testkit";
 import { createLlmRouter } from "@tog/providers";
 import { taskFlow } from "../../src/flows/index.ts";
 import { openEmitter } from "../../src/runtime/open-emitter.ts";
@@ -19,18 +20,10 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => h?.close());
 
-/** The task's messages on the bus, in stream order: seq and the data as sent. */
+/** The task's events on the bus, in stream order: seq and the text as sent. */
 async function onBus(taskId: string): Promise<Map<number, string>> {
-  const subject = systemSubjects(h.bus.prefix).events(taskId);
-  const out = new Map<number, string>();
-  for (let from = 0; ; ) {
-    const msg = await h.bus.jsm.streams
-      .getMessage(h.bus.streamName("EVENTS"), { seq: from, next_by_subj: subject } as never)
-      .catch(() => null);
-    if (!msg) return out;
-    out.set(msg.json<{ seq: number }>().seq, msg.string());
-    from = msg.seq + 1;
-  }
+  const texts = await eventTextsOnBus(h.bus, taskId);
+  return new Map(texts.map((text) => [(JSON.parse(text) as { seq: number }).seq, text]));
 }
 
 /** The task's events in the log, by seq, as stored. */
@@ -104,17 +97,19 @@ describe("the log before the bus", () => {
     const checks: Promise<{ seq: number; data: string; logged: string | undefined }>[] = [];
     const sub = h.bus.nc.subscribe(subject, {
       callback: (_err, msg) => {
-        const event = msg.json<TaskEvent>();
-        if (event.type !== "LLM_PARTIAL") return;
-        // The model waits 400 ms between chunks: no later write of the run can have logged it yet.
-        checks.push(
-          h.pool
-            .query<{ event: string }>("SELECT event::text AS event FROM task_events WHERE task_id = $1 AND seq = $2", [
-              event.workflow_id,
-              event.seq,
-            ])
-            .then((r) => ({ seq: event.seq, data: msg.string(), logged: r.rows[0]?.event })),
-        );
+        for (const text of eventTextsOf(msg.string())) {
+          const event = JSON.parse(text) as TaskEvent;
+          if (event.type !== "LLM_PARTIAL") continue;
+          // The model waits 400 ms between chunks: no later write of the run can have logged it yet.
+          checks.push(
+            h.pool
+              .query<{ event: string }>(
+                "SELECT event::text AS event FROM task_events WHERE task_id = $1 AND seq = $2",
+                [event.workflow_id, event.seq],
+              )
+              .then((r) => ({ seq: event.seq, data: text, logged: r.rows[0]?.event })),
+          );
+        }
       },
     });
     try {

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "vitest";
 import { createLogger } from "@tog/core";
+import { eventTextsOf } from "@tog/events";
 import { createDbClient, createDbPool, type Db, type DbPool } from "@tog/db";
 import type { Bus } from "@tog/bus";
 import { loadCatalog } from "@tog/catalog";
@@ -212,17 +213,32 @@ export async function stepWriters(pool: DbPool, taskId: string): Promise<Record<
   return Object.fromEntries(res.rows.map((r) => [r.key, r.xmin]));
 }
 
-/** The bus with its JetStream publishes counted: the most in flight at once. */
-export function countingBus(bus: Bus): { bus: Bus; maxInFlight: () => number; publishes: () => number } {
+/**
+ * The bus with its JetStream publishes counted: messages, the most in flight at once, the
+ * events they carried and the most in one message (one per line, docs/decisions.md "One message per write").
+ */
+export function countingBus(bus: Bus): {
+  bus: Bus;
+  maxInFlight: () => number;
+  publishes: () => number;
+  eventsPublished: () => number;
+  largestMessage: () => number;
+} {
   let inFlight = 0;
   let max = 0;
   let count = 0;
+  let events = 0;
+  let largest = 0;
   const js = new Proxy(bus.js, {
     get(target, prop) {
       if (prop === "publish")
         return async (...args: Parameters<Bus["js"]["publish"]>) => {
           inFlight++;
           count++;
+          const data = args[1] ?? "";
+          const n = eventTextsOf(typeof data === "string" ? data : Buffer.from(data).toString()).length;
+          events += n;
+          largest = Math.max(largest, n);
           max = Math.max(max, inFlight);
           try {
             return await target.publish(...args);
@@ -234,5 +250,11 @@ export function countingBus(bus: Bus): { bus: Bus; maxInFlight: () => number; pu
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
   });
-  return { bus: { ...bus, js }, maxInFlight: () => max, publishes: () => count };
+  return {
+    bus: { ...bus, js },
+    maxInFlight: () => max,
+    publishes: () => count,
+    eventsPublished: () => events,
+    largestMessage: () => largest,
+  };
 }

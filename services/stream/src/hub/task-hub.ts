@@ -1,6 +1,7 @@
 import type { NatsConnection, Subscription as NatsSubscription } from "@nats-io/nats-core";
 import type { Logger } from "@tog/core";
 import type { EventStore } from "../store/event-store.ts";
+import { eventTextsOf } from "@tog/events";
 import { decodeHubEvent, type HubEvent } from "./hub-event.ts";
 
 // One hub per task per instance, shared by every client of that task on the instance.
@@ -154,8 +155,13 @@ export class TaskHub {
     }
   }
 
-  #onLive(text: string): void {
+  /** One message: the events of one write (docs/decisions.md "One message per write"). */
+  #onLive(message: string): void {
     this.#lastActivityAt = Date.now();
+    for (const text of eventTextsOf(message)) this.#onLiveEvent(text);
+  }
+
+  #onLiveEvent(text: string): void {
     const event = decodeHubEvent(text, this.taskId);
     if (!event) {
       if (this.#badMessages++ % 1000 === 0)

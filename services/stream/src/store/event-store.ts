@@ -1,6 +1,7 @@
 import type { Logger } from "@tog/core";
 import { systemSubjects } from "@tog/bus";
 import type { EventHistoryRepository } from "@tog/event-log";
+import { eventTextsOf, lastEventTextOf } from "@tog/events";
 import { decodeHubEvent, type HubEvent } from "../hub/hub-event.ts";
 import type { JetStreamEvents } from "./jetstream-events.ts";
 
@@ -37,14 +38,10 @@ export function createEventStore(options: EventStoreOptions): EventStore {
   const subjects = systemSubjects(options.prefix);
   const hints = new Map<string, number>();
 
-  const decodeAll = (taskId: string, texts: Iterable<string>): HubEvent[] => {
-    const out: HubEvent[] = [];
-    for (const text of texts) {
-      const event = decodeHubEvent(text, taskId);
-      if (event) out.push(event);
-      else logger.warn({ taskId }, "skipping an unreadable stored event");
-    }
-    return out;
+  const decode = (taskId: string, text: string): HubEvent | null => {
+    const event = decodeHubEvent(text, taskId);
+    if (!event) logger.warn({ taskId }, "skipping an unreadable stored event");
+    return event;
   };
 
   const remember = (taskId: string, seq: number, nextStreamSeq: number) => {
@@ -56,8 +53,8 @@ export function createEventStore(options: EventStoreOptions): EventStore {
     async position(taskId) {
       const last = await cache.lastOf(subjects.events(taskId));
       if (last) {
-        const event = decodeHubEvent(last.text, taskId);
-        return { lastSeq: event?.seq ?? last.seq, last: event };
+        const event = decodeHubEvent(lastEventTextOf(last.text), taskId);
+        return { lastSeq: event?.seq ?? last.lastSeq, last: event };
       }
       const row = await log.readLast(taskId);
       if (!row) return { lastSeq: 0, last: null };
@@ -70,11 +67,7 @@ export function createEventStore(options: EventStoreOptions): EventStore {
       if (!first || afterSeq + 1 < first.seq) {
         const count = first ? Math.min(limit, first.seq - 1 - afterSeq) : limit;
         const rows = await log.readRange(taskId, afterSeq, count);
-        if (rows.length > 0 || !first)
-          return decodeAll(
-            taskId,
-            rows.map((r) => r.json),
-          );
+        if (rows.length > 0 || !first) return rows.flatMap((r) => decode(taskId, r.json) ?? []);
         logger.warn(
           { taskId, afterSeq, firstCachedSeq: first.seq },
           "events older than the real-time cache are missing from the permanent log; continuing from the cache",
@@ -87,20 +80,30 @@ export function createEventStore(options: EventStoreOptions): EventStore {
           start = first.streamSeq;
         } else {
           const last = await cache.lastOf(subject);
-          if (!last || last.seq <= afterSeq) return [];
+          if (!last || last.lastSeq <= afterSeq) return [];
           const located = await cache.locate(subject, afterSeq + 1, first, last);
           if (located === null) return [];
           start = located;
         }
       }
+      // A message holds several events, so `limit` messages may hold more than `limit` events:
+      // the rest of a message cut short is read again, from its stream sequence, next time.
       const entries = await cache.read(subject, start, limit);
-      const events = decodeAll(
-        taskId,
-        entries.map((e) => e.text),
-      ).filter((e) => e.seq > afterSeq);
-      const lastEntry = entries.at(-1);
+      const events: HubEvent[] = [];
+      let next = entries.length > 0 ? entries.at(-1)!.streamSeq + 1 : undefined;
+      read: for (const entry of entries) {
+        for (const text of eventTextsOf(entry.text)) {
+          const event = decode(taskId, text);
+          if (!event || event.seq <= afterSeq) continue;
+          if (events.length === limit) {
+            next = entry.streamSeq;
+            break read;
+          }
+          events.push(event);
+        }
+      }
       const lastEvent = events.at(-1);
-      if (lastEntry && lastEvent) remember(taskId, lastEvent.seq, lastEntry.streamSeq + 1);
+      if (lastEvent && next !== undefined) remember(taskId, lastEvent.seq, next);
       return events;
     },
   };

@@ -1,15 +1,19 @@
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager } from "@nats-io/jetstream";
+import { firstEventTextOf, lastEventTextOf } from "@tog/events";
 
 // Reads of one task's subject in the real-time cache (the EVENTS stream). nats-server 2.9
 // has no batched direct get, so a range is read with a short-lived pull consumer (no acks, in
 // memory, filtered to the subject, starting at a known stream sequence), which the server
-// deletes by itself if we fail to.
+// deletes by itself if we fail to. A message holds the events of one write, in seq order
+// (docs/decisions.md "One message per write").
 
 export interface StreamEntry {
   /** Stream sequence of the message. */
   streamSeq: number;
-  /** The event's seq, as stated in its JSON (0 when unreadable). */
+  /** Seq of the message's first event, as stated in its JSON (0 when unreadable). */
   seq: number;
+  /** Seq of its last event (the same as `seq` for a message of one event). */
+  lastSeq: number;
   text: string;
 }
 
@@ -24,7 +28,7 @@ export interface JetStreamEventsOptions {
   stream: string;
 }
 
-/** The event seq stated in a message text; 0 when it has none. */
+/** The seq stated in one event's text; 0 when it has none. */
 export function eventSeqOf(text: string): number {
   try {
     const seq = (JSON.parse(text) as { seq?: unknown } | null)?.seq;
@@ -62,14 +66,14 @@ export class JetStreamEvents {
   }
 
   /**
-   * Stream sequence of the first message of the subject whose event seq is at least `seq`,
-   * searching [from.streamSeq, to.streamSeq]; per-subject seqs grow with stream sequences
+   * Stream sequence of the first message of the subject that holds an event with a seq of at
+   * least `seq`, searching [from.streamSeq, to.streamSeq]; per-subject seqs grow with stream sequences
    * (publishes are conditional on the subject's last sequence), so a binary search over
    * `next_by_subj` probes finds it in O(log n) round trips.
    */
   async locate(subject: string, seq: number, from: StreamEntry, to: StreamEntry): Promise<number | null> {
-    if (from.seq >= seq) return from.streamSeq;
-    if (to.seq < seq) return null;
+    if (from.lastSeq >= seq) return from.streamSeq;
+    if (to.lastSeq < seq) return null;
     let lo = from.streamSeq + 1;
     let hi = to.streamSeq;
     let found = to.streamSeq;
@@ -77,7 +81,7 @@ export class JetStreamEvents {
       const mid = lo + Math.floor((hi - lo) / 2);
       const probe = await this.nextOf(subject, mid);
       if (!probe) break;
-      if (probe.seq >= seq) {
+      if (probe.lastSeq >= seq) {
         found = Math.min(found, probe.streamSeq);
         hi = mid - 1;
       } else {
@@ -116,5 +120,7 @@ export class JetStreamEvents {
 }
 
 function entryOf(streamSeq: number, text: string): StreamEntry {
-  return { streamSeq, seq: eventSeqOf(text), text };
+  const first = firstEventTextOf(text);
+  const seq = eventSeqOf(first);
+  return { streamSeq, seq, lastSeq: first === text ? seq : eventSeqOf(lastEventTextOf(text)), text };
 }
