@@ -276,7 +276,7 @@ describe.skipIf(!available)("web console", () => {
       context: { require_approval: true },
     });
     await page.getByTestId("approval").waitFor({ timeout: 30_000 });
-    await poll(() => page.getByTestId("status").first().textContent()).toBe("RUNNING");
+    await waitForStatus("RUNNING", 20_000);
     await shot("04-task-approval", ["approval", "approve", "deny", "timeline"]);
     await page.getByTestId("approval-feedback").fill("looks good");
     await page.getByTestId("approve").click();

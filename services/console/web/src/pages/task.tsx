@@ -28,10 +28,18 @@ export function TaskPage() {
   const [cancelling, setCancelling] = useState(false);
 
   // The record also changes when its run starts (QUEUED → RUNNING, the mode chosen): a page opened
-  // right after the submit reads it again once WORKFLOW_STARTED arrives.
+  // right after the submit reads it again once WORKFLOW_STARTED arrives, and again while it still
+  // says QUEUED. A read that has not answered within a second is replaced (the latest wins,
+  // use-async.ts), so one stuck request cannot leave the badge at QUEUED.
   const started = stream.events.some((e) => e.type === "WORKFLOW_STARTED");
   useEffect(() => {
-    if (started && task.data?.status === "QUEUED" && !task.loading) task.reload();
+    if (!started || task.data?.status !== "QUEUED") return;
+    if (!task.loading) {
+      task.reload();
+      return;
+    }
+    const timer = setTimeout(task.reload, 1_000);
+    return () => clearTimeout(timer);
   }, [started, task.data, task.loading]);
   // The task's own record changes at the end (status, result, usage): read it again then.
   useEffect(() => {
