@@ -36,7 +36,15 @@ import {
   type DbCounters,
   type TableCounters,
 } from "./lib/pg-stats.ts";
-import { cpuDelta, pidListeningOn, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
+import {
+  cpuDelta,
+  machineTimes,
+  pidListeningOn,
+  snapshotCpu,
+  stealShare,
+  type CpuSnapshot,
+  type Sampled,
+} from "./lib/proc.ts";
 import { natsDelta, natsSnapshot, type NatsCounts, type NatsSnapshot } from "./lib/nats-stats.ts";
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
@@ -146,6 +154,9 @@ const m: {
   /** CPU per completed task at half the saturation rate (the 2b window), and the cores' busy share then. */
   cpuHalf?: Record<string, number>;
   busyHalf?: number;
+  /** Share of the machine's time the hypervisor stole in the 2a and 2b windows. */
+  stealCompletion?: number;
+  stealHalf?: number;
   /**
    * The bare express + INSERT process's CPU per request (server + PostgreSQL) at its maximum and
    * at the 2b rate (after the system stopped): how much of the rise from saturation to 2b is the
@@ -284,9 +295,13 @@ async function cpuAround(
   cpu: Map<string, number>;
   nats: Map<string, NatsCounts> | undefined;
   windowMs: number;
+  /** Share of the window's machine time the hypervisor stole (0 on bare metal). */
+  steal: number;
 }> {
   let before: CpuSnapshot = new Map();
   let after: CpuSnapshot = new Map();
+  let machineBefore = machineTimes();
+  let machineAfter = machineBefore;
   const none = Promise.resolve<NatsSnapshot>(new Map());
   let natsBefore = none;
   let natsAfter = none;
@@ -298,18 +313,26 @@ async function cpuAround(
     onStart: (pid) => {
       started = performance.now();
       before = snapshotCpu(withClient(pid));
+      machineBefore = machineTimes();
       if (natsMonitor) natsBefore = natsSnapshot(natsMonitor);
       hooks.onStart?.();
     },
     onEnd: (pid) => {
       windowMs = performance.now() - started;
       after = snapshotCpu(withClient(pid));
+      machineAfter = machineTimes();
       if (natsMonitor) natsAfter = natsSnapshot(natsMonitor);
       hooks.onEnd?.();
     },
   });
   const nats = natsMonitor ? natsDelta(await natsBefore, await natsAfter) : undefined;
-  return { result, cpu: cpuDelta(before, after), nats, windowMs };
+  return {
+    result,
+    cpu: cpuDelta(before, after),
+    nats,
+    windowMs,
+    steal: stealShare(machineBefore, machineAfter),
+  };
 }
 
 const perTask = (cpu: Map<string, number>, n: number) =>
@@ -508,6 +531,7 @@ async function completionPhase(env: Env): Promise<void> {
       result,
       cpu,
       nats: natsMsgs,
+      steal,
     } = await cpuAround(sampledOf(env), {
       mode: "tasks",
       url: `${env.baseUrl}/tasks`,
@@ -521,6 +545,7 @@ async function completionPhase(env: Env): Promise<void> {
       nats,
     });
     m.completionMax = result;
+    m.stealCompletion = steal;
     const completedInWindow = Math.round((result.completion?.perSecond ?? 0) * config.BENCH_SECONDS);
     m.cpuCompletion = perTask(cpu, completedInWindow);
     m.natsCompletion = natsPerTask(natsMsgs, completedInWindow);
@@ -570,6 +595,7 @@ async function completionPhase(env: Env): Promise<void> {
     m.cpuHalf = perTask(half.cpu, half.result.completion?.count ?? 0);
     const allMs = [...half.cpu.values()].reduce((a, b) => a + b, 0);
     m.busyHalf = allMs / Math.max(1, half.windowMs * os.availableParallelism());
+    m.stealHalf = half.steal;
     m.completionHalfStages = await taskStages(env.database.url, halfWindow.start, halfWindow.end);
     log(
       `  @ ${rate}/s: submit → WORKFLOW_COMPLETED p50 ${fmt(m.completionHalf.completion?.p50)} ms p99 ${fmt(m.completionHalf.completion?.p99)} ms`,
@@ -1244,7 +1270,7 @@ const setup = [
         .map((k) => `${k} ${fmt(m.completionHalfStages![k]!.p50)} / ${fmt(m.completionHalfStages![k]!.p99)} ms`)
         .join(
           ", ",
-        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${fmt(100 * m.busyHalf, 0)} % busy (every process, the load client too).` : ""}`
+        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${fmt(100 * m.busyHalf, 0)} % busy (every process, the load client too).` : ""}${m.stealHalf !== undefined && m.stealCompletion !== undefined ? ` The hypervisor took ${fmt(100 * m.stealCompletion, 1)} % of the machine's time in the 2a window and ${fmt(100 * m.stealHalf, 1)} % in the 2b window (steal, /proc/stat: CPU the processes were ready to use and did not get).` : ""}`
     : "",
   m.cpuBaselineHalf && m.baselineHalf
     ? `A request that arrives alone costs more on this machine: the bare express + INSERT process at the 2b rate (${fmt(m.baselineHalf.rps, 0)}/s, open loop, after the system stopped; p50 ${fmt(m.baselineHalf.p50)} ms) took ${fmt(sum(m.cpuBaselineHalf))} ms of CPU per request (server + PostgreSQL) against ${fmt(sum(m.cpuBaselineMax))} ms at its maximum (${fmt(sum(m.cpuBaselineHalf) / sum(m.cpuBaselineMax))}×); the system took ${fmt(sum(m.cpuHalf))} ms per completed task at that rate against ${fmt(sum(m.cpuCompletion))} ms at saturation (${fmt(sum(m.cpuHalf) / sum(m.cpuCompletion))}×).`

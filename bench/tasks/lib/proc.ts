@@ -127,3 +127,25 @@ export function cpuDelta(before: CpuSnapshot, after: CpuSnapshot): Map<string, n
   for (const [name, v] of after) out.set(name, v - (before.get(name) ?? NaN));
   return out;
 }
+
+/** The machine's CPU time from /proc/stat (clock ticks): all of it, and what the hypervisor stole. */
+export interface MachineTimes {
+  total: number;
+  steal: number;
+}
+
+export function machineTimes(): MachineTimes {
+  const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
+  // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest time is inside user)
+  const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
+  return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0 };
+}
+
+/**
+ * Share of the machine's time between two readings that a virtual machine's hypervisor gave to
+ * others (steal): CPU the processes wanted and did not get, which shows up as latency.
+ */
+export function stealShare(before: MachineTimes, after: MachineTimes): number {
+  const total = after.total - before.total;
+  return total > 0 ? (after.steal - before.steal) / total : 0;
+}
