@@ -1,4 +1,4 @@
-import type { TaskEvent } from "./envelope.ts";
+import { eventMessageId, type TaskEvent } from "./envelope.ts";
 
 // One message on a task's event subject carries the events of one write: their JSON texts
 // joined by line feeds (docs/decisions.md "One message per write"). `JSON.stringify` never
@@ -39,5 +39,5 @@ export function eventsMessageId(events: readonly Pick<TaskEvent, "workflow_id" |
   const first = events[0];
   const last = events.at(-1);
   if (!first || !last) throw new Error("a message carries at least one event");
-  return first === last ? `${first.workflow_id}:${first.seq}` : `${first.workflow_id}:${first.seq}-${last.seq}`;
+  return first === last ? eventMessageId(first) : `${first.workflow_id}:${first.seq}-${last.seq}`;
 }
