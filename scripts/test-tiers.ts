@@ -53,7 +53,7 @@ export function tierOf(root: string, file: string): Tier {
   return "unit";
 }
 
-const TEST_DIRS = ["libs", "services", "scripts", "chaos"];
+const TEST_DIRS = ["libs", "services", "scripts", "chaos", "bench"];
 
 function testFiles(root: string, dir: string): string[] {
   return readdirSync(path.join(root, dir), { withFileTypes: true }).flatMap((e) => {

@@ -195,6 +195,8 @@ interface HistoryRow {
 interface Cost {
   commits: number;
   tuples: number;
+  /** Tuples read from the project's own tables and indexes (pg-stats.ts `ownTuples`). */
+  ownTuples: number;
   p50: number;
   samples: number;
 }
@@ -653,7 +655,7 @@ async function historyPhase(env: Env): Promise<void> {
       completed.get(e.workflow_id)?.();
     },
   });
-  const stats = await PgStats.open(adminUrl, env.database.name);
+  const stats = await PgStats.open(adminUrl, env.database.name, env.database.url);
   try {
     const fresh = await env.createApiKey({ user: "bench-fresh", name: "bench", createUser: true });
     const seeded = await env.createApiKey({ user: "bench-seeded", name: "bench", createUser: true });
@@ -790,7 +792,11 @@ async function historyPhase(env: Env): Promise<void> {
     let now = await stats.db();
     const idleMs = performance.now() - lastAt;
     const noise = diffDb(last, now);
-    m.historyNoise = { commits: (noise.commits * 10_000) / idleMs, tuples: (noise.tuples * 10_000) / idleMs };
+    m.historyNoise = {
+      commits: (noise.commits * 10_000) / idleMs,
+      tuples: (noise.tuples * 10_000) / idleMs,
+      ownTuples: (noise.ownTuples * 10_000) / idleMs,
+    };
     last = now;
     lastAt = performance.now();
     const windowCost = async (label: string, n: number, work: () => Promise<number[]>): Promise<Cost> => {
@@ -811,6 +817,7 @@ async function historyPhase(env: Env): Promise<void> {
       return {
         commits: (d.commits - noise.commits * share) / n,
         tuples: (d.tuples - noise.tuples * share) / n,
+        ownTuples: (d.ownTuples - noise.ownTuples * share) / n,
         p50: sorted[Math.floor(sorted.length / 2)] ?? NaN,
         samples: n,
       };
@@ -828,7 +835,7 @@ async function historyPhase(env: Env): Promise<void> {
       const s = await measure(who.seeded);
       rows.push({ name: e.name, fresh: f, seeded: s });
       log(
-        `  ${e.name}: tuples ${fmt(f.tuples)} → ${fmt(s.tuples)}, commits ${fmt(f.commits)} → ${fmt(s.commits)}, p50 ${fmt(f.p50)} → ${fmt(s.p50)} ms`,
+        `  ${e.name}: tuples ${fmt(f.tuples)} → ${fmt(s.tuples)} (own tables ${fmt(f.ownTuples)} → ${fmt(s.ownTuples)}), commits ${fmt(f.commits)} → ${fmt(s.commits)}, p50 ${fmt(f.p50)} → ${fmt(s.p50)} ms`,
       );
     }
     const n = config.BENCH_HISTORY_TASKS;
@@ -854,7 +861,7 @@ async function historyPhase(env: Env): Promise<void> {
       const sc = await s();
       rows.push({ name, fresh: fc, seeded: sc });
       log(
-        `  ${name}: tuples ${fmt(fc.tuples)} → ${fmt(sc.tuples)}, commits ${fmt(fc.commits)} → ${fmt(sc.commits)}, p50 ${fmt(fc.p50)} → ${fmt(sc.p50)} ms`,
+        `  ${name}: tuples ${fmt(fc.tuples)} → ${fmt(sc.tuples)} (own tables ${fmt(fc.ownTuples)} → ${fmt(sc.ownTuples)}), commits ${fmt(fc.commits)} → ${fmt(sc.commits)}, p50 ${fmt(fc.p50)} → ${fmt(sc.p50)} ms`,
       );
     }
     // Latency, separately: fresh and seeded requests alternate, so both see the same machine
@@ -948,7 +955,7 @@ async function historyPhase(env: Env): Promise<void> {
         m.churn = { before, after, names: probes.map((p) => p.name), ms: c.ms, tasks: c.tasks, tables };
         probes.forEach((p, i) =>
           log(
-            `  after churn, ${p.name}: tuples ${fmt(before[i]!.tuples)} → ${fmt(after[i]!.tuples)}, commits ${fmt(before[i]!.commits)} → ${fmt(after[i]!.commits)}, p50 ${fmt(before[i]!.p50)} → ${fmt(after[i]!.p50)} ms`,
+            `  after churn, ${p.name}: tuples ${fmt(before[i]!.tuples)} → ${fmt(after[i]!.tuples)} (own tables ${fmt(before[i]!.ownTuples)} → ${fmt(after[i]!.ownTuples)}), commits ${fmt(before[i]!.commits)} → ${fmt(after[i]!.commits)}, p50 ${fmt(before[i]!.p50)} → ${fmt(after[i]!.p50)} ms`,
           ),
         );
       } finally {
@@ -1069,21 +1076,28 @@ if (m.completionHalf) {
 }
 const TUPLES_PER_TASK_LIMIT = 5_000;
 const HISTORY_SLACK = { tuples: 20, commits: 0.25, ms: 2 };
+// The history rows judge the tuples read from the project's own tables and indexes: the
+// database-wide counter also holds the catalog reads of backends that (re)connect or reload
+// their caches, which follow pool timing rather than the request and were most of the ±30
+// tuples of noise (docs/performance.md "Limits of the bench"). Both are shown.
+const tuplesOf = (x: Cost) => (Number.isFinite(x.ownTuples) ? x.ownTuples : x.tuples);
+const costText = (x: Cost) =>
+  `${fmt(tuplesOf(x), 0)} tuples (${fmt(x.tuples, 0)} with catalogs), ${fmt(x.commits, 1)} commits, ${ms(x.p50)}`;
 if (m.history) {
   const label = `seeded user: ${fmt(config.BENCH_SEED_SESSIONS, 0)} tasks/sessions, S = ${fmt(config.BENCH_SEED_TURNS, 0)}-turn session`;
   m.history.forEach((h, i) => {
-    const rt = ratioOf(Math.max(h.seeded.tuples, 1), Math.max(h.fresh.tuples, 1));
+    const rt = ratioOf(Math.max(tuplesOf(h.seeded), 1), Math.max(tuplesOf(h.fresh), 1));
     const rc = ratioOf(Math.max(h.seeded.commits, 0.01), Math.max(h.fresh.commits, 0.01));
     const rl = ratioOf(h.seeded.p50, h.fresh.p50);
     // ≤ 1.2×, or within a small absolute slack where the figures are too small for a ratio to
     // mean anything (a commit in 20 requests, a few index entries, scheduling jitter).
     const ok = (seededV: number, freshV: number, slack: number) => seededV <= 1.2 * freshV || seededV - freshV <= slack;
     const pass = [rt, rc, rl].every((x) => Number.isFinite(x))
-      ? ok(h.seeded.tuples, h.fresh.tuples, HISTORY_SLACK.tuples) &&
+      ? ok(tuplesOf(h.seeded), tuplesOf(h.fresh), HISTORY_SLACK.tuples) &&
         ok(h.seeded.commits, h.fresh.commits, HISTORY_SLACK.commits) &&
         ok(h.seeded.p50, h.fresh.p50, HISTORY_SLACK.ms)
       : undefined;
-    const c = (x: Cost) => `${fmt(x.tuples, 0)} tuples, ${fmt(x.commits, 1)} commits, ${ms(x.p50)}`;
+    const c = costText;
     rows.push({
       id: `3${String.fromCharCode(97 + i)}`,
       name: `${h.name} (${i === 0 ? label : "seeded vs fresh"})`,
@@ -1094,7 +1108,7 @@ if (m.history) {
       pass,
     });
   });
-  const worst = Math.max(...m.history.filter((h) => h.name.startsWith("submit+run")).map((h) => h.seeded.tuples));
+  const worst = Math.max(...m.history.filter((h) => h.name.startsWith("submit+run")).map((h) => tuplesOf(h.seeded)));
   rows.push({
     id: "3t",
     name: "submit+run of a simple task, tuples read per task (seeded user, worst)",
@@ -1111,16 +1125,16 @@ if (m.churn) {
     const b = ch.before[i]!;
     const a = ch.after[i]!;
     const ok = (after: number, before: number, slack: number) => after <= 1.2 * before || after - before <= slack;
-    const c = (x: Cost) => `${fmt(x.tuples, 0)} tuples, ${fmt(x.commits, 1)} commits, ${ms(x.p50)}`;
+    const c = costText;
     rows.push({
       id: `3${String.fromCharCode(117 + i)}`,
       name: `${name}, after ${fmt(ch.tasks, 0)} tasks of churn with no vacuum (vs before the churn)`,
       measured: c(a),
       baseline: c(b),
-      ratio: `${fmt(ratioOf(Math.max(a.tuples, 1), Math.max(b.tuples, 1)))} / ${fmt(ratioOf(Math.max(a.commits, 0.01), Math.max(b.commits, 0.01)))} / ${fmt(ratioOf(a.p50, b.p50))}`,
+      ratio: `${fmt(ratioOf(Math.max(tuplesOf(a), 1), Math.max(tuplesOf(b), 1)))} / ${fmt(ratioOf(Math.max(a.commits, 0.01), Math.max(b.commits, 0.01)))} / ${fmt(ratioOf(a.p50, b.p50))}`,
       target: "each ≤ 1.2×",
       pass:
-        ok(a.tuples, b.tuples, HISTORY_SLACK.tuples) &&
+        ok(tuplesOf(a), tuplesOf(b), HISTORY_SLACK.tuples) &&
         ok(a.commits, b.commits, HISTORY_SLACK.commits) &&
         ok(a.p50, b.p50, HISTORY_SLACK.ms),
     });
@@ -1276,7 +1290,7 @@ const setup = [
     ? `A request that arrives alone costs more on this machine: the bare express + INSERT process at the 2b rate (${fmt(m.baselineHalf.rps, 0)}/s, open loop, after the system stopped; p50 ${fmt(m.baselineHalf.p50)} ms) took ${fmt(sum(m.cpuBaselineHalf))} ms of CPU per request (server + PostgreSQL) against ${fmt(sum(m.cpuBaselineMax))} ms at its maximum (${fmt(sum(m.cpuBaselineHalf) / sum(m.cpuBaselineMax))}×); the system took ${fmt(sum(m.cpuHalf))} ms per completed task at that rate against ${fmt(sum(m.cpuCompletion))} ms at saturation (${fmt(sum(m.cpuHalf) / sum(m.cpuCompletion))}×).`
     : "",
   m.historyNoise
-    ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.tuples, 0)} tuples per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
+    ? `History rows 3a–3l: ${config.BENCH_HISTORY_REPS} requests (or ${config.BENCH_HISTORY_TASKS} tasks) per counter window, minus the services' background work measured while idle (${fmt(m.historyNoise.commits, 1)} commits / ${fmt(m.historyNoise.ownTuples, 0)} tuples of the project's tables, ${fmt(m.historyNoise.tuples, 0)} with the catalogs' per 10 s) over the window's length${m.historyRateLimited ? ` (${m.historyRateLimited} requests waited out a 429)` : ""}; p50 latency from a separate pass alternating fresh and seeded; tuples = rows read from the project's tables and indexes (TOAST included; the database-wide figure, catalog reads included, in brackets); ratio column = tuples / commits / latency; PASS when each is ≤ 1.2× or within +${HISTORY_SLACK.tuples} tuples / +${HISTORY_SLACK.commits} commits / +${HISTORY_SLACK.ms} ms of the fresh user's.`
     : "",
   failed ? `**The run failed: ${(failed as Error).message}** (rows missing).` : "",
 ]

@@ -7,8 +7,14 @@ import pg from "pg";
 
 export interface DbCounters {
   commits: number;
-  /** tup_returned + tup_fetched: rows read by scans and index fetches. */
+  /** tup_returned + tup_fetched: rows read by scans and index fetches, the catalogs' included. */
   tuples: number;
+  /**
+   * The same, counted on the project's own tables and their indexes only (what `tuples` sums
+   * over them): without the catalog reads of a backend that (re)connects or reloads its caches,
+   * which depend on pool timing, not on the request. Only when opened with the database's URL.
+   */
+  ownTuples: number;
 }
 
 /** `b - a`, counter by counter. */
@@ -54,17 +60,26 @@ export interface TableCounters {
 export class PgStats {
   private readonly admin: pg.Client;
   private readonly dbName: string;
+  private readonly own: pg.Client | undefined;
 
-  private constructor(admin: pg.Client, dbName: string) {
+  private constructor(admin: pg.Client, dbName: string, own: pg.Client | undefined) {
     this.admin = admin;
     this.dbName = dbName;
+    this.own = own;
   }
 
-  static async open(adminUrl: string, dbName: string): Promise<PgStats> {
-    const admin = new pg.Client({ connectionString: adminUrl });
-    admin.on("error", () => undefined);
-    await admin.connect();
-    return new PgStats(admin, dbName);
+  /**
+   * `databaseUrl`: the measured database, for `ownTuples` (its per-table views exist only there;
+   * reading them touches catalogs alone, so it adds nothing to what they count).
+   */
+  static async open(adminUrl: string, dbName: string, databaseUrl?: string): Promise<PgStats> {
+    const connect = async (url: string) => {
+      const c = new pg.Client({ connectionString: url });
+      c.on("error", () => undefined);
+      await c.connect();
+      return c;
+    };
+    return new PgStats(await connect(adminUrl), dbName, databaseUrl ? await connect(databaseUrl) : undefined);
   }
 
   async db(): Promise<DbCounters> {
@@ -74,7 +89,11 @@ export class PgStats {
       "SELECT xact_commit AS c, tup_returned + tup_fetched AS t FROM pg_stat_database WHERE datname = $1",
       [this.dbName],
     );
-    return { commits: Number(rows[0]?.c ?? NaN), tuples: Number(rows[0]?.t ?? NaN) };
+    return {
+      commits: Number(rows[0]?.c ?? NaN),
+      tuples: Number(rows[0]?.t ?? NaN),
+      ownTuples: this.own ? await ownTuples(this.own) : NaN,
+    };
   }
 
   /**
@@ -119,6 +138,7 @@ export class PgStats {
 
   async close(): Promise<void> {
     await this.admin.end().catch(() => undefined);
+    await this.own?.end().catch(() => undefined);
   }
 }
 
@@ -159,4 +179,28 @@ export async function tableCounters(databaseUrl: string): Promise<TableCounters>
 export const diffDb = (a: DbCounters, b: DbCounters): DbCounters => ({
   commits: b.commits - a.commits,
   tuples: b.tuples - a.tuples,
+  ownTuples: b.ownTuples - a.ownTuples,
 });
+
+/**
+ * pg_stat_database's tup_returned + tup_fetched restricted to the project's relations: rows
+ * returned by sequential scans and by index scans (an index's idx_tup_read) plus heap rows
+ * fetched through an index (a table's idx_tup_fetch sums its indexes'), over every table outside
+ * the system schemas and its TOAST table (a large JSON value read is work a request does).
+ */
+const OWN_TUPLES_SQL = `
+  WITH own AS (
+    SELECT c.oid, c.reltoastrelid FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.relkind IN ('r', 'p', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+  ), rels AS (
+    SELECT oid FROM own UNION ALL SELECT reltoastrelid FROM own WHERE reltoastrelid <> 0
+  )
+  SELECT (SELECT coalesce(sum(seq_tup_read + coalesce(idx_tup_fetch, 0)), 0) FROM pg_stat_all_tables
+           WHERE relid IN (SELECT oid FROM rels))
+       + (SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_all_indexes WHERE relid IN (SELECT oid FROM rels)) AS t`;
+
+async function ownTuples(c: pg.Client): Promise<number> {
+  await c.query("SELECT pg_stat_clear_snapshot()");
+  const { rows } = await c.query<{ t: string | null }>(OWN_TUPLES_SQL);
+  return Number(rows[0]?.t ?? NaN);
+}
