@@ -349,19 +349,22 @@ const natsPerTask = (nats: Map<string, NatsCounts> | undefined, n: number) =>
   Object.fromEntries([...nats].map(([k, v]) => [k, { in: v.in / Math.max(1, n), out: v.out / Math.max(1, n) }]));
 
 // ---------------------------------------------------------------------------------------------
+/** The baseline's closed loop: express + one INSERT per request, as many connections as 1a. */
+const insertAtMaximum = (url: string): LoadJob => ({
+  mode: "max",
+  url,
+  method: "POST",
+  headers: json,
+  body: BASELINE_BODY,
+  connections: config.BENCH_CONNECTIONS,
+  seconds: config.BENCH_SECONDS,
+  warmupSeconds: config.BENCH_WARMUP_SECONDS,
+});
+
 async function baselinePhase(): Promise<void> {
   log("baseline: bare express process");
   const baseline = await startBaseline();
-  const insert = await cpuAround(baseline.sampled, {
-    mode: "max",
-    url: baseline.insertUrl,
-    method: "POST",
-    headers: json,
-    body: BASELINE_BODY,
-    connections: config.BENCH_CONNECTIONS,
-    seconds: config.BENCH_SECONDS,
-    warmupSeconds: config.BENCH_WARMUP_SECONDS,
-  });
+  const insert = await cpuAround(baseline.sampled, insertAtMaximum(baseline.insertUrl));
   m.baselineInsert = insert.result;
   m.cpuBaselineMax = perTask(insert.cpu, insert.result.requests);
   log(`  express + INSERT: ${fmt(m.baselineInsert.rps)}/s`);
@@ -427,16 +430,7 @@ async function baselineAgain(rate: number): Promise<void> {
   log("baseline again: bare express + INSERT at its maximum");
   const baseline = await startBaseline();
   try {
-    m.baselineInsertAfter = await runLoad({
-      mode: "max",
-      url: baseline.insertUrl,
-      method: "POST",
-      headers: json,
-      body: BASELINE_BODY,
-      connections: config.BENCH_CONNECTIONS,
-      seconds: config.BENCH_SECONDS,
-      warmupSeconds: config.BENCH_WARMUP_SECONDS,
-    });
+    m.baselineInsertAfter = await runLoad(insertAtMaximum(baseline.insertUrl));
     log(`  express + INSERT: ${fmt(m.baselineInsertAfter.rps)}/s; @ ${rate}/s:`);
     const half = await cpuAround(baseline.sampled, {
       mode: "rate",
