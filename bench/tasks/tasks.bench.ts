@@ -1049,17 +1049,17 @@ if (m.submitHalf) {
 if (m.completionMax) {
   const c = m.completionMax.completion;
   // The baselines before and after the completion phase, averaged (1a runs right after the first).
-  const after = m.baselineInsertAfter?.rps;
-  const base2a = after !== undefined && Number.isFinite(after) && Number.isFinite(base) ? (base + after) / 2 : base;
+  const after = m.baselineInsertAfter?.rps ?? NaN;
+  const bracketed = Number.isFinite(after) && Number.isFinite(base);
+  const base2a = bracketed ? (base + after) / 2 : base;
   const r = ratioOf(c?.perSecond ?? NaN, base2a);
   rows.push({
     id: "2a",
     name: `simple tasks completed/s at saturation (${config.BENCH_INFLIGHT} in flight)`,
     measured: perS(c?.perSecond),
-    baseline:
-      base2a === base
-        ? `${perS(base)} express + INSERT`
-        : `${perS(base2a)} express + INSERT (mean of ${perS(base)} before and ${perS(after)} after)`,
+    baseline: bracketed
+      ? `${perS(base2a)} express + INSERT (mean of ${perS(base)} before and ${perS(after)} after)`
+      : `${perS(base)} express + INSERT`,
     ratio: fmt(r),
     target: "≥ 0.1×",
     pass: atLeast(r, 0.1),
@@ -1111,12 +1111,11 @@ if (m.history) {
         ok(h.seeded.commits, h.fresh.commits, HISTORY_SLACK.commits) &&
         ok(h.seeded.p50, h.fresh.p50, HISTORY_SLACK.ms)
       : undefined;
-    const c = costText;
     rows.push({
       id: `3${String.fromCharCode(97 + i)}`,
       name: `${h.name} (${i === 0 ? label : "seeded vs fresh"})`,
-      measured: c(h.seeded),
-      baseline: c(h.fresh),
+      measured: costText(h.seeded),
+      baseline: costText(h.fresh),
       ratio: `${fmt(rt)} / ${fmt(rc)} / ${fmt(rl)}`,
       target: "each ≤ 1.2×",
       pass,
@@ -1139,12 +1138,11 @@ if (m.churn) {
     const b = ch.before[i]!;
     const a = ch.after[i]!;
     const ok = (after: number, before: number, slack: number) => after <= 1.2 * before || after - before <= slack;
-    const c = costText;
     rows.push({
       id: `3${String.fromCharCode(117 + i)}`,
       name: `${name}, after ${fmt(ch.tasks, 0)} tasks of churn with no vacuum (vs before the churn)`,
-      measured: c(a),
-      baseline: c(b),
+      measured: costText(a),
+      baseline: costText(b),
       ratio: `${fmt(ratioOf(Math.max(tuplesOf(a), 1), Math.max(tuplesOf(b), 1)))} / ${fmt(ratioOf(Math.max(a.commits, 0.01), Math.max(b.commits, 0.01)))} / ${fmt(ratioOf(a.p50, b.p50))}`,
       target: "each ≤ 1.2×",
       pass:

@@ -19,6 +19,13 @@ async function counted(sql: string): Promise<void> {
   await work.query("SELECT 1");
 }
 
+/** The counters' change over `sql`. */
+async function delta(sql: string) {
+  const before = await stats.db();
+  await counted(sql);
+  return diffDb(before, await stats.db());
+}
+
 beforeAll(async () => {
   db = await createTestDatabase({ migrated: false });
   work = new pg.Client({ connectionString: db.url });
@@ -38,25 +45,19 @@ afterAll(async () => {
 
 describe("PgStats.ownTuples", () => {
   it("counts the rows a sequential scan of a project table reads", async () => {
-    const before = await stats.db();
-    await counted("SELECT count(*) FROM bench_rows WHERE doc = 'y'");
-    const d = diffDb(before, await stats.db());
+    const d = await delta("SELECT count(*) FROM bench_rows WHERE doc = 'y'");
     expect(d.ownTuples).toBe(501);
     expect(d.tuples).toBeGreaterThanOrEqual(501);
   });
 
   it("counts an index probe and the TOAST chunks of a large value", async () => {
-    const before = await stats.db();
-    await counted("SELECT length(doc) FROM bench_rows WHERE id = 1000");
-    const d = diffDb(before, await stats.db());
+    const d = await delta("SELECT length(doc) FROM bench_rows WHERE id = 1000");
     // The primary-key entry and its heap row, then the value's chunks through the TOAST index.
     expect(d.ownTuples).toBeGreaterThanOrEqual(2 + 2 * 2);
   });
 
   it("leaves out catalog reads, which the database-wide counter holds", async () => {
-    const before = await stats.db();
-    await counted("SELECT count(*) FROM pg_class, pg_attribute WHERE pg_attribute.attrelid = pg_class.oid");
-    const d = diffDb(before, await stats.db());
+    const d = await delta("SELECT count(*) FROM pg_class, pg_attribute WHERE pg_attribute.attrelid = pg_class.oid");
     expect(d.ownTuples).toBe(0);
     expect(d.tuples).toBeGreaterThan(100);
   });

@@ -57,6 +57,14 @@ export interface TableCounters {
   [table: string]: { ins: number; upd: number; hot: number; del: number; seqRead: number; idxFetch: number };
 }
 
+/** A client whose connection errors are ignored: a counter read that fails shows as NaN. */
+async function connect(url: string): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
+  c.on("error", () => undefined);
+  await c.connect();
+  return c;
+}
+
 export class PgStats {
   private readonly admin: pg.Client;
   private readonly dbName: string;
@@ -73,12 +81,6 @@ export class PgStats {
    * reading them touches catalogs alone, so it adds nothing to what they count).
    */
   static async open(adminUrl: string, dbName: string, databaseUrl?: string): Promise<PgStats> {
-    const connect = async (url: string) => {
-      const c = new pg.Client({ connectionString: url });
-      c.on("error", () => undefined);
-      await c.connect();
-      return c;
-    };
     return new PgStats(await connect(adminUrl), dbName, databaseUrl ? await connect(databaseUrl) : undefined);
   }
 
@@ -144,9 +146,7 @@ export class PgStats {
 
 /** Per-table row counters of the measured database (costs one catalog query in it). */
 export async function tableCounters(databaseUrl: string): Promise<TableCounters> {
-  const c = new pg.Client({ connectionString: databaseUrl });
-  c.on("error", () => undefined);
-  await c.connect();
+  const c = await connect(databaseUrl);
   try {
     const { rows } = await c.query<{
       relname: string;
