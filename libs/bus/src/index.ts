@@ -14,6 +14,7 @@ export {
 export {
   DUPLICATE_WINDOW_MS,
   EVENT_PERSISTER,
+  EVENT_PERSISTER_INACTIVE_MS,
   RUN_WORKERS,
   eventPersisterConsumer,
   eventsStream,

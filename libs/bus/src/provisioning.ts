@@ -46,9 +46,15 @@ export interface ConsumerDefinition {
   maxDeliver?: number;
   /** Default 1000. */
   maxAckPending?: number;
+  /**
+   * The server deletes the consumer once nobody has pulled from it for this long; unset or 0:
+   * kept until deleted.
+   */
+  inactiveThresholdMs?: number;
 }
 
-export type EnsureAction = "created" | "updated" | "unchanged";
+/** `absent`: a consumer that does not exist and was not to be created (`create: false`). */
+export type EnsureAction = "created" | "updated" | "unchanged" | "absent";
 
 export interface EnsureResult {
   kind: "stream" | "consumer";
@@ -78,8 +84,9 @@ const sameSet = (a: unknown, b: unknown) => {
   const y = [...((b as string[] | undefined) ?? [])].sort();
   return x.length === y.length && x.every((v, i) => v === y[i]);
 };
-// The server omits empty strings from the config it returns.
+// The server omits empty strings and zero durations from the config it returns.
 const sameText = (a: unknown, b: unknown) => (a ?? "") === (b ?? "");
+const sameDuration = (a: unknown, b: unknown) => (a ?? 0) === (b ?? 0);
 
 const STREAM_RULES: FieldRule[] = [
   { key: "retention", mutable: false },
@@ -106,6 +113,7 @@ const CONSUMER_RULES: FieldRule[] = [
   { key: "ack_wait", mutable: true },
   { key: "max_deliver", mutable: true },
   { key: "max_ack_pending", mutable: true },
+  { key: "inactive_threshold", mutable: true, equal: sameDuration },
 ];
 
 export function streamConfigOf(def: StreamDefinition): Partial<StreamConfig> & { name: string } {
@@ -141,6 +149,7 @@ export function consumerConfigOf(def: ConsumerDefinition): Partial<ConsumerConfi
     ack_wait: (def.ackWaitMs ?? 30_000) * NS_PER_MS,
     max_deliver: def.maxDeliver ?? -1,
     max_ack_pending: def.maxAckPending ?? 1_000,
+    inactive_threshold: (def.inactiveThresholdMs ?? 0) * NS_PER_MS,
   };
 }
 
@@ -151,10 +160,18 @@ export async function ensureStreams(bus: Bus, definitions: readonly StreamDefini
   return results;
 }
 
-/** Creates or converges each durable consumer; the streams must exist. */
-export async function ensureConsumers(bus: Bus, definitions: readonly ConsumerDefinition[]): Promise<EnsureResult[]> {
+/**
+ * Creates or converges each durable consumer; the streams must exist. `create: false` converges
+ * only the consumers that exist (one that a process makes for itself, such as the event
+ * persister's, given settings an earlier release did not set).
+ */
+export async function ensureConsumers(
+  bus: Bus,
+  definitions: readonly ConsumerDefinition[],
+  options: { create?: boolean } = {},
+): Promise<EnsureResult[]> {
   const results: EnsureResult[] = [];
-  for (const def of definitions) results.push(await ensureConsumer(bus, def));
+  for (const def of definitions) results.push(await ensureConsumer(bus, def, options.create ?? true));
   return results;
 }
 
@@ -191,7 +208,7 @@ async function ensureStream(bus: Bus, def: StreamDefinition): Promise<EnsureResu
   }
 }
 
-async function ensureConsumer(bus: Bus, def: ConsumerDefinition): Promise<EnsureResult> {
+async function ensureConsumer(bus: Bus, def: ConsumerDefinition, create: boolean): Promise<EnsureResult> {
   const desired = consumerConfigOf(def);
   const what = `Consumer "${def.durable}" on stream "${def.stream}"`;
   const result = (action: EnsureAction, changes: string[] = []): EnsureResult => ({
@@ -215,6 +232,7 @@ async function ensureConsumer(bus: Bus, def: ConsumerDefinition): Promise<Ensure
       }
       throw err;
     }
+    if (!current && !create) return result("absent");
     if (!current) {
       try {
         await bus.jsm.consumers.add(def.stream, createConfig);

@@ -95,12 +95,18 @@ export function runWorkersConsumer(options: TopologyOptions): ConsumerDefinition
   };
 }
 
+/** Unread this long, the event persister's consumer is deleted by the server. */
+export const EVENT_PERSISTER_INACTIVE_MS = 10 * 60_000;
+
 /**
  * Durable pull consumer that copies every event to the database: the event persister's, read
  * only during an upgrade from workers that did not log their events (docs/decisions.md "Event
  * log"). Not part of the system's topology: a durable consumer nobody reads fails a NATS
  * cluster's health check ("consumer is not current"), so the orchestrator makes it when it
- * starts the persister.
+ * starts the persister, and the server deletes it once no persister has pulled for
+ * EVENT_PERSISTER_INACTIVE_MS (the upgrade is over). A persister started later makes it again
+ * and reads the stream from its start: the rows it already stored are skipped, and a message
+ * the stream aged out meanwhile was gone for a kept consumer too.
  */
 export function eventPersisterConsumer(options: TopologyOptions): ConsumerDefinition {
   return {
@@ -114,6 +120,7 @@ export function eventPersisterConsumer(options: TopologyOptions): ConsumerDefini
     // Persisting must not give up on an event; failures are retried until they succeed.
     maxDeliver: -1,
     maxAckPending: 1_000,
+    inactiveThresholdMs: EVENT_PERSISTER_INACTIVE_MS,
   };
 }
 

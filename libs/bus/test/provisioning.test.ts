@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError } from "@tog/core";
 import {
+  EVENT_PERSISTER_INACTIVE_MS,
   ensureConsumers,
   ensureStreams,
   eventPersisterConsumer,
@@ -120,8 +121,14 @@ describe("ensureStreams / ensureConsumers", () => {
       max_ack_pending: 1_000,
     });
     expect(workers.config.deliver_subject).toBeUndefined();
+    expect(workers.config.inactive_threshold ?? 0).toBe(0);
     const persister = await bus.jsm.consumers.info(bus.streamName("EVENTS"), "event-persister");
-    expect(persister.config).toMatchObject({ ack_policy: "explicit", deliver_policy: "all", max_deliver: -1 });
+    expect(persister.config).toMatchObject({
+      ack_policy: "explicit",
+      deliver_policy: "all",
+      max_deliver: -1,
+      inactive_threshold: EVENT_PERSISTER_INACTIVE_MS * 1_000_000,
+    });
 
     expect((await ensureConsumers(bus, defs)).map((r) => r.action)).toEqual(["unchanged", "unchanged"]);
 
@@ -140,5 +147,59 @@ describe("ensureStreams / ensureConsumers", () => {
     await expect(ensureConsumers(bus, [{ stream: bus.streamName("MISSING"), durable: "x" }])).rejects.toThrow(
       /does not exist/,
     );
+  });
+
+  it("gives an existing consumer an inactivity threshold, and takes it away", async () => {
+    await ensureStreams(bus, [eventsStream({ prefix: bus.prefix, eventsMaxAgeSeconds: 1_800 })]);
+    // As an earlier release provisioned it: no threshold.
+    const earlier = { ...eventPersisterConsumer({ prefix: bus.prefix }), durable: "persister-earlier" };
+    delete earlier.inactiveThresholdMs;
+    expect(await ensureConsumers(bus, [earlier], { create: false })).toMatchObject([{ action: "absent" }]);
+    await expect(bus.jsm.consumers.info(bus.streamName("EVENTS"), "persister-earlier")).rejects.toThrow();
+    await ensureConsumers(bus, [earlier]);
+    const info = () => bus.jsm.consumers.info(bus.streamName("EVENTS"), "persister-earlier");
+    expect((await info()).config.inactive_threshold ?? 0).toBe(0);
+
+    // What `npm run bus:setup` does for the persister's consumer: converge it only if it exists.
+    const current = { ...earlier, inactiveThresholdMs: EVENT_PERSISTER_INACTIVE_MS };
+    expect(await ensureConsumers(bus, [current], { create: false })).toMatchObject([
+      { action: "updated", changes: ["inactive_threshold"] },
+    ]);
+    expect((await info()).config.inactive_threshold).toBe(EVENT_PERSISTER_INACTIVE_MS * 1_000_000);
+    expect(await ensureConsumers(bus, [current])).toMatchObject([{ action: "unchanged" }]);
+
+    expect(await ensureConsumers(bus, [earlier])).toMatchObject([
+      { action: "updated", changes: ["inactive_threshold"] },
+    ]);
+    expect((await info()).config.inactive_threshold ?? 0).toBe(0);
+  });
+
+  it("the server deletes a consumer nobody pulls from once its threshold has passed, not one that is read", async () => {
+    await ensureStreams(bus, [eventsStream({ prefix: bus.prefix, eventsMaxAgeSeconds: 1_800 })]);
+    const stream = bus.streamName("EVENTS");
+    const def = (durable: string) => ({
+      ...eventPersisterConsumer({ prefix: bus.prefix }),
+      durable,
+      inactiveThresholdMs: 3_000,
+    });
+    await ensureConsumers(bus, [def("unread"), def("read")]);
+    // "read" is pulled from the whole time, as a running persister does.
+    const messages = await (await bus.js.consumers.get(stream, "read")).consume({ expires: 1_000 });
+    const reading = (async () => {
+      for await (const m of messages) m.ack();
+    })();
+    const exists = (durable: string) =>
+      bus.jsm.consumers.info(stream, durable).then(
+        () => true,
+        () => false,
+      );
+    try {
+      await new Promise((r) => setTimeout(r, 5_000));
+      expect(await exists("unread")).toBe(false);
+      expect(await exists("read")).toBe(true);
+    } finally {
+      messages.stop();
+      await reading;
+    }
   });
 });

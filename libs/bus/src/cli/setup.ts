@@ -3,7 +3,7 @@ import { baseConfigShape, createLogger, loadConfig } from "@tog/core";
 import { busConfigShape, topologyOptionsOf } from "../config.ts";
 import { connectBus, type Bus } from "../connection.ts";
 import { ensureConsumers, ensureStreams } from "../provisioning.ts";
-import { systemTopology } from "../streams.ts";
+import { eventPersisterConsumer, systemTopology } from "../streams.ts";
 
 const config = loadConfig({ ...baseConfigShape, ...busConfigShape });
 const logger = createLogger({ service: "bus-setup", level: config.LOG_LEVEL });
@@ -14,8 +14,12 @@ try {
   const results = [
     ...(await ensureStreams(bus, topology.streams)),
     ...(await ensureConsumers(bus, topology.consumers)),
+    // Made by the orchestrator only during an upgrade; one an earlier release left gets the
+    // inactivity threshold, so the server removes it (docs/decisions.md "Event log").
+    ...(await ensureConsumers(bus, [eventPersisterConsumer(topologyOptionsOf(config))], { create: false })),
   ];
   for (const r of results) {
+    if (r.action === "absent") continue;
     const resource = r.stream ? `${r.stream}/${r.name}` : r.name;
     logger.info({ kind: r.kind, resource, action: r.action, changes: r.changes }, `${r.kind} ${resource} ${r.action}`);
   }
