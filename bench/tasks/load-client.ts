@@ -10,6 +10,7 @@
 //   tasks   `inflight` virtual users, each submits a task and waits for its WORKFLOW_COMPLETED,
 //           for `seconds` after a warm-up: completed tasks per second at saturation
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import autocannon from "autocannon";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { request } from "undici";
@@ -32,6 +33,8 @@ export interface LoadJob {
   nats?: { url: string; prefix: string };
   /** How long to wait for outstanding completions after the window. */
   drainSeconds?: number;
+  /** rate: each request of the window as a line `<start, epoch ms> <latency ms>` (BENCH_PAUSES). */
+  latencyFile?: string;
 }
 
 export interface LoadResult {
@@ -185,6 +188,8 @@ async function runRate(job: LoadJob, completions?: Completions): Promise<LoadRes
   const results = await Promise.all(pending);
   emit({ mark: "end" });
   await Promise.all(warmup);
+  if (job.latencyFile)
+    writeFileSync(job.latencyFile, results.map((r) => `${r.t0.toFixed(1)} ${r.ms.toFixed(1)}\n`).join(""));
   const lat = results.map((r) => r.ms).sort((a, b) => a - b);
   const out: LoadResult = {
     requests: results.length,

@@ -18,9 +18,10 @@
 //
 // Run: npm run bench:tasks   (BENCH_SECONDS=3 for a smoke run; BENCH_PG=machine for the shared instance)
 import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { z } from "zod";
 import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
 import { lastEventTextOf } from "@tog/events";
@@ -49,6 +50,7 @@ import { natsDelta, natsSnapshot, type NatsCounts, type NatsSnapshot } from "./l
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
 import { churn, churnedTables, restoreAutovacuum } from "./lib/churn.ts";
+import { describeClusters, readPauses, readRequests, slowClusters } from "./lib/tail.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PHASES = ["baseline", "submit", "port", "completion", "history", "churn"] as const;
@@ -99,6 +101,9 @@ const config = loadConfig({
   ),
   BENCH_HISTORY_TASKS: envInt(100, 1).describe(
     "Tasks per submit+run measurement in the history phase: the more, the less a periodic job of the services that falls into one window weighs on each task.",
+  ),
+  BENCH_PAUSES: envBoolean(false).describe(
+    "Diagnosis: every service logs its garbage collections and late event-loop wake-ups, and the log lists, for 1b and the 2b window, each cluster of slow requests with the pauses it met.",
   ),
   BENCH_SEED_SESSIONS: envInt(100_000, 1).describe("Earlier tasks (one session each) of the seeded user."),
   BENCH_SEED_TURNS: envInt(1_000, 1).describe("Turns of the seeded user's long session."),
@@ -255,13 +260,36 @@ function sampledOf(env: Env): Sampled[] {
 
 /** GET /sessions' default page size (docs/api.md, `listSessions`). */
 const SESSIONS_PAGE = 20;
+/** BENCH_PAUSES: where the services' pause logs and the load client's request times go. */
+const pauseDir = config.BENCH_PAUSES ? fs.mkdtempSync(path.join(os.tmpdir(), "tog-bench-pauses-")) : undefined;
 const SYSTEM_ENV = {
   GATEWAY_SKIP_AUTH: "0",
   RATE_LIMIT_RPM: "100000000",
   RATE_LIMIT_BURST: "10000000",
   LOG_LEVEL: "warn",
   DATABASE_POOL_MAX: "16",
+  ...(pauseDir
+    ? {
+        NODE_OPTIONS: `--import ${pathToFileURL(path.join(HERE, "lib", "pause-probe.ts")).href}`,
+        BENCH_PAUSE_DIR: pauseDir,
+      }
+    : {}),
 };
+
+/** BENCH_PAUSES: the file a rate job writes its requests to. */
+const requestsFile = (label: string) => (pauseDir ? path.join(pauseDir, `${label}.requests`) : undefined);
+
+/** BENCH_PAUSES: logs each cluster of the window's slow requests with the pauses it met. */
+function logTail(label: string): void {
+  const file = requestsFile(label);
+  if (!pauseDir || !file || !fs.existsSync(file)) return;
+  const requests = readRequests(file);
+  const clusters = slowClusters(requests, readPauses(pauseDir));
+  const withPause = clusters.filter((c) => c.pauses.length > 0).length;
+  log(`  ${label}: ${clusters.length} clusters of slow requests, ${withPause} with a pause (logs in ${pauseDir})`);
+  const start = Math.min(...requests.map((r) => r.start));
+  for (const line of describeClusters(clusters, start)) log(`    ${line}`);
+}
 
 async function startSystem(workers: number): Promise<Env> {
   const env = await startE2eEnvironment({
@@ -486,7 +514,9 @@ async function submitAndPortPhases(): Promise<void> {
         rate,
         seconds: config.BENCH_SECONDS,
         warmupSeconds: config.BENCH_WARMUP_SECONDS,
+        latencyFile: requestsFile("1b"),
       });
+      logTail("1b");
       log(`  POST /tasks @ ${rate}/s: p50 ${fmt(m.submitHalf.p50)} ms p99 ${fmt(m.submitHalf.p99)} ms`);
       // Every accepted request must have created its own task (a fresh Idempotency-Key each).
       const { rows } = await queryOnce<{ n: string }>(env.database.url, "SELECT count(*) AS n FROM tasks");
@@ -595,9 +625,11 @@ async function completionPhase(env: Env): Promise<void> {
         warmupSeconds: config.BENCH_WARMUP_SECONDS,
         drainSeconds: 60,
         nats,
+        latencyFile: requestsFile("2b"),
       },
       { onStart: () => void (halfWindow.start = new Date()), onEnd: () => void (halfWindow.end = new Date()) },
     );
+    logTail("2b");
     m.completionHalf = half.result;
     // Per task of the window that completed; and how busy the cores were, every process counted
     // (the load client too): at half the saturation rate the batches are small, so each task
