@@ -5,7 +5,10 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
-import { readPauses, slowClusters, type Pause, type Request } from "../tasks/lib/tail.ts";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { runLoad } from "../tasks/lib/load.ts";
+import { readPauses, readRequests, slowClusters, type Pause, type Request } from "../tasks/lib/tail.ts";
 
 const PROBE = pathToFileURL(fileURLToPath(new URL("../tasks/lib/pause-probe.ts", import.meta.url))).href;
 
@@ -60,5 +63,33 @@ describe("pause probe", () => {
     expect(late.length).toBe(1);
     expect(late[0]!.ms).toBeGreaterThanOrEqual(80);
     expect(Math.abs(late[0]!.at - Date.now())).toBeLessThan(60_000);
+  });
+});
+
+describe("a rate job with a latency file", () => {
+  it("writes each request of the window and logs the load client's own pauses beside them", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tog-load-pauses-"));
+    const server = http.createServer((_req, res) => res.end("{}"));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const latencyFile = path.join(dir, "job.requests");
+      const result = await runLoad({
+        mode: "rate",
+        url,
+        method: "GET",
+        rate: 50,
+        seconds: 1,
+        warmupSeconds: 0,
+        latencyFile,
+      });
+      const requests = readRequests(latencyFile);
+      expect(requests.length).toBe(result.requests);
+      expect(requests.every((r) => r.ms > 0 && Math.abs(r.start - Date.now()) < 60_000)).toBe(true);
+      // The client's probe log exists even when it logged nothing (a short run may not collect).
+      expect(fs.readdirSync(dir).some((f) => /^load-client-\d+\.log$/.test(f))).toBe(true);
+    } finally {
+      server.close();
+    }
   });
 });
