@@ -21,7 +21,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
 import { lastEventTextOf } from "@tog/events";
@@ -50,7 +50,7 @@ import { natsDelta, natsSnapshot, type NatsCounts, type NatsSnapshot } from "./l
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
 import { churn, churnedTables, restoreAutovacuum } from "./lib/churn.ts";
-import { describeClusters, readPauses, readRequests, slowClusters } from "./lib/tail.ts";
+import { describeClusters, pauseProbeEnv, readPauses, readRequests, slowClusters } from "./lib/tail.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PHASES = ["baseline", "submit", "port", "completion", "history", "churn"] as const;
@@ -268,12 +268,7 @@ const SYSTEM_ENV = {
   RATE_LIMIT_BURST: "10000000",
   LOG_LEVEL: "warn",
   DATABASE_POOL_MAX: "16",
-  ...(pauseDir
-    ? {
-        NODE_OPTIONS: `--import ${pathToFileURL(path.join(HERE, "lib", "pause-probe.ts")).href}`,
-        BENCH_PAUSE_DIR: pauseDir,
-      }
-    : {}),
+  ...(pauseDir ? pauseProbeEnv(pauseDir) : {}),
 };
 
 /** BENCH_PAUSES: the file a rate job writes its requests to. */
@@ -282,11 +277,12 @@ const requestsFile = (label: string) => (pauseDir ? path.join(pauseDir, `${label
 /** BENCH_PAUSES: logs each cluster of the window's slow requests with the pauses it met. */
 function logTail(label: string): void {
   const file = requestsFile(label);
-  if (!pauseDir || !file || !fs.existsSync(file)) return;
+  if (!file || !fs.existsSync(file)) return;
+  const dir = path.dirname(file);
   const requests = readRequests(file);
-  const clusters = slowClusters(requests, readPauses(pauseDir));
+  const clusters = slowClusters(requests, readPauses(dir));
   const withPause = clusters.filter((c) => c.pauses.length > 0).length;
-  log(`  ${label}: ${clusters.length} clusters of slow requests, ${withPause} with a pause (logs in ${pauseDir})`);
+  log(`  ${label}: ${clusters.length} clusters of slow requests, ${withPause} with a pause (logs in ${dir})`);
   const start = Math.min(...requests.map((r) => r.start));
   for (const line of describeClusters(clusters, start)) log(`    ${line}`);
 }

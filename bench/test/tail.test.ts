@@ -2,15 +2,12 @@ import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { runLoad } from "../tasks/lib/load.ts";
-import { readPauses, readRequests, slowClusters, type Pause, type Request } from "../tasks/lib/tail.ts";
-
-const PROBE = pathToFileURL(fileURLToPath(new URL("../tasks/lib/pause-probe.ts", import.meta.url))).href;
+import { pauseProbeEnv, readPauses, readRequests, slowClusters, type Pause, type Request } from "../tasks/lib/tail.ts";
 
 describe("slowClusters", () => {
   // 400 requests of 10 ms, one every 20 ms; two bursts of slow ones (1.5 % of the window, so the
@@ -53,7 +50,7 @@ describe("pause probe", () => {
       "globalThis.gc(); setTimeout(() => { const t = Date.now(); while (Date.now() - t < 100); setTimeout(() => {}, 50); }, 50);",
     );
     fs.copyFileSync(entry, worker);
-    const env = { PATH: process.env.PATH, NODE_OPTIONS: `--import ${PROBE}`, BENCH_PAUSE_DIR: dir };
+    const env = { PATH: process.env.PATH, ...pauseProbeEnv(dir) };
     await Promise.all([entry, worker].map((e) => promisify(execFile)(process.execPath, ["--expose-gc", e], { env })));
     // A service's main.ts is named by its folder, another entry (the orchestrator's worker.ts) by its file.
     expect(new Set(readPauses(dir).map((p) => p.service))).toEqual(new Set(["demo", "worker"]));

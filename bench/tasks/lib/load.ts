@@ -3,11 +3,11 @@ import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import type { LoadJob, LoadResult } from "../load-client.ts";
+import { pauseProbeEnv } from "./tail.ts";
 
 export type { LoadJob, LoadResult };
 
 const CLIENT = fileURLToPath(new URL("../load-client.ts", import.meta.url));
-const PAUSE_PROBE = new URL("./pause-probe.ts", import.meta.url).href;
 
 /**
  * Runs one load job in its own process. `onStart`/`onEnd` run when the client opens and closes its
@@ -23,10 +23,9 @@ export async function runLoad(
 ): Promise<LoadResult> {
   // A job that records its requests (BENCH_PAUSES) logs its own pauses beside them too: a pause of
   // the load client delays the answers it reads, and would pass for the system's (tail.ts).
-  const probe = job.latencyFile ? ["--import", PAUSE_PROBE] : [];
-  const child = spawn(process.execPath, [...probe, CLIENT, JSON.stringify(job)], {
+  const child = spawn(process.execPath, [CLIENT, JSON.stringify(job)], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: job.latencyFile ? { ...process.env, BENCH_PAUSE_DIR: path.dirname(job.latencyFile) } : process.env,
+    env: job.latencyFile ? { ...process.env, ...pauseProbeEnv(path.dirname(job.latencyFile)) } : process.env,
   });
   const pid = child.pid ?? 0;
   let stderr = "";

@@ -4,6 +4,14 @@
 import fs from "node:fs";
 import path from "node:path";
 
+/**
+ * The environment that preloads the pause probe into a Node process (a service, the load client)
+ * and points its logs at `dir`.
+ */
+export function pauseProbeEnv(dir: string): { NODE_OPTIONS: string; BENCH_PAUSE_DIR: string } {
+  return { NODE_OPTIONS: `--import ${new URL("./pause-probe.ts", import.meta.url).href}`, BENCH_PAUSE_DIR: dir };
+}
+
 export interface Request {
   start: number;
   ms: number;

@@ -1,6 +1,6 @@
 import { createLogger, type Logger } from "@tog/core";
 import { testInfraConfig, uniqueId } from "@tog/testkit";
-import { connectBus, type Bus } from "@tog/bus";
+import { connectBus, eventPersisterConsumer, type Bus, type ConsumerDefinition } from "@tog/bus";
 
 export const silentLogger: Logger = createLogger({ service: "bus-test", level: "silent" });
 
@@ -15,4 +15,10 @@ export async function deleteStreamsOf(bus: Bus): Promise<void> {
   const names: string[] = [];
   for await (const name of bus.jsm.streams.names()) if (name.startsWith(mine)) names.push(name);
   await Promise.all(names.map((n) => bus.jsm.streams.delete(n)));
+}
+
+/** The event persister's consumer as a release before its inactivity threshold made it. */
+export function earlierPersisterConsumer(prefix: string, durable?: string): ConsumerDefinition {
+  const { inactiveThresholdMs: _, ...earlier } = eventPersisterConsumer({ prefix });
+  return durable === undefined ? earlier : { ...earlier, durable };
 }

@@ -12,7 +12,7 @@ import {
   type Bus,
   type StreamDefinition,
 } from "@tog/bus";
-import { deleteStreamsOf, openTestBus } from "./helpers.ts";
+import { deleteStreamsOf, earlierPersisterConsumer, openTestBus } from "./helpers.ts";
 
 const SECOND_NS = 1_000_000_000;
 
@@ -152,8 +152,7 @@ describe("ensureStreams / ensureConsumers", () => {
   it("gives an existing consumer an inactivity threshold, and takes it away", async () => {
     await ensureStreams(bus, [eventsStream({ prefix: bus.prefix, eventsMaxAgeSeconds: 1_800 })]);
     // As an earlier release provisioned it: no threshold.
-    const earlier = { ...eventPersisterConsumer({ prefix: bus.prefix }), durable: "persister-earlier" };
-    delete earlier.inactiveThresholdMs;
+    const earlier = earlierPersisterConsumer(bus.prefix, "persister-earlier");
     expect(await ensureConsumers(bus, [earlier], { create: false })).toMatchObject([{ action: "absent" }]);
     await expect(bus.jsm.consumers.info(bus.streamName("EVENTS"), "persister-earlier")).rejects.toThrow();
     await ensureConsumers(bus, [earlier]);

@@ -8,11 +8,10 @@ import {
   EVENT_PERSISTER_INACTIVE_MS,
   ensureConsumers,
   ensureStreams,
-  eventPersisterConsumer,
   eventsStream,
   type Bus,
 } from "@tog/bus";
-import { deleteStreamsOf, openTestBus } from "./helpers.ts";
+import { deleteStreamsOf, earlierPersisterConsumer, openTestBus } from "./helpers.ts";
 
 // `npm run bus:setup` as an operator or an init container runs it: its own process.
 const SETUP = fileURLToPath(new URL("../src/cli/setup.ts", import.meta.url));
@@ -40,8 +39,7 @@ describe("bus:setup", () => {
     await expect(persister()).rejects.toThrow();
 
     // An earlier release's orchestrator made it without a threshold.
-    const earlier = { ...eventPersisterConsumer({ prefix: bus.prefix }) };
-    delete earlier.inactiveThresholdMs;
+    const earlier = earlierPersisterConsumer(bus.prefix);
     await ensureStreams(bus, [eventsStream({ prefix: bus.prefix })]);
     await ensureConsumers(bus, [earlier]);
     expect((await persister()).config.inactive_threshold ?? 0).toBe(0);
