@@ -132,13 +132,25 @@ export function cpuDelta(before: CpuSnapshot, after: CpuSnapshot): Map<string, n
 export interface MachineTimes {
   total: number;
   steal: number;
+  /** idle + iowait: the cores' time nothing ran. */
+  idle: number;
 }
 
 export function machineTimes(): MachineTimes {
   const line = readFileSync("/proc/stat", "utf8").split("\n", 1)[0] ?? "";
   // cpu user nice system idle iowait irq softirq steal guest guest_nice (guest time is inside user)
   const ticks = line.trim().split(/\s+/).slice(1, 9).map(Number);
-  return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0 };
+  return { total: ticks.reduce((a, b) => a + b, 0), steal: ticks[7] ?? 0, idle: (ticks[3] ?? 0) + (ticks[4] ?? 0) };
+}
+
+/**
+ * Share of the machine's time between two readings that anything ran: every process and the
+ * kernel's own threads (on some virtual machines a memory monitor, kdamond, takes a core for tens
+ * of milliseconds twice a second; docs/performance.md "The submit's tail at half the rate").
+ */
+export function busyShare(before: MachineTimes, after: MachineTimes): number {
+  const total = after.total - before.total;
+  return total > 0 ? 1 - (after.idle - before.idle) / total : 0;
 }
 
 /**
