@@ -15,11 +15,25 @@ const strace = process.env.PROFILE_STRACE === "1";
 // PROFILE_CPU=1: only CPU ms per request of every service from /proc (no profiler overhead);
 // PROFILE_RATE=<n>: an open loop at n requests/s instead of the closed loop (submit only).
 const cpuOnly = process.env.PROFILE_CPU === "1";
+// PROFILE_HEAP=1: what the chosen services allocate during the window (sampling heap profiler,
+// collected objects included) instead of where their CPU goes.
+const heap = process.env.PROFILE_HEAP === "1";
+const heapSampler = new URL("./lib/heap-sampler.ts", import.meta.url).href;
 const rate = Number(process.env.PROFILE_RATE ?? 0);
 const profiled =
   strace || cpuOnly
     ? {}
-    : Object.fromEntries(which.split(",").map((s) => [s, { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` }]));
+    : Object.fromEntries(
+        which
+          .split(",")
+          .map((s) => [
+            s,
+            heap
+              ? { NODE_OPTIONS: `--import ${heapSampler}`, PROFILE_HEAP_DIR: `${dir}/${s}` }
+              : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` },
+          ]),
+      );
+if (heap) for (const s of which.split(",")) fs.mkdirSync(`${dir}/${s}`, { recursive: true });
 const { startE2eEnvironment } = await import("@tog/tests-e2e");
 const env = await startE2eEnvironment({
   env: {
@@ -57,7 +71,17 @@ const hooks: { onStart?: () => void; onEnd?: () => void } = cpuOnly
           for (const t of tracers) t.kill("SIGINT");
         },
       }
-    : {};
+    : heap
+      ? {
+          // The heap sampler starts at the first SIGUSR2 and writes its profile at the second.
+          onStart: () => {
+            for (const svc of which.split(",")) process.kill(env.service(svc).pid, "SIGUSR2");
+          },
+          onEnd: () => {
+            for (const svc of which.split(",")) process.kill(env.service(svc).pid, "SIGUSR2");
+          },
+        }
+      : {};
 // Submits of a simple task; for tasks, completions are timed from the NATS events.
 const request = { url: `${env.baseUrl}/tasks`, method: "POST" as const, headers, body, seconds };
 const idempotency = process.env.PROFILE_NO_IDEM !== "1";
@@ -114,6 +138,11 @@ if (jobName !== "submit") {
     );
   await client.end();
 }
+if (heap) {
+  // The profiles are written just after the second signal: wait for them before stopping.
+  const files = () => which.split(",").flatMap((svc) => fs.readdirSync(`${dir}/${svc}`));
+  for (let i = 0; i < 50 && files().length < which.split(",").length; i++) await new Promise((r) => setTimeout(r, 100));
+}
 await env.close();
 if (cpuOnly) {
   const done =
@@ -133,6 +162,57 @@ if (strace) {
     console.log(
       `\n== ${svc}: system calls in the window (${result.requests} requests)\n${fs.readFileSync(`${dir}/${svc}.strace`, "utf8").split("\n").slice(0, 14).join("\n")}`,
     );
+  process.exit(0);
+}
+
+/** Package (or the project's file) a profile's call frame belongs to. */
+function groupOf(frame: { functionName: string; url: string }): string {
+  const url = frame.url;
+  const m = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
+  if (frame.functionName === "(idle)") return "(idle)";
+  if (m) return m[1]!;
+  if (url.startsWith("node:")) return url;
+  if (url.includes("/work/")) return url.replace(/.*\/(libs|services)\//, "$1/");
+  return frame.functionName || "(native)";
+}
+const frameName = (f: { functionName: string; url: string; lineNumber: number }) =>
+  `${f.functionName || "(anon)"} ${f.url.split("/").slice(-2).join("/")}:${f.lineNumber}`;
+const top = (m: Map<string, number>, total: number, n: number) =>
+  [...m]
+    .filter(([k]) => k !== "(idle)")
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `  ${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`)
+    .join("\n");
+
+if (heap) {
+  interface HeapNode {
+    callFrame: { functionName: string; url: string; lineNumber: number };
+    selfSize: number;
+    children: HeapNode[];
+  }
+  for (const svc of which.split(",")) {
+    for (const file of fs.readdirSync(path.join(dir, svc))) {
+      const { head } = JSON.parse(fs.readFileSync(path.join(dir, svc, file), "utf8")) as { head: HeapNode };
+      const groups = new Map<string, number>();
+      const fns = new Map<string, number>();
+      let total = 0;
+      const walk = (n: HeapNode) => {
+        total += n.selfSize;
+        const g = groupOf(n.callFrame);
+        groups.set(g, (groups.get(g) ?? 0) + n.selfSize);
+        const f = frameName(n.callFrame);
+        fns.set(f, (fns.get(f) ?? 0) + n.selfSize);
+        for (const c of n.children) walk(c);
+      };
+      walk(head);
+      const accepted = Math.max(1, result.requests - result.non2xx - result.errors);
+      console.log(
+        `\n== ${svc} (${file}): ${(total / 1e6).toFixed(1)} MB allocated in the window, ${(total / accepted / 1024).toFixed(1)} KB per request`,
+      );
+      console.log(`-- by package/file\n${top(groups, total, 25)}\n-- functions\n${top(fns, total, 30)}`);
+    }
+  }
   process.exit(0);
 }
 
@@ -164,34 +244,16 @@ for (const svc of fs.readdirSync(dir)) {
     const fns = new Map<string, number>();
     for (const [id, us] of self) {
       const n = byNode.get(id)!;
-      const url = n.callFrame.url;
-      const m = url.match(/node_modules\/((?:@[^/]+\/)?[^/]+)/);
-      const group =
-        n.callFrame.functionName === "(idle)"
-          ? "(idle)"
-          : m
-            ? m[1]!
-            : url.startsWith("node:")
-              ? url
-              : url.includes("/work/")
-                ? url.replace(/.*\/(libs|services)\//, "$1/")
-                : n.callFrame.functionName || "(native)";
+      const group = groupOf(n.callFrame);
       groups.set(group, (groups.get(group) ?? 0) + us);
-      const fn = `${n.callFrame.functionName || "(anon)"} ${url.split("/").slice(-2).join("/")}:${n.callFrame.lineNumber}`;
+      const fn = frameName(n.callFrame);
       fns.set(fn, (fns.get(fn) ?? 0) + us);
     }
     const busy = total - (groups.get("(idle)") ?? 0);
-    const top = (m: Map<string, number>, n: number) =>
-      [...m]
-        .filter(([k]) => k !== "(idle)")
-        .sort((a, b) => b[1] - a[1])
-        .slice(0, n)
-        .map(([k, v]) => `  ${((100 * v) / busy).toFixed(1).padStart(5)}%  ${k}`)
-        .join("\n");
     console.log(
       `\n== ${svc} (${file}): busy ${(busy / 1e6).toFixed(2)} s of ${(total / 1e6).toFixed(2)} s, ${(busy / Math.max(1, result.requests) / 1000).toFixed(3)} ms/request`,
     );
-    console.log(`-- by package/file\n${top(groups, 25)}\n-- functions\n${top(fns, 25)}`);
+    console.log(`-- by package/file\n${top(groups, busy, 25)}\n-- functions\n${top(fns, busy, 25)}`);
   }
 }
 process.exit(0);

@@ -144,6 +144,9 @@ export interface ReadContext {
 export function readTaskContext(given: Record<string, unknown>): ReadContext {
   const shape = TaskContextSchema.shape;
   const value = <K extends TaskContextKey>(key: K): NonNullable<z.output<(typeof shape)[K]>> | undefined => {
+    // Absent and null are absent for every key (all nullish, none with a default): no parse,
+    // which for a context of a few keys was most of the orchestrator's zod work per submit.
+    if (given[key] == null) return undefined;
     const parsed = shape[key].safeParse(given[key]);
     return parsed.success && parsed.data != null
       ? (parsed.data as NonNullable<z.output<(typeof shape)[K]>>)

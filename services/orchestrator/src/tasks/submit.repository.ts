@@ -1,5 +1,5 @@
-import { withClient, type DbPool } from "@tog/db";
-import pg, { type QueryResult } from "pg";
+import { sqlLiteral, withClient, type DbPool } from "@tog/db";
+import type { QueryResult } from "pg";
 import { GroupCommit } from "../runtime/group-commit.ts";
 import { resolveSessionForSubmit, type ResolvedSession } from "./session.resolver.ts";
 
@@ -148,7 +148,7 @@ export class SubmitRepository {
       }
       // One simple-protocol round trip.
       const results = (await client.query(
-        `BEGIN; EXECUTE tog_submit_new_sessions(${pg.escapeLiteral(JSON.stringify(rows))})`,
+        `BEGIN; EXECUTE tog_submit_new_sessions(${sqlLiteral(JSON.stringify(rows))})`,
       )) as unknown as QueryResult<{ id: string; created_at: Date }>[];
       const created = new Map(results.at(-1)!.rows.map((r) => [r.id, r.created_at]));
       const outcomes = items.map(({ task }, i): NewSessionOutcome => {
@@ -176,11 +176,9 @@ export class SubmitRepository {
       // into one session (tests-e2e/foundation/idempotency.test.ts). So repeats of one identity
       // take turns (advisory lock), and a repeat whose twin is committed stops before the session.
       const identity = key
-        ? `; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(`${task.userId}:${key}`)}, 1))`
+        ? `; SELECT pg_advisory_xact_lock(hashtextextended(${sqlLiteral(`${task.userId}:${key}`)}, 1))`
         : "";
-      await client.query(
-        `BEGIN${identity}; SELECT pg_advisory_xact_lock(hashtextextended(${pg.escapeLiteral(task.id)}, 0))`,
-      );
+      await client.query(`BEGIN${identity}; SELECT pg_advisory_xact_lock(hashtextextended(${sqlLiteral(task.id)}, 0))`);
       if (key) {
         const twin = await client.query("SELECT 1 FROM tasks WHERE user_id = $1::uuid AND idempotency_key = $2", [
           task.userId,

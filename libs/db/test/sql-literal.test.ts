@@ -1,0 +1,55 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "@tog/testkit";
+import { sqlLiteral } from "../src/index.ts";
+
+// sqlLiteral replaces pg's escapeLiteral on the submit's hot path (src/sql-literal.ts): it must
+// give the same literal, and PostgreSQL must read every literal back as the text it came from.
+const texts = [
+  "",
+  "plain",
+  "it's",
+  "''",
+  "back\\slash",
+  "\\",
+  "'\\'",
+  'JSON {"q":"say \\"hi\\"\\n","n":null}',
+  "unicode ✓ — 日本語 😀",
+  "tab\tnew\nline\r",
+  JSON.stringify([{ id: "a'b", query: "C:\\path\\to 'x'", spec: { context: { note: "\\u0000 and \u0001" } } }]),
+];
+// Random texts over the characters that matter, to cover their mixes.
+const alphabet = ["'", "\\", "a", " ", "E", '"', "\n", "é"];
+let seed = 7;
+const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+for (let i = 0; i < 200; i++)
+  texts.push(Array.from({ length: Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * 8)]).join(""));
+
+describe("sqlLiteral", () => {
+  let db: TestDatabase;
+  let client: pg.Client;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+  });
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  it("gives pg's escapeLiteral's literal for every text", () => {
+    for (const text of texts) expect(sqlLiteral(text)).toBe(pg.escapeLiteral(text));
+  });
+
+  it("is read back by PostgreSQL as the same text, also as jsonb", async () => {
+    const { rows } = await client.query<{ t: string }>(
+      `SELECT t FROM (VALUES ${texts.map((t, i) => `(${i}, ${sqlLiteral(t)})`).join(", ")}) AS v(i, t) ORDER BY i`,
+    );
+    expect(rows.map((r) => r.t)).toEqual(texts);
+    const json = JSON.stringify(texts);
+    const res = await client.query<{ same: boolean }>(`SELECT ${sqlLiteral(json)}::jsonb = $1::jsonb AS same`, [json]);
+    expect(res.rows[0]!.same).toBe(true);
+  });
+});
