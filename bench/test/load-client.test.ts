@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import { connect } from "@nats-io/transport-node";
 import { testInfraConfig, uniqueId } from "@tog/testkit";
 import { describe, expect, it } from "vitest";
+import type { LoadJob } from "../tasks/load-client.ts";
 import { runLoad } from "../tasks/lib/load.ts";
 
 // The open loop's accounting (bench/tasks/load-client.ts): what each answer counts as, and the
@@ -28,6 +29,10 @@ async function taskServer(onTask: (id: string) => void): Promise<{ url: string; 
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/tasks`, close: () => server.close() };
 }
+
+/** One second of the open loop at `rate` against `url`. */
+const openLoop = (url: string, rate: number, more: Partial<LoadJob> = {}) =>
+  runLoad({ mode: "rate", url, body: "{}", rate, seconds: 1, warmupSeconds: 0, ...more });
 
 describe("the load client's open loop", () => {
   it("counts non-2xx answers and refused connections apart", async () => {
@@ -71,13 +76,7 @@ describe("the load client's open loop", () => {
       }, 20),
     );
     try {
-      const result = await runLoad({
-        mode: "rate",
-        url: server.url,
-        body: "{}",
-        rate: 60,
-        seconds: 1,
-        warmupSeconds: 0,
+      const result = await openLoop(server.url, 60, {
         nats: { url: testInfraConfig.TEST_NATS_URL, prefix },
         drainSeconds: 5,
       });

@@ -1,26 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pg from "pg";
-import { createTestDatabase, type TestDatabase } from "@tog/testkit";
+import { describe, expect, it } from "vitest";
 import { actualShape, expectedShape } from "./schema-drift.ts";
+import { testDatabaseClient } from "./test-client.ts";
 
 // Fails when the SQL migrations and schema.prisma disagree: a column, type, nullability,
 // DB default, primary key, index or foreign key present on one side only.
 describe("migrations match schema.prisma", () => {
-  let db: TestDatabase;
-  let client: pg.Client;
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
+  const db = testDatabaseClient();
 
   it("has exactly the tables, columns, keys, indexes and foreign keys the schema declares", async () => {
     const expected = await expectedShape();
-    const actual = await actualShape(client);
+    const actual = await actualShape(db.client);
     expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort());
     for (const table of Object.keys(expected)) {
       expect(actual[table], `table ${table}`).toEqual(expected[table]);
@@ -28,16 +17,16 @@ describe("migrations match schema.prisma", () => {
   });
 
   it("notices a drift (the comparison can fail)", async () => {
-    await client.query(`ALTER TABLE "users" ADD COLUMN "drift" TEXT`);
-    await client.query(`ALTER TABLE "api_keys" ALTER COLUMN "name" DROP NOT NULL`);
+    await db.client.query(`ALTER TABLE "users" ADD COLUMN "drift" TEXT`);
+    await db.client.query(`ALTER TABLE "api_keys" ALTER COLUMN "name" DROP NOT NULL`);
     try {
-      const actual = await actualShape(client);
+      const actual = await actualShape(db.client);
       const expected = await expectedShape();
       expect(actual.users).not.toEqual(expected.users);
       expect(actual.api_keys).not.toEqual(expected.api_keys);
     } finally {
-      await client.query(`ALTER TABLE "users" DROP COLUMN "drift"`);
-      await client.query(`ALTER TABLE "api_keys" ALTER COLUMN "name" SET NOT NULL`);
+      await db.client.query(`ALTER TABLE "users" DROP COLUMN "drift"`);
+      await db.client.query(`ALTER TABLE "api_keys" ALTER COLUMN "name" SET NOT NULL`);
     }
   });
 });

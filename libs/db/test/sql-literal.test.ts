@@ -1,7 +1,7 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "@tog/testkit";
+import { describe, expect, it } from "vitest";
 import { sqlLiteral } from "../src/index.ts";
+import { testDatabaseClient } from "./test-client.ts";
 
 // sqlLiteral replaces pg's escapeLiteral on the submit's hot path (src/sql-literal.ts): it must
 // give the same literal, and PostgreSQL must read every literal back as the text it came from.
@@ -26,30 +26,21 @@ for (let i = 0; i < 200; i++)
   texts.push(Array.from({ length: Math.floor(random() * 12) }, () => alphabet[Math.floor(random() * 8)]).join(""));
 
 describe("sqlLiteral", () => {
-  let db: TestDatabase;
-  let client: pg.Client;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    client = new pg.Client({ connectionString: db.url });
-    await client.connect();
-  });
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
+  const db = testDatabaseClient();
 
   it("gives pg's escapeLiteral's literal for every text", () => {
     for (const text of texts) expect(sqlLiteral(text)).toBe(pg.escapeLiteral(text));
   });
 
   it("is read back by PostgreSQL as the same text, also as jsonb", async () => {
-    const { rows } = await client.query<{ t: string }>(
+    const { rows } = await db.client.query<{ t: string }>(
       `SELECT t FROM (VALUES ${texts.map((t, i) => `(${i}, ${sqlLiteral(t)})`).join(", ")}) AS v(i, t) ORDER BY i`,
     );
     expect(rows.map((r) => r.t)).toEqual(texts);
     const json = JSON.stringify(texts);
-    const res = await client.query<{ same: boolean }>(`SELECT ${sqlLiteral(json)}::jsonb = $1::jsonb AS same`, [json]);
+    const res = await db.client.query<{ same: boolean }>(`SELECT ${sqlLiteral(json)}::jsonb = $1::jsonb AS same`, [
+      json,
+    ]);
     expect(res.rows[0]!.same).toBe(true);
   });
 });
