@@ -16,4 +16,4 @@ export type {
   TaskEvent as TaskEventRecord,
 } from "./generated/prisma/client.ts";
 export { withClient, withTransaction } from "./transaction.repository.ts";
-export { sqlLiteral } from "./sql-literal.ts";
+export { sqlArray, sqlLiteral } from "./sql-literal.ts";

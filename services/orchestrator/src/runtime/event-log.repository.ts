@@ -1,4 +1,4 @@
-import type { DbPool } from "@tog/db";
+import { sqlArray, type DbPool } from "@tog/db";
 import type { TaskEvent } from "@tog/events";
 import { GroupCommit } from "./group-commit.ts";
 import { linesArray } from "./json-lines.ts";
@@ -50,7 +50,7 @@ export class EventLogRepository {
     const res = await this.#pool.query<{ task_id: string }>({
       name: "log-live-events",
       text: LOG_LIVE_SQL,
-      values: [...eventLogColumns(items.flatMap((item) => item.events)), owners],
+      values: [...eventLogColumns(items.flatMap((item) => item.events)), sqlArray(owners)],
     });
     const held = new Set(res.rows.map((r) => r.task_id));
     return items.map((item) => held.has(item.taskId.toLowerCase()));

@@ -1,3 +1,4 @@
+import { sqlArray } from "@tog/db";
 import type { TaskEvent } from "@tog/events";
 import { eventColumns } from "../events/event.repository.ts";
 import { eventRowOf } from "../events/event-row.ts";
@@ -30,11 +31,12 @@ const STEP_EVENTS = 6;
 
 /**
  * A statement's columns, built row by row, with the `stepColumns` starting at index `at`: the
- * steps' JSON columns (output, events) go as lines (json-lines.ts), the rest as arrays.
+ * steps' JSON columns (output, events) go as lines (json-lines.ts), the rest as array literals
+ * (libs/db `sqlArray`).
  */
 export function withStepJsonAsLines(columns: readonly unknown[][], at: number): unknown[] {
   return columns.map((column, k) =>
-    k === at + STEP_OUTPUT || k === at + STEP_EVENTS ? jsonLines(column as (string | null)[]) : column,
+    k === at + STEP_OUTPUT || k === at + STEP_EVENTS ? jsonLines(column as (string | null)[]) : sqlArray(column),
   );
 }
 
@@ -44,7 +46,7 @@ export function withStepJsonAsLines(columns: readonly unknown[][], at: number): 
  */
 export function eventLogColumns(events: readonly TaskEvent[]): unknown[] {
   const columns = eventColumns(events.map(eventRowOf));
-  return [...columns.slice(0, 5), jsonLines(columns[5] as string[])];
+  return [...columns.slice(0, 5).map(sqlArray), jsonLines(columns[5] as string[])];
 }
 
 /**
