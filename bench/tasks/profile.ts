@@ -9,6 +9,7 @@ import { runLoad, type LoadJob } from "./lib/load.ts";
 import { cpuDelta, snapshotCpu, type CpuSnapshot, type Sampled } from "./lib/proc.ts";
 
 const [jobName = "submit", secondsArg = "8", which = "gateway,orchestrator,worker"] = process.argv.slice(2);
+const services = which.split(",");
 const dir = fs.mkdtempSync("/tmp/tog-prof-");
 // PROFILE_STRACE=1: count system calls of the chosen services during the window instead.
 const strace = process.env.PROFILE_STRACE === "1";
@@ -24,16 +25,14 @@ const profiled =
   strace || cpuOnly
     ? {}
     : Object.fromEntries(
-        which
-          .split(",")
-          .map((s) => [
-            s,
-            heap
-              ? { NODE_OPTIONS: `--import ${heapSampler}`, PROFILE_HEAP_DIR: `${dir}/${s}` }
-              : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` },
-          ]),
+        services.map((s) => [
+          s,
+          heap
+            ? { NODE_OPTIONS: `--import ${heapSampler}`, PROFILE_HEAP_DIR: `${dir}/${s}` }
+            : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` },
+        ]),
       );
-if (heap) for (const s of which.split(",")) fs.mkdirSync(`${dir}/${s}`, { recursive: true });
+if (heap) for (const s of services) fs.mkdirSync(`${dir}/${s}`, { recursive: true });
 const { startE2eEnvironment } = await import("@tog/tests-e2e");
 const env = await startE2eEnvironment({
   env: {
@@ -60,7 +59,7 @@ const hooks: { onStart?: () => void; onEnd?: () => void } = cpuOnly
   : strace
     ? {
         onStart: () => {
-          for (const svc of which.split(",")) {
+          for (const svc of services) {
             const pid = env.service(svc).pid;
             tracers.push(
               spawn("strace", ["-c", "-f", "-p", String(pid), "-o", `${dir}/${svc}.strace`], { stdio: "ignore" }),
@@ -74,14 +73,13 @@ const hooks: { onStart?: () => void; onEnd?: () => void } = cpuOnly
     : heap
       ? {
           // The heap sampler starts at the first SIGUSR2 and writes its profile at the second.
-          onStart: () => {
-            for (const svc of which.split(",")) process.kill(env.service(svc).pid, "SIGUSR2");
-          },
-          onEnd: () => {
-            for (const svc of which.split(",")) process.kill(env.service(svc).pid, "SIGUSR2");
-          },
+          onStart: () => signalSamplers(),
+          onEnd: () => signalSamplers(),
         }
       : {};
+function signalSamplers(): void {
+  for (const svc of services) process.kill(env.service(svc).pid, "SIGUSR2");
+}
 // Submits of a simple task; for tasks, completions are timed from the NATS events.
 const request = { url: `${env.baseUrl}/tasks`, method: "POST" as const, headers, body, seconds };
 const idempotency = process.env.PROFILE_NO_IDEM !== "1";
@@ -140,8 +138,8 @@ if (jobName !== "submit") {
 }
 if (heap) {
   // The profiles are written just after the second signal: wait for them before stopping.
-  const files = () => which.split(",").flatMap((svc) => fs.readdirSync(`${dir}/${svc}`));
-  for (let i = 0; i < 50 && files().length < which.split(",").length; i++) await new Promise((r) => setTimeout(r, 100));
+  const files = () => services.flatMap((svc) => fs.readdirSync(`${dir}/${svc}`));
+  for (let i = 0; i < 50 && files().length < services.length; i++) await new Promise((r) => setTimeout(r, 100));
 }
 await env.close();
 if (cpuOnly) {
@@ -158,7 +156,7 @@ if (cpuOnly) {
   process.exit(0);
 }
 if (strace) {
-  for (const svc of which.split(","))
+  for (const svc of services)
     console.log(
       `\n== ${svc}: system calls in the window (${result.requests} requests)\n${fs.readFileSync(`${dir}/${svc}.strace`, "utf8").split("\n").slice(0, 14).join("\n")}`,
     );
@@ -191,7 +189,7 @@ if (heap) {
     selfSize: number;
     children: HeapNode[];
   }
-  for (const svc of which.split(",")) {
+  for (const svc of services) {
     for (const file of fs.readdirSync(path.join(dir, svc))) {
       const { head } = JSON.parse(fs.readFileSync(path.join(dir, svc, file), "utf8")) as { head: HeapNode };
       const groups = new Map<string, number>();

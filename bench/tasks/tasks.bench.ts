@@ -158,18 +158,15 @@ const m: {
   /** Where the half-rate window's tasks spent their time, from their own timestamps (ms). */
   completionHalfStages?: Record<string, { p50: number; p99: number }>;
   cpuSubmit?: Record<string, number>;
-  /** CPU per accepted submit in the 1b window, and the cores' busy share then. */
+  /** CPU per accepted submit in the 1b window, and how busy the cores were then. */
   cpuSubmitHalf?: Record<string, number>;
-  busySubmitHalf?: { processes: number; machine: number; steal: number };
+  busySubmitHalf?: Busy;
   cpuCompletion?: Record<string, number>;
-  /** CPU per completed task at half the saturation rate (the 2b window), and the cores' busy share then. */
+  /** CPU per completed task at half the saturation rate (the 2b window), and how busy the cores were then. */
   cpuHalf?: Record<string, number>;
-  busyHalf?: number;
-  /** The 2b window's busy share of the whole machine (/proc/stat), kernel threads included. */
-  machineBusyHalf?: number;
-  /** Share of the machine's time the hypervisor stole in the 2a and 2b windows. */
+  busyHalf?: Busy;
+  /** Share of the machine's time the hypervisor stole in the 2a window. */
   stealCompletion?: number;
-  stealHalf?: number;
   /**
    * The bare express + INSERT process's CPU per request (server + PostgreSQL) at its maximum and
    * at the 2b rate (after the system stopped): how much of the rise from saturation to 2b is the
@@ -372,9 +369,20 @@ async function cpuAround(
   };
 }
 
-/** Share of the machine's time the sampled processes (the load client too) took in a window. */
-const processesBusy = (w: { cpu: Map<string, number>; windowMs: number }) =>
-  [...w.cpu.values()].reduce((a, b) => a + b, 0) / Math.max(1, w.windowMs * os.availableParallelism());
+/**
+ * How busy the cores were in a window: the sampled processes' share of the machine's time (the
+ * load client too), the whole machine's (/proc/stat, kernel threads included) and the steal.
+ */
+interface Busy {
+  processes: number;
+  machine: number;
+  steal: number;
+}
+const busyOf = (w: { cpu: Map<string, number>; windowMs: number; machineBusy: number; steal: number }): Busy => ({
+  processes: [...w.cpu.values()].reduce((a, b) => a + b, 0) / Math.max(1, w.windowMs * os.availableParallelism()),
+  machine: w.machineBusy,
+  steal: w.steal,
+});
 
 const perTask = (cpu: Map<string, number>, n: number) =>
   Object.fromEntries([...cpu].map(([k, v]) => [k, v / Math.max(1, n)]));
@@ -529,7 +537,7 @@ async function submitAndPortPhases(): Promise<void> {
       // At half the rate each submit wakes every process on its way alone: CPU per submit, and
       // how busy that leaves the cores (docs/performance.md "The submit's tail at half the rate").
       m.cpuSubmitHalf = perTask(half.cpu, half.result.requests - half.result.non2xx - half.result.errors);
-      m.busySubmitHalf = { processes: processesBusy(half), machine: half.machineBusy, steal: half.steal };
+      m.busySubmitHalf = busyOf(half);
       logTail("1b");
       log(`  POST /tasks @ ${rate}/s: p50 ${fmt(m.submitHalf.p50)} ms p99 ${fmt(m.submitHalf.p99)} ms`);
       // Every accepted request must have created its own task (a fresh Idempotency-Key each).
@@ -649,9 +657,7 @@ async function completionPhase(env: Env): Promise<void> {
     // (the load client too): at half the saturation rate the batches are small, so each task
     // costs more than at saturation (docs/performance.md "Where a task's time goes …").
     m.cpuHalf = perTask(half.cpu, half.result.completion?.count ?? 0);
-    m.busyHalf = processesBusy(half);
-    m.machineBusyHalf = half.machineBusy;
-    m.stealHalf = half.steal;
+    m.busyHalf = busyOf(half);
     m.completionHalfStages = await taskStages(env.database.url, halfWindow.start, halfWindow.end);
     log(
       `  @ ${rate}/s: submit → WORKFLOW_COMPLETED p50 ${fmt(m.completionHalf.completion?.p50)} ms p99 ${fmt(m.completionHalf.completion?.p99)} ms`,
@@ -1235,8 +1241,8 @@ if (m.gatewayToken && m.bareToken) {
 }
 
 /** "x % busy (…)": the sampled processes' share and, when known, the whole machine's. */
-const busyText = (processes: number, machine: number | undefined) =>
-  `${fmt(100 * processes, 0)} % busy with every process measured, the load client too${machine !== undefined ? `, and ${fmt(100 * machine, 0)} % in all (/proc/stat: the kernel's threads and the machine's other processes too)` : ""}`;
+const busyText = (b: Busy) =>
+  `${fmt(100 * b.processes, 0)} % busy with every process measured, the load client too, and ${fmt(100 * b.machine, 0)} % in all (/proc/stat: the kernel's threads and the machine's other processes too)`;
 
 const cpuNames = [
   ...new Set([
@@ -1357,7 +1363,7 @@ const setup = [
         .join("; ")}.`
     : "",
   m.cpuSubmitHalf && m.busySubmitHalf && m.submitHalf
-    ? `Row 1b: at ${fmt(m.submitHalf.rps, 0)} submits/s the system took ${fmt(sum(m.cpuSubmitHalf))} ms of CPU per accepted submit against ${fmt(sum(m.cpuSubmit))} ms at the 1a maximum (${fmt(sum(m.cpuSubmitHalf) / sum(m.cpuSubmit))}×: each submit wakes every process on its way alone), the load client ${fmt(m.cpuSubmitHalf[LOAD_CLIENT])} ms; the cores were ${busyText(m.busySubmitHalf.processes, m.busySubmitHalf.machine)}${m.busySubmitHalf.steal > 0 ? `, steal ${fmt(100 * m.busySubmitHalf.steal, 1)} %` : ""}.`
+    ? `Row 1b: at ${fmt(m.submitHalf.rps, 0)} submits/s the system took ${fmt(sum(m.cpuSubmitHalf))} ms of CPU per accepted submit against ${fmt(sum(m.cpuSubmit))} ms at the 1a maximum (${fmt(sum(m.cpuSubmitHalf) / sum(m.cpuSubmit))}×: each submit wakes every process on its way alone), the load client ${fmt(m.cpuSubmitHalf[LOAD_CLIENT])} ms; the cores were ${busyText(m.busySubmitHalf)}${m.busySubmitHalf.steal > 0 ? `, steal ${fmt(100 * m.busySubmitHalf.steal, 1)} %` : ""}.`
     : "",
   m.completionHalfStages && Object.keys(m.completionHalfStages).length > 0
     ? `Latency rows 2b–2c, the window's tasks by their own timestamps (p50 / p99): ${[
@@ -1369,7 +1375,7 @@ const setup = [
         .map((k) => `${k} ${fmt(m.completionHalfStages![k]!.p50)} / ${fmt(m.completionHalfStages![k]!.p99)} ms`)
         .join(
           ", ",
-        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${busyText(m.busyHalf, m.machineBusyHalf)}.` : ""}${m.stealHalf !== undefined && m.stealCompletion !== undefined ? ` The hypervisor took ${fmt(100 * m.stealCompletion, 1)} % of the machine's time in the 2a window and ${fmt(100 * m.stealHalf, 1)} % in the 2b window (steal, /proc/stat: CPU the processes were ready to use and did not get).` : ""}`
+        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${busyText(m.busyHalf)}.` : ""}${m.busyHalf !== undefined && m.stealCompletion !== undefined ? ` The hypervisor took ${fmt(100 * m.stealCompletion, 1)} % of the machine's time in the 2a window and ${fmt(100 * m.busyHalf.steal, 1)} % in the 2b window (steal, /proc/stat: CPU the processes were ready to use and did not get).` : ""}`
     : "",
   m.cpuBaselineHalf && m.baselineHalf
     ? `A request that arrives alone costs more on this machine: the bare express + INSERT process at the 2b rate (${fmt(m.baselineHalf.rps, 0)}/s, open loop, after the system stopped; p50 ${fmt(m.baselineHalf.p50)} ms) took ${fmt(sum(m.cpuBaselineHalf))} ms of CPU per request (server + PostgreSQL) against ${fmt(sum(m.cpuBaselineMax))} ms at its maximum (${fmt(sum(m.cpuBaselineHalf) / sum(m.cpuBaselineMax))}×); the system took ${fmt(sum(m.cpuHalf))} ms per completed task at that rate against ${fmt(sum(m.cpuCompletion))} ms at saturation (${fmt(sum(m.cpuHalf) / sum(m.cpuCompletion))}×).`
