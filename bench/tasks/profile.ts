@@ -17,8 +17,9 @@ const strace = process.env.PROFILE_STRACE === "1";
 // PROFILE_RATE=<n>: an open loop at n requests/s instead of the closed loop (submit only).
 const cpuOnly = process.env.PROFILE_CPU === "1";
 // PROFILE_HEAP=1: what the chosen services allocate during the window (sampling heap profiler,
-// collected objects included) instead of where their CPU goes.
-const heap = process.env.PROFILE_HEAP === "1";
+// collected objects included) instead of where their CPU goes; PROFILE_HEAP=promoted: only what
+// outlived the young generation (objects freed by a minor collection left out).
+const heap = process.env.PROFILE_HEAP === "1" || process.env.PROFILE_HEAP === "promoted";
 const heapSampler = new URL("./lib/heap-sampler.ts", import.meta.url).href;
 const rate = Number(process.env.PROFILE_RATE ?? 0);
 const profiled =
@@ -28,7 +29,11 @@ const profiled =
         services.map((s) => [
           s,
           heap
-            ? { NODE_OPTIONS: `--import ${heapSampler}`, PROFILE_HEAP_DIR: `${dir}/${s}` }
+            ? {
+                NODE_OPTIONS: `--import ${heapSampler}`,
+                PROFILE_HEAP_DIR: `${dir}/${s}`,
+                PROFILE_HEAP_PROMOTED: process.env.PROFILE_HEAP === "promoted" ? "1" : "0",
+              }
             : { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir}/${s}` },
         ]),
       );

@@ -56,9 +56,9 @@ describe("pause probe", () => {
     expect(new Set(readPauses(dir).map((p) => p.service))).toEqual(new Set(["demo", "worker"]));
     const pauses = readPauses(dir).filter((p) => p.service === "demo");
     expect(pauses.some((p) => p.what.startsWith("gc "))).toBe(true);
-    const late = pauses.filter((p) => p.what === "late");
+    // The 100 ms block is one late wake-up of at least 80 ms; a busy machine may add short ones.
+    const late = pauses.filter((p) => p.what === "late" && p.ms >= 80);
     expect(late.length).toBe(1);
-    expect(late[0]!.ms).toBeGreaterThanOrEqual(80);
     expect(Math.abs(late[0]!.at - Date.now())).toBeLessThan(60_000);
   });
 });

@@ -7,6 +7,9 @@ import path from "node:path";
 import { Session } from "node:inspector/promises";
 
 const dir = process.env.PROFILE_HEAP_DIR;
+// PROFILE_HEAP_PROMOTED=1: objects that die young are left out, so the profile shows what
+// survived the young generation (what scavenges copy and promote, and full collections free).
+const promotedOnly = process.env.PROFILE_HEAP_PROMOTED === "1";
 if (dir) {
   const session = new Session();
   session.connect();
@@ -18,7 +21,7 @@ if (dir) {
         await session.post("HeapProfiler.startSampling", {
           samplingInterval: 16_384,
           includeObjectsCollectedByMajorGC: true,
-          includeObjectsCollectedByMinorGC: true,
+          includeObjectsCollectedByMinorGC: !promotedOnly,
         });
         return;
       }
