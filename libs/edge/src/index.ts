@@ -70,11 +70,13 @@ export {
 } from "./openapi.ts";
 export { edgeConfigShape } from "./config.ts";
 export {
+  createApiRateLimiter,
   createRateLimiter,
   rateLimitHeaders,
   type RateDecision,
   type RateLimiterOptions,
   type RateLimits,
+  type RateLimitSettings,
   type RouteLimitOptions,
 } from "./rate-limit.ts";
 export {

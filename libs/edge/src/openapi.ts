@@ -41,7 +41,8 @@ export const ErrorResponseSchema = z
 export const RATE_LIMIT_HEADERS = {
   "X-RateLimit-Limit": { description: "Requests allowed per window.", schema: { type: "integer" as const } },
   "X-RateLimit-Remaining": {
-    description: "Requests left in the current window.",
+    description:
+      "Requests left in the current window. Exact with one instance; with several, requests other instances have reserved count as used, so it is never more than the shared counter allows.",
     schema: { type: "integer" as const },
   },
   "X-RateLimit-Reset": {

@@ -3,6 +3,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, RLWrapperTimeouts 
 import { RateLimitedError, type Logger } from "@tog/core";
 import type { Redis } from "@tog/redis";
 import type { Principal } from "./principal.ts";
+import { LeasedLimiter } from "./rate-lease.ts";
 
 // Per-caller rate limits kept in Redis, so every gateway instance counts the same requests.
 //
@@ -23,6 +24,8 @@ import type { Principal } from "./principal.ts";
 // - Outside express (the stream service answers its stream opens on node:http) `forRoute` gives
 //   the same decision as a value; a limiter with its own `keyPrefix` has its own counters, burst
 //   included (the stream service's `rl:stream`, docs/security.md "Rate limits").
+// - High limits are counted in leases (rate-lease.ts): an instance takes up to `maxLease` points
+//   of a caller's window per Redis round trip and hands them out itself.
 
 export interface RateLimiterOptions {
   redis: Redis;
@@ -36,9 +39,11 @@ export interface RateLimiterOptions {
   keyPrefix?: string;
   /** A Redis answer slower than this counts as an outage for that request; default 250 ms. */
   redisTimeoutMs?: number;
+  /** Most points taken from Redis per round trip for one caller (RATE_LIMIT_LEASE_MAX); 1 = none. Default 64. */
+  maxLease?: number;
 }
 
-type Limiter = Pick<RateLimiterRedis, "consume">;
+type Limiter = Pick<LeasedLimiter, "consume">;
 
 export interface RouteLimitOptions {
   /** This route's own per-minute limit, counted in its own bucket. */
@@ -81,6 +86,24 @@ export function rateLimitHeaders(decision: RateDecision): [string, string][] {
 
 const WARN_EVERY_MS = 30_000;
 
+/** The edge settings a service's API limiter reads (edgeConfigShape). */
+export interface RateLimitSettings {
+  RATE_LIMIT_RPM: number;
+  RATE_LIMIT_BURST: number;
+  RATE_LIMIT_LEASE_MAX: number;
+}
+
+/** The API endpoints' limiter of a service (gateway, session service) from its edge settings. */
+export function createApiRateLimiter(redis: Redis, settings: RateLimitSettings, logger: Logger): RateLimits {
+  return createRateLimiter({
+    redis,
+    rpm: settings.RATE_LIMIT_RPM,
+    burst: settings.RATE_LIMIT_BURST,
+    maxLease: settings.RATE_LIMIT_LEASE_MAX,
+    logger,
+  });
+}
+
 export function createRateLimiter(options: RateLimiterOptions): RateLimits {
   const prefix = options.keyPrefix ?? "rl";
   let lastWarn = 0;
@@ -92,11 +115,16 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimits {
   };
 
   const timeoutMs = options.redisTimeoutMs ?? 250;
+  const maxLease = options.maxLease ?? 64;
   const makeLimiter = (points: number, duration: number, keyPrefix: string): Limiter =>
-    new RLWrapperTimeouts({
-      limiter: new RateLimiterRedis({ storeClient: options.redis, points, duration, keyPrefix }),
-      timeoutMs,
-      insuranceLimiter: new OutageLimiter({ points, duration, keyPrefix }, warnOutage),
+    new LeasedLimiter({
+      store: new RLWrapperTimeouts({
+        limiter: new RateLimiterRedis({ storeClient: options.redis, points, duration, keyPrefix }),
+        timeoutMs,
+        insuranceLimiter: new OutageLimiter({ points, duration, keyPrefix }, warnOutage),
+      }),
+      points,
+      maxLease,
     });
 
   const burst = makeLimiter(options.burst, 1, `${prefix}:s`);

@@ -11,7 +11,7 @@ import {
   createIdempotency,
   createIdempotencyIdentity,
   createLoadShedder,
-  createRateLimiter,
+  createApiRateLimiter,
   startHttpServer,
   UserRepository,
 } from "@tog/edge";
@@ -53,7 +53,7 @@ try {
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
-  const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
+  const limits = createApiRateLimiter(redis, config, logger);
   const idempotency = createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger });
 
   const tls = clientCredentialsOf(config);

@@ -5,7 +5,7 @@ import { bootService, redactUrl, startFailureFields, startFailureMessage } from 
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient, pingDb } from "@tog/db";
 import { createRedis, pingRedis } from "@tog/redis";
-import { AccessTokens, ApiKeyRepository, createAuth, createRateLimiter, startHttpServer } from "@tog/edge";
+import { AccessTokens, ApiKeyRepository, createAuth, createApiRateLimiter, startHttpServer } from "@tog/edge";
 import { createSessionApp } from "./app.ts";
 import { loadSessionConfig } from "./config.ts";
 import { startChangeFeed } from "./sessions/change-feed.ts";
@@ -67,7 +67,7 @@ try {
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
-  const limits = createRateLimiter({ redis, rpm: config.RATE_LIMIT_RPM, burst: config.RATE_LIMIT_BURST, logger });
+  const limits = createApiRateLimiter(redis, config, logger);
 
   metrics.dependency("postgres", () => pingDb(db));
   metrics.dependency("redis", () => redis.ping());

@@ -82,6 +82,7 @@ try {
     redis,
     rpm: config.RATE_LIMIT_STREAM_RPM,
     burst: config.RATE_LIMIT_STREAM_BURST,
+    maxLease: config.RATE_LIMIT_LEASE_MAX,
     keyPrefix: "rl:stream",
     logger,
   });

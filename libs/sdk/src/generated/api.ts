@@ -1629,7 +1629,7 @@ export type components = {
     headers: {
         /** @description Requests allowed per window. */
         "X-RateLimit-Limit": number;
-        /** @description Requests left in the current window. */
+        /** @description Requests left in the current window. Exact with one instance; with several, requests other instances have reserved count as used, so it is never more than the shared counter allows. */
         "X-RateLimit-Remaining": number;
         /** @description Unix time (seconds) when the window resets. */
         "X-RateLimit-Reset": number;
@@ -1781,7 +1781,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed per window. */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
+                    /** @description Requests left in the current window. Exact with one instance; with several, requests other instances have reserved count as used, so it is never more than the shared counter allows. */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix time (seconds) when the window resets. */
                     "X-RateLimit-Reset"?: number;
@@ -1821,7 +1821,7 @@ export interface operations {
                 headers: {
                     /** @description Requests allowed per window. */
                     "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
+                    /** @description Requests left in the current window. Exact with one instance; with several, requests other instances have reserved count as used, so it is never more than the shared counter allows. */
                     "X-RateLimit-Remaining"?: number;
                     /** @description Unix time (seconds) when the window resets. */
                     "X-RateLimit-Reset"?: number;
