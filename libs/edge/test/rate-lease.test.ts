@@ -119,6 +119,21 @@ describe("rate-limit leases", () => {
     expect(Number(await raw.get(minuteKey(who.userId)))).toBe(401);
   });
 
+  it("keep counting, per instance and in leases, while Redis is down", async () => {
+    const dead = createRedis({ url: "redis://127.0.0.1:1", keyPrefix: prefix });
+    dead.on("error", () => {});
+    clients.push(dead);
+    // 300 a minute: leases of at most 3 points, from the in-process stand-in.
+    const decide = createRateLimiter({ redis: dead, rpm: 300, burst: 100_000, redisTimeoutMs: 50 }).forRoute();
+    const who = caller();
+    const decisions: (RateDecision | undefined)[] = [];
+    for (let i = 0; i < 310; i++) decisions.push(await decide(who));
+    const admitted = decisions.filter((d) => d!.retryAfter === undefined);
+    expect(admitted.length).toBeLessThanOrEqual(300);
+    expect(admitted.length).toBeGreaterThanOrEqual(297);
+    expect(admitted.slice(0, 5).map((d) => d!.remaining)).toEqual([299, 298, 297, 296, 295]);
+  });
+
   it("start over in a new window: refused in one second, admitted in the next", async () => {
     // 300 a second: leases of at most 3 points.
     const { decide } = instance({ rpm: 100_000, burst: 300 });
