@@ -4,7 +4,7 @@ import { RateLimiterRes } from "rate-limiter-flexible";
 // Redis round trip per request, an instance takes several points of a caller's window at once
 // and hands them out itself. Redis still counts every point an instance takes, so the instances
 // together never admit more than the limit; at most the points an instance holds unused when
-// the window ends go to waste (≤ 1 % of the limit per instance, see `leaseSize`).
+// the window ends go to waste (≤ 1 % of the limit per instance: LEASE_SHARE).
 //
 // - A lease grows with use: a caller's first request takes 1 point; each lease used up within
 //   its window doubles the next one, up to `maxLease` and 1 % of the limit; a new window starts

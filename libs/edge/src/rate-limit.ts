@@ -94,7 +94,12 @@ export interface RateLimitSettings {
 }
 
 /** The API endpoints' limiter of a service (gateway, session service) from its edge settings. */
-export function createApiRateLimiter(redis: Redis, settings: RateLimitSettings, logger: Logger): RateLimits {
+export function createApiRateLimiter(options: {
+  redis: Redis;
+  settings: RateLimitSettings;
+  logger: Logger;
+}): RateLimits {
+  const { redis, settings, logger } = options;
   return createRateLimiter({
     redis,
     rpm: settings.RATE_LIMIT_RPM,

@@ -53,7 +53,7 @@ try {
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
-  const limits = createApiRateLimiter(redis, config, logger);
+  const limits = createApiRateLimiter({ redis, settings: config, logger });
   const idempotency = createIdempotency({ redis, ttlSeconds: config.IDEMPOTENCY_TTL_SECONDS, logger });
 
   const tls = clientCredentialsOf(config);

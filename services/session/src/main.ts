@@ -67,7 +67,7 @@ try {
     skipAuth: config.GATEWAY_SKIP_AUTH,
     logger,
   });
-  const limits = createApiRateLimiter(redis, config, logger);
+  const limits = createApiRateLimiter({ redis, settings: config, logger });
 
   metrics.dependency("postgres", () => pingDb(db));
   metrics.dependency("redis", () => redis.ping());

@@ -15,7 +15,6 @@ export const streamConfigShape = {
   NATS_PREFIX: busConfigShape.NATS_PREFIX,
   ...authConfigShape,
   CORS_ALLOWED_ORIGINS: edgeConfigShape.CORS_ALLOWED_ORIGINS,
-  RATE_LIMIT_LEASE_MAX: edgeConfigShape.RATE_LIMIT_LEASE_MAX,
   PORT: envInt(8082, 0, 65_535).describe("Stream service HTTP port (SSE and WebSocket)."),
   HOST: z.string().min(1).default("0.0.0.0").describe("Stream service listen address."),
   STREAM_KEEPALIVE_MS: envInt(15_000, 50, 60_000).describe(

@@ -78,11 +78,13 @@ try {
   });
   // Stream opens count in their own counters (`rl:stream:…`, own burst), apart from the other
   // endpoints' RATE_LIMIT_RPM: docs/security.md "Rate limits". Redis down: per-instance fallback.
+  // Each open is counted in Redis (no leases): opens are rare next to what a stream then costs,
+  // and X-RateLimit-Remaining stays exact across the instances.
   const streamLimits = createRateLimiter({
     redis,
     rpm: config.RATE_LIMIT_STREAM_RPM,
     burst: config.RATE_LIMIT_STREAM_BURST,
-    maxLease: config.RATE_LIMIT_LEASE_MAX,
+    maxLease: 1,
     keyPrefix: "rl:stream",
     logger,
   });
