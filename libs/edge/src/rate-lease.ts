@@ -65,9 +65,15 @@ export class LeasedLimiter {
     this.#maxCallers = options.maxCallers ?? 10_000;
   }
 
-  /** Counts one request of `key`: resolves with the window's state, rejects with it when refused. */
-  async consume(key: string): Promise<RateLimiterRes> {
-    if (this.#cap === 1) return this.#store.consume(key);
+  /**
+   * Counts one request of `key`: resolves with the window's state, rejects with it when refused.
+   * Without leases the store's own promise is returned, so nothing changes for such limits.
+   */
+  consume(key: string): Promise<RateLimiterRes> {
+    return this.#cap === 1 ? this.#store.consume(key) : this.#consumeLeased(key);
+  }
+
+  async #consumeLeased(key: string): Promise<RateLimiterRes> {
     for (;;) {
       const lease = this.#leases.get(key);
       const now = Date.now();
