@@ -39,7 +39,7 @@ export interface RateLimiterOptions {
   keyPrefix?: string;
   /** A Redis answer slower than this counts as an outage for that request; default 250 ms. */
   redisTimeoutMs?: number;
-  /** Most points taken from Redis per round trip for one caller (RATE_LIMIT_LEASE_MAX); 1 = none. Default 64. */
+  /** Most points taken from Redis per round trip for one caller (RATE_LIMIT_LEASE_MAX); 1 = none (the default). */
   maxLease?: number;
 }
 
@@ -120,7 +120,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimits {
   };
 
   const timeoutMs = options.redisTimeoutMs ?? 250;
-  const maxLease = options.maxLease ?? 64;
+  const maxLease = options.maxLease ?? 1;
   const makeLimiter = (points: number, duration: number, keyPrefix: string): Limiter =>
     new LeasedLimiter({
       store: new RLWrapperTimeouts({
