@@ -124,7 +124,13 @@ describe("rate-limit leases", () => {
     dead.on("error", () => {});
     clients.push(dead);
     // 300 a minute: leases of at most 3 points, from the in-process stand-in.
-    const decide = createRateLimiter({ redis: dead, rpm: 300, burst: 100_000, redisTimeoutMs: 50, maxLease: 64 }).forRoute();
+    const decide = createRateLimiter({
+      redis: dead,
+      rpm: 300,
+      burst: 100_000,
+      redisTimeoutMs: 50,
+      maxLease: 64,
+    }).forRoute();
     const who = caller();
     const decisions: (RateDecision | undefined)[] = [];
     for (let i = 0; i < 310; i++) decisions.push(await decide(who));
