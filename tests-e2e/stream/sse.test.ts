@@ -268,6 +268,7 @@ describe("authentication and ownership", () => {
     await wf.emit(1, { last: true });
     const upper = new SseClient(sseUrl(env.baseUrl, { workflow_id: wf.taskId.toUpperCase() }), alice());
     expect(await upper.done).toBe("ended");
+    expect(upper.status, upper.body).toBe(200);
     expect(upper.seqs).toEqual([1]);
   });
 

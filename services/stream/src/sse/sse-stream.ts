@@ -21,8 +21,12 @@ import type { Ticker } from "../ticker.ts";
 // the header block (no per-response header map).
 //
 // Events are written as prebuilt HTTP chunks (one per event, shared by every client) straight
-// to the socket, which is valid while the response owns its socket and uses chunked encoding —
-// checked once at open; otherwise (HTTP/1.0, a pipelined request) through `res.write`.
+// to the socket, which is valid while the response owns its socket and uses chunked encoding,
+// and only once nothing the response queued itself is still in front: Node 24.22 holds the
+// status line and the first chunk back (corked) until the end of the tick, so an event written
+// to the socket in the tick the stream opened (a replay from the hub's memory) would go out
+// before the status line. Until then, and for ever on HTTP/1.0 or a pipelined request, events
+// go through `res.write` (docs/decisions.md "Replay and live, no gap and no duplicate").
 
 const PING = Buffer.from(": ping\n\n");
 const PING_CHUNK = httpChunk(PING);
@@ -46,8 +50,10 @@ export class SseSink implements Sink {
   readonly #keepAlive: Ticker<SseSink>;
   sub: Subscription | undefined;
   hub: TaskHub | undefined;
-  /** Set when events go straight to the socket as prebuilt chunks. */
+  /** Set when events go straight to the socket as prebuilt chunks (#direct). */
   #socket: Socket | null = null;
+  /** The response uses chunked encoding: its socket may take prebuilt chunks once nothing is queued. */
+  #chunked = false;
   #released = false;
 
   constructor(res: http.ServerResponse, ctx: StreamContext, keepAlive: Ticker<SseSink>) {
@@ -60,19 +66,33 @@ export class SseSink implements Sink {
     this.res.writeHead(200, extraHeaders.length === 0 ? SSE_HEADERS : [...SSE_HEADERS, ...extraHeaders]);
     this.res.socket?.setNoDelay(true);
     this.res.write(`: stream open\nretry: ${retryMs}\n\n`);
-    const socket = this.res.socket;
-    const pending = (this.res as unknown as { outputData?: unknown[] }).outputData;
-    if (this.res.chunkedEncoding && socket && pending?.length === 0) this.#socket = socket;
+    this.#chunked = this.res.chunkedEncoding;
     this.#keepAlive.add(this);
   }
 
+  /**
+   * The socket, once prebuilt chunks may go straight to it: the response is not corked and has
+   * nothing queued (its own buffers and the socket's are empty), so nothing of the response can
+   * still be behind a raw write. Checked per write until it holds; from then on only raw writes
+   * and the final `res.end()` follow, in order.
+   */
+  #direct(): Socket | null {
+    if (this.#socket === null && this.#chunked) {
+      const res = this.res;
+      if (res.socket && !res.writableCorked && res.writableLength === 0) this.#socket = res.socket;
+    }
+    return this.#socket;
+  }
+
   send(event: HubEvent): void {
-    if (this.#socket) writeBatched(this.#socket, httpChunkOf(event));
+    const socket = this.#direct();
+    if (socket) writeBatched(socket, httpChunkOf(event));
     else this.res.write(event.sse);
   }
 
   #writeFrame(frame: Buffer): void {
-    if (this.#socket) writeBatched(this.#socket, httpChunk(frame));
+    const socket = this.#direct();
+    if (socket) writeBatched(socket, httpChunk(frame));
     else this.res.write(frame);
   }
 
@@ -123,10 +143,10 @@ export class SseSink implements Sink {
     if (sub && sub.deliveredId !== null && sub.deliveredId !== sub.sentId) {
       sub.sentId = sub.deliveredId;
       this.#writeFrame(Buffer.from(`id: ${sub.deliveredId}\n\n`));
-    } else if (this.#socket) {
-      writeBatched(this.#socket, PING_CHUNK);
     } else {
-      this.res.write(PING);
+      const socket = this.#direct();
+      if (socket) writeBatched(socket, PING_CHUNK);
+      else this.res.write(PING);
     }
   }
 
