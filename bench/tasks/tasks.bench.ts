@@ -269,7 +269,6 @@ const SYSTEM_ENV = {
   GATEWAY_SKIP_AUTH: "0",
   RATE_LIMIT_RPM: "100000000",
   RATE_LIMIT_BURST: "10000000",
-  RATE_LIMIT_LEASE_MAX: "64",
   LOG_LEVEL: "warn",
   DATABASE_POOL_MAX: "16",
   ...(pauseDir ? pauseProbeEnv(pauseDir) : {}),

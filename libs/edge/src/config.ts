@@ -6,8 +6,8 @@ export const edgeConfigShape = {
     "Requests per minute allowed per API key (per user when auth is off); routes may raise it (GET /tasks: 100).",
   ),
   RATE_LIMIT_BURST: envInt(20, 1).describe("Requests per second allowed per API key across all routes (burst limit)."),
-  RATE_LIMIT_LEASE_MAX: envInt(1, 1).describe(
-    "Most requests of one caller an instance counts per Redis round trip, for limits of 200 or more per window (at most 1 % of the limit); 1 (the default) counts each request in Redis, 64 is what the bench runs with.",
+  RATE_LIMIT_LEASE_MAX: envInt(64, 1).describe(
+    "Most requests of one caller an instance counts per Redis round trip, for limits of 200 or more per window (at most 1 % of the limit); 1 counts each request in Redis.",
   ),
   CORS_ALLOWED_ORIGINS: envList([]).describe(
     "Comma-separated origins allowed by CORS when NODE_ENV=production (development answers `*`).",

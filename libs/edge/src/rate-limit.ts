@@ -39,7 +39,7 @@ export interface RateLimiterOptions {
   keyPrefix?: string;
   /** A Redis answer slower than this counts as an outage for that request; default 250 ms. */
   redisTimeoutMs?: number;
-  /** Most points taken from Redis per round trip for one caller (RATE_LIMIT_LEASE_MAX); 1 = none (the default). */
+  /** Most points taken from Redis per round trip for one caller (RATE_LIMIT_LEASE_MAX, 64); 1 (this option's default) = none. */
   maxLease?: number;
 }
 

@@ -101,7 +101,7 @@ describe("edgeConfigShape", () => {
     expect(loadConfig(edgeConfigShape, {})).toEqual({
       RATE_LIMIT_RPM: 60,
       RATE_LIMIT_BURST: 20,
-      RATE_LIMIT_LEASE_MAX: 1,
+      RATE_LIMIT_LEASE_MAX: 64,
       CORS_ALLOWED_ORIGINS: [],
       MAX_BODY_BYTES: 1_048_576,
       IDEMPOTENCY_TTL_SECONDS: 86_400,
