@@ -44,6 +44,7 @@ beforeAll(async () => {
     startOwnNats(dir.dir),
   ]);
   env = await startE2eEnvironment({
+    allowRouterErrors: true, // the faults stop and kill servers and services
     servers: { databaseAdminUrl: postgres.url, redisUrl: redis.url, natsUrl: nats.url },
     // Production defaults for RUN_ACK_WAIT_SECONDS and RUN_LEASE_MS: the recovery measured is the real one.
     env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },

@@ -176,6 +176,7 @@ beforeAll(async () => {
   if (!available) return;
   mkdirSync(SHOTS, { recursive: true });
   env = await startE2eEnvironment({
+    allowRouterErrors: true, // the stream service is restarted
     env: { GATEWAY_SKIP_AUTH: "0", RATE_LIMIT_RPM: "100000", RATE_LIMIT_BURST: "10000" },
     services: { worker: { OFFLINE_CHUNK_DELAY_MS: "30", APPROVAL_TIMEOUT_SECONDS: "120" } },
   });
