@@ -52,8 +52,6 @@ export class SseSink implements Sink {
   hub: TaskHub | undefined;
   /** Set when events go straight to the socket as prebuilt chunks (#direct). */
   #socket: Socket | null = null;
-  /** The response uses chunked encoding: its socket may take prebuilt chunks once nothing is queued. */
-  #chunked = false;
   #released = false;
 
   constructor(res: http.ServerResponse, ctx: StreamContext, keepAlive: Ticker<SseSink>) {
@@ -66,7 +64,6 @@ export class SseSink implements Sink {
     this.res.writeHead(200, extraHeaders.length === 0 ? SSE_HEADERS : [...SSE_HEADERS, ...extraHeaders]);
     this.res.socket?.setNoDelay(true);
     this.res.write(`: stream open\nretry: ${retryMs}\n\n`);
-    this.#chunked = this.res.chunkedEncoding;
     this.#keepAlive.add(this);
   }
 
@@ -77,10 +74,9 @@ export class SseSink implements Sink {
    * and the final `res.end()` follow, in order.
    */
   #direct(): Socket | null {
-    if (this.#socket === null && this.#chunked) {
-      const res = this.res;
-      if (res.socket && !res.writableCorked && res.writableLength === 0) this.#socket = res.socket;
-    }
+    const res = this.res;
+    if (this.#socket === null && res.chunkedEncoding && res.socket && !res.writableCorked && res.writableLength === 0)
+      this.#socket = res.socket;
     return this.#socket;
   }
 
