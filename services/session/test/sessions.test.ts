@@ -389,6 +389,43 @@ describe("cache", () => {
     expect((await get(alice, `/sessions/${id}`)).body.title).toBeNull();
   });
 
+  it("history and turn pages are kept as their response bodies and a hit is sent byte for byte", async () => {
+    const id = await insertSession(app.db, alice.id);
+    await insertTask(app.db, alice.id, id, { query: 'quoted "text" and ünïcode', events: completedRun("done") });
+    const views = [
+      { path: `/sessions/${id}/history`, read: () => app.redis.getBuffer(`sess:${id}:history.json`) },
+      { path: `/sessions/${id}/events?limit=5`, read: () => app.redis.hgetBuffer(`sess:${id}:turns.json`, "5:0:0") },
+    ];
+    for (const view of views) {
+      const built = await get(alice, view.path);
+      expect(built.status).toBe(200);
+      // What a route answering with res.json sends.
+      expect(built.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      const entry = (await view.read())!;
+      const newline = entry.indexOf(0x0a);
+      const stamp = entry.toString("latin1", 0, newline);
+      expect(stamp).toMatch(/^\d+:\d+$/);
+      expect(entry.subarray(newline + 1).toString("utf8")).toBe(built.text);
+
+      const hit = await get(alice, view.path);
+      expect(hit.text).toBe(built.text);
+      expect(hit.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(Number(hit.headers.get("content-length"))).toBe(Buffer.byteLength(built.text));
+    }
+
+    // A hit is not parsed or rebuilt: an entry under the current stamp is what the client gets.
+    const current = (await views[0]!.read())!;
+    const stamp = current.toString("latin1", 0, current.indexOf(0x0a));
+    await app.redis.set(`sess:${id}:history.json`, `${stamp}\n{"from":"the cache"}`);
+    expect((await get(alice, `/sessions/${id}/history`)).text).toBe('{"from":"the cache"}');
+    // Under another stamp, or without one, it is ignored and rebuilt from PostgreSQL.
+    for (const stale of [`0:0\n{"from":"the cache"}`, '{"s":"x","v":[]}']) {
+      await app.redis.set(`sess:${id}:history.json`, stale);
+      const rebuilt = await get(alice, `/sessions/${id}/history`);
+      expect(rebuilt.body.tasks.map((t: any) => t.query)).toEqual(['quoted "text" and ünïcode']);
+    }
+  });
+
   it("a change drops every view of each session named, in one call, and nothing else", async () => {
     const a = await insertSession(app.db, alice.id);
     const b = await insertSession(app.db, alice.id);
@@ -399,12 +436,12 @@ describe("cache", () => {
     }
     const gen = async (id: string) => Number((await app.redis.get(`sess:${id}:gen`)) ?? 0);
     const before = { a: await gen(a), b: await gen(b), c: await gen(c) };
-    expect(await app.redis.exists(`sess:${a}:meta`, `sess:${a}:history`, `sess:${b}:meta`)).toBe(3);
+    expect(await app.redis.exists(`sess:${a}:meta`, `sess:${a}:history.json`, `sess:${b}:meta`)).toBe(3);
 
     await app.cache.invalidate(a, b);
-    expect(await app.redis.exists(`sess:${a}:meta`, `sess:${a}:history`, `sess:${b}:meta`, `sess:${b}:history`)).toBe(
-      0,
-    );
+    expect(
+      await app.redis.exists(`sess:${a}:meta`, `sess:${a}:history.json`, `sess:${b}:meta`, `sess:${b}:history.json`),
+    ).toBe(0);
     expect([await gen(a), await gen(b), await gen(c)]).toEqual([before.a + 1, before.b + 1, before.c]);
     // The generation outlives every entry written under it.
     expect(await app.redis.ttl(`sess:${a}:gen`)).toBeGreaterThan(await app.redis.ttl(`sess:${c}:meta`));

@@ -9,8 +9,12 @@ import type { Redis } from "@tog/redis";
 // A reader builds the value under the stamp it read *before* querying PostgreSQL, so a value
 // computed from data older than a concurrent change can never be stored as current.
 //
-// Keys (under REDIS_KEY_PREFIX): sess:epoch, sess:<id>:gen, sess:<id>:meta, sess:<id>:history,
-// sess:<id>:turns (a hash: one field per page), sess:ref:<external id>. The cache is used only
+// Keys (under REDIS_KEY_PREFIX): sess:epoch, sess:<id>:gen, sess:<id>:meta, sess:<id>:history.json,
+// sess:<id>:turns.json (a hash: one field per page), sess:ref:<external id>. `meta` holds a value
+// as JSON with its stamp; the history and the turn pages hold the response body itself after a
+// line with the stamp (`readBody`/`writeBody`), so a hit is sent as Redis returned it: a long
+// session's history is hundreds of kilobytes, and parsing it, mapping it and serializing it again
+// was most of that endpoint's time (docs/performance.md "Session history"). The cache is used only
 // while the change feed listens (`feedUp`/`feedDown`). Entries expire after the
 // TTL; a generation key outlives every entry written under it, so a generation never restarts
 // at a value an old entry carries. Redis unavailable or slow: the cache steps aside (reads go
@@ -50,7 +54,8 @@ return #KEYS / 4`;
 const genKey = (id: string) => `sess:${id}:gen`;
 const refKey = (userId: string, externalId: string) => `sess:ref:${userId}:${externalId}`;
 const viewKey = (id: string, view: SessionView) =>
-  typeof view === "string" ? `sess:${id}:${view}` : `sess:${id}:turns`;
+  view === "meta" ? `sess:${id}:meta` : view === "history" ? `sess:${id}:history.json` : `sess:${id}:turns.json`;
+const NEWLINE = 0x0a;
 
 export class SessionCache {
   readonly #redis: Redis;
@@ -91,22 +96,10 @@ export class SessionCache {
     this.#live = false;
   }
 
-  async read<T>(sessionId: string, view: SessionView): Promise<CacheRead<T>> {
-    if (!this.enabled || !this.#available) return { value: undefined, stamp: undefined };
+  async read<T>(sessionId: string, view: "meta"): Promise<CacheRead<T>> {
+    const { raw, stamp } = await this.#fetch(sessionId, view, false);
+    if (typeof raw !== "string") return { value: undefined, stamp };
     try {
-      if (this.#dirty) await this.invalidateAll();
-      if (this.#dirty) return { value: undefined, stamp: undefined };
-      const key = viewKey(sessionId, view);
-      const pipeline = this.#redis.multi().get(EPOCH_KEY).get(genKey(sessionId));
-      if (typeof view === "string") pipeline.get(key);
-      else pipeline.hget(key, view.turns);
-      const results = await this.#timed(pipeline.exec());
-      const [epoch, gen, raw] = (results ?? []).map(([err, v]) => {
-        if (err) throw err;
-        return v as string | null;
-      });
-      const stamp = `${epoch ?? 0}:${gen ?? 0}`;
-      if (typeof raw !== "string") return { value: undefined, stamp };
       const entry = JSON.parse(raw) as { s: string; v: T };
       return { value: entry.s === stamp ? entry.v : undefined, stamp };
     } catch (err) {
@@ -115,14 +108,62 @@ export class SessionCache {
     }
   }
 
-  async write(sessionId: string, view: SessionView, stamp: string | undefined, value: unknown): Promise<void> {
+  /** A cached response body, current under the stamp read with it; never parsed here. */
+  async readBody(sessionId: string, view: Exclude<SessionView, "meta">): Promise<CacheRead<Buffer>> {
+    const { raw, stamp } = await this.#fetch(sessionId, view, true);
+    if (!Buffer.isBuffer(raw) || stamp === undefined) return { value: undefined, stamp };
+    const end = raw.indexOf(NEWLINE);
+    const current = end === stamp.length && raw.toString("latin1", 0, end) === stamp;
+    return { value: current ? raw.subarray(end + 1) : undefined, stamp };
+  }
+
+  async write(sessionId: string, view: "meta", stamp: string | undefined, value: unknown): Promise<void> {
+    await this.#store(sessionId, view, stamp, () => JSON.stringify({ s: stamp, v: value }));
+  }
+
+  /** `body` must be the response body for the view as built under `stamp`. */
+  async writeBody(
+    sessionId: string,
+    view: Exclude<SessionView, "meta">,
+    stamp: string | undefined,
+    body: string,
+  ): Promise<void> {
+    await this.#store(sessionId, view, stamp, () => `${stamp}\n${body}`);
+  }
+
+  async #fetch(
+    sessionId: string,
+    view: SessionView,
+    binary: boolean,
+  ): Promise<{ raw: string | Buffer | null | undefined; stamp: string | undefined }> {
+    if (!this.enabled || !this.#available) return { raw: undefined, stamp: undefined };
+    try {
+      if (this.#dirty) await this.invalidateAll();
+      if (this.#dirty) return { raw: undefined, stamp: undefined };
+      const key = viewKey(sessionId, view);
+      const pipeline = this.#redis.multi().get(EPOCH_KEY).get(genKey(sessionId));
+      if (typeof view !== "string") pipeline.hgetBuffer(key, view.turns);
+      else if (binary) pipeline.getBuffer(key);
+      else pipeline.get(key);
+      const results = await this.#timed(pipeline.exec());
+      const [epoch, gen, raw] = (results ?? []).map(([err, v]) => {
+        if (err) throw err;
+        return v as string | Buffer | null;
+      });
+      return { raw, stamp: `${epoch ?? 0}:${gen ?? 0}` };
+    } catch (err) {
+      this.#warn(err);
+      return { raw: undefined, stamp: undefined };
+    }
+  }
+
+  async #store(sessionId: string, view: SessionView, stamp: string | undefined, entry: () => string): Promise<void> {
     if (!this.enabled || stamp === undefined || this.#dirty || !this.#available) return;
     const key = viewKey(sessionId, view);
-    const entry = JSON.stringify({ s: stamp, v: value });
     try {
       const tx = this.#redis.multi();
-      if (typeof view === "string") tx.set(key, entry, "EX", this.#ttl);
-      else tx.hset(key, view.turns, entry).expire(key, this.#ttl);
+      if (typeof view === "string") tx.set(key, entry(), "EX", this.#ttl);
+      else tx.hset(key, view.turns, entry()).expire(key, this.#ttl);
       // The generation must outlive this entry (EXPIRE on a missing key does nothing).
       tx.expire(genKey(sessionId), this.#ttl + GEN_EXTRA_SECONDS);
       await this.#timed(tx.exec());

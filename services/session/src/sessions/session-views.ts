@@ -2,10 +2,12 @@ import type { z } from "zod";
 import { apiTaskStatus, displayMode } from "@tog/proto";
 import type {
   SessionDetailSchema,
+  SessionHistorySchema,
   SessionHistoryTaskSchema,
   SessionRenamedSchema,
   SessionSummarySchema,
   TurnSchema,
+  TurnsSchema,
 } from "@tog/api";
 import type { SessionRecord, SessionTaskRecord } from "@tog/task-data";
 import type { TurnTask } from "./session.service.ts";
@@ -81,6 +83,32 @@ export function toHistoryTask(t: SessionTaskRecord): z.input<typeof SessionHisto
     started_at: t.startedAt,
     completed_at: t.completedAt,
   };
+}
+
+/** GET /sessions/{id}/history's body, oldest task first. */
+export function historyBody(sessionId: string, tasks: SessionTaskRecord[]): string {
+  return JSON.stringify({
+    session_id: sessionId,
+    tasks: tasks.map(toHistoryTask),
+    total: tasks.length,
+  } satisfies z.input<typeof SessionHistorySchema>);
+}
+
+/** GET /sessions/{id}/events' body: one page of turns. */
+export function turnsBody(
+  sessionId: string,
+  page: { limit: number; offset: number },
+  totalCount: number,
+  tasks: TurnTask[],
+): string {
+  return JSON.stringify({
+    session_id: sessionId,
+    count: tasks.length,
+    total_count: totalCount,
+    limit: page.limit,
+    offset: page.offset,
+    turns: tasks.map((t, i) => toTurn(t, page.offset + i + 1)),
+  } satisfies z.input<typeof TurnsSchema>);
 }
 
 /** `turn` = offset + 1-based position in the page. */

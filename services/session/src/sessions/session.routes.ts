@@ -1,4 +1,4 @@
-import type { Request, Router } from "express";
+import type { Request, Response, Router } from "express";
 import type { z } from "zod";
 import { requireJsonBody, type ApiDocs, type Auth, type RateLimits } from "@tog/edge";
 import {
@@ -9,13 +9,11 @@ import {
   listSessionsRoute,
   renameSessionRoute,
   type SessionDetailSchema,
-  type SessionHistorySchema,
   type SessionListSchema,
   type SessionRenamedSchema,
-  type TurnsSchema,
 } from "@tog/api";
-import type { SessionService } from "./session.service.ts";
-import { toHistoryTask, toRenamed, toSessionDetail, toSessionSummary, toTurn } from "./session-views.ts";
+import type { JsonBody, SessionService } from "./session.service.ts";
+import { toRenamed, toSessionDetail, toSessionSummary } from "./session-views.ts";
 
 // The six session endpoints, as libs/api defines them (docs/api.md "Sessions"). Each: auth →
 // rate limit (the same per-key budget as the gateway's routes: same Redis counters) →
@@ -50,26 +48,16 @@ export function registerSessionRoutes(ctx: SessionRoutesContext): void {
   });
 
   docs.route(router, { ...getSessionHistoryRoute, middleware: guard }, async (req, res, { params }) => {
-    const { session, tasks } = await ctx.service().history(userId(req), params.sessionId);
-    res.json({ session_id: session.id, tasks: tasks.map(toHistoryTask), total: tasks.length } satisfies z.input<
-      typeof SessionHistorySchema
-    >);
+    sendJson(res, await ctx.service().history(userId(req), params.sessionId));
   });
 
   docs.route(router, { ...getSessionEventsRoute, middleware: guard }, async (req, res, { params, query }) => {
-    const page = await ctx.service().turns(userId(req), params.sessionId, {
+    const body = await ctx.service().turns(userId(req), params.sessionId, {
       limit: query.limit,
       offset: query.offset,
       includePayload: query.include_payload,
     });
-    res.json({
-      session_id: page.session.id,
-      count: page.tasks.length,
-      total_count: page.totalCount,
-      limit: query.limit,
-      offset: query.offset,
-      turns: page.tasks.map((t, i) => toTurn(t, query.offset + i + 1)),
-    } satisfies z.input<typeof TurnsSchema>);
+    sendJson(res, body);
   });
 
   docs.route(
@@ -85,4 +73,9 @@ export function registerSessionRoutes(ctx: SessionRoutesContext): void {
     await ctx.service().remove(userId(req), params.sessionId);
     res.status(204).end();
   });
+}
+
+/** A body the service built as JSON text (history, turns): the headers `res.json` would send. */
+function sendJson(res: Response, body: JsonBody): void {
+  res.set("Content-Type", "application/json; charset=utf-8").send(body);
 }

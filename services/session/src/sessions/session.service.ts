@@ -2,6 +2,7 @@ import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
 import type { SessionCache, SessionView } from "./session-cache.ts";
 import type { SessionRecord, SessionRepository, SessionTaskRecord, TurnEventRecord } from "@tog/task-data";
 import { validTitle } from "./title.ts";
+import { historyBody, turnsBody } from "./session-views.ts";
 
 // The session rules (docs/api.md "Sessions", "Authentication"; operations listSessions … deleteSession):
 // - `{sessionId}` is the UUID (any case) or the external id the client submitted with.
@@ -18,11 +19,8 @@ export interface TurnTask extends SessionTaskRecord {
   events: TurnEventRecord[];
 }
 
-export interface TurnsPage {
-  session: SessionRecord;
-  totalCount: number;
-  tasks: TurnTask[];
-}
+/** A response body as JSON text: built here, or cached bytes as Redis returned them. */
+export type JsonBody = string | Buffer;
 
 export interface SessionServiceOptions {
   repository: SessionRepository;
@@ -46,49 +44,46 @@ export class SessionService {
     return this.#readable(userId, ref, "forbidden");
   }
 
-  async history(userId: string, ref: string): Promise<{ session: SessionRecord; tasks: SessionTaskRecord[] }> {
+  /** The history's response body: sent as it is, from the cache when it holds the current one. */
+  async history(userId: string, ref: string): Promise<JsonBody> {
     const session = await this.#readable(userId, ref, "forbidden");
-    const tasks = await this.#cached(
-      session.id,
-      "history",
-      () => this.#repo.tasks(session.id),
-      () => true,
-    );
-    return { session, tasks };
+    return this.#cachedBody(session.id, "history", async () => ({
+      body: historyBody(session.id, await this.#repo.tasks(session.id)),
+      cacheable: true,
+    }));
   }
 
+  /** A page of turns' response body, as `history`. */
   async turns(
     userId: string,
     ref: string,
     page: { limit: number; offset: number; includePayload: boolean },
-  ): Promise<TurnsPage> {
+  ): Promise<JsonBody> {
     const session = await this.#readable(userId, ref, "not-found");
     const view: SessionView = { turns: `${page.limit}:${page.offset}:${page.includePayload ? 1 : 0}` };
-    const built = await this.#cached(
-      session.id,
-      view,
-      async () => {
-        const [totalCount, tasks] = await Promise.all([
-          this.#repo.countTasks(session.id),
-          this.#repo.tasks(session.id, { limit: page.limit, offset: page.offset }),
-        ]);
-        const events = await this.#repo.turnEvents(
-          tasks.map((t) => t.id),
-          page.includePayload,
-        );
-        const byTask = new Map<string, TurnEventRecord[]>();
-        for (const e of events) {
-          const list = byTask.get(e.taskId) ?? [];
-          list.push(e);
-          byTask.set(e.taskId, list);
-        }
-        return { totalCount, tasks: tasks.map((t) => ({ ...t, events: byTask.get(t.id) ?? [] })) };
-      },
-      // A page changes until each of its tasks is terminal with its terminal event stored (the
-      // event log lags the status by a few milliseconds); only settled pages are cached.
-      (p) => p.tasks.every((t) => t.completedAt !== null && t.events.at(-1)?.terminal === true),
-    );
-    return { session, ...built };
+    return this.#cachedBody(session.id, view, async () => {
+      const [totalCount, tasks] = await Promise.all([
+        this.#repo.countTasks(session.id),
+        this.#repo.tasks(session.id, { limit: page.limit, offset: page.offset }),
+      ]);
+      const events = await this.#repo.turnEvents(
+        tasks.map((t) => t.id),
+        page.includePayload,
+      );
+      const byTask = new Map<string, TurnEventRecord[]>();
+      for (const e of events) {
+        const list = byTask.get(e.taskId) ?? [];
+        list.push(e);
+        byTask.set(e.taskId, list);
+      }
+      const turns = tasks.map((t) => ({ ...t, events: byTask.get(t.id) ?? [] }));
+      return {
+        body: turnsBody(session.id, page, totalCount, turns),
+        // A page changes until each of its tasks is terminal with its terminal event stored (the
+        // event log lags the status by a few milliseconds); only settled pages are cached.
+        cacheable: turns.every((t) => t.completedAt !== null && t.events.at(-1)?.terminal === true),
+      };
+    });
   }
 
   async rename(userId: string, ref: string, rawTitle: string): Promise<SessionRecord> {
@@ -151,7 +146,7 @@ export class SessionService {
 
   async #cached<T>(
     sessionId: string,
-    view: SessionView,
+    view: "meta",
     build: () => Promise<T>,
     cacheable: (value: T) => boolean,
   ): Promise<T> {
@@ -160,5 +155,17 @@ export class SessionService {
     const value = await build();
     if (cacheable(value)) await this.#cache.write(sessionId, view, hit.stamp, value);
     return value;
+  }
+
+  async #cachedBody(
+    sessionId: string,
+    view: Exclude<SessionView, "meta">,
+    build: () => Promise<{ body: string; cacheable: boolean }>,
+  ): Promise<JsonBody> {
+    const hit = await this.#cache.readBody(sessionId, view);
+    if (hit.value !== undefined) return hit.value;
+    const { body, cacheable } = await build();
+    if (cacheable) await this.#cache.writeBody(sessionId, view, hit.stamp, body);
+    return body;
   }
 }
