@@ -82,7 +82,15 @@ export function nginxConfig(options: RouterOptions & { port: number; dir: string
     // no limit (streams): a day; the stream service's keep-alives keep such a connection busy
     const timeout =
       route.proxyTimeoutMs === undefined ? "86400s" : `${Math.max(1, Math.ceil(route.proxyTimeoutMs / 1000))}s`;
-    const body = `{ proxy_pass http://route${i}; proxy_read_timeout ${timeout}; proxy_send_timeout ${timeout}; }`;
+    // Unbuffered, nginx relays a response through one buffer of proxy_buffer_size (a page, 4 KiB, by
+    // default): a 663 KB session history took ~160 reads and writes. Bounded routes get 64 KiB;
+    // streams keep the page, since their buffer lives as long as the stream (docs/decisions.md
+    // "nginx on the public port").
+    const buffers =
+      route.proxyTimeoutMs === undefined
+        ? ""
+        : " proxy_buffer_size 64k; proxy_buffers 4 64k; proxy_busy_buffers_size 128k;";
+    const body = `{ proxy_pass http://route${i}; proxy_read_timeout ${timeout}; proxy_send_timeout ${timeout};${buffers} }`;
     const prefix = route.prefix.replace(/\/+$/, "");
     if (prefix === "") {
       catchAll = true;
