@@ -222,6 +222,27 @@ describe.each([1, 4])("task hub, %i event(s) per message", (perMessage) => {
     hub.close();
   });
 
+  it("catches up with the store for a client resuming past its head", async () => {
+    // Every live message lost: the hub knows only what it asks the store for.
+    const worker = new WorkerDouble(bus, randomUUID(), perMessage);
+    const hub = hubFor(worker, { nc: lossy(bus.nc, () => true) });
+    await hub.ready();
+    await worker.emit(3);
+    await hub.reach(2);
+    expect(hub.head).toBe(3);
+    expect(hub.terminalSeq).toBeNull();
+    // Past anything stored: one look at the store, no wait for events that do not exist.
+    const started = Date.now();
+    await hub.reach(50);
+    expect(hub.head).toBe(3);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    await worker.emit(2, { last: true });
+    await hub.reach(5);
+    expect(hub.head).toBe(5);
+    expect(hub.terminalSeq).toBe(5);
+    hub.close();
+  });
+
   it("an unknown task starts empty and streams from its first event", async () => {
     const worker = new WorkerDouble(bus, randomUUID(), perMessage);
     const hub = hubFor(worker);

@@ -285,6 +285,24 @@ export class TaskHub {
   }
 
   /**
+   * Brings `head` up to the store's position when a client resumes past it, and resolves once
+   * the hub holds what the store holds. Such a client saw those events from another instance,
+   * or from this one just before the live message reached this hub: answering from the stale
+   * head would stream a finished task instead of its 204 (docs/decisions.md "Resuming past the
+   * hub"). A store that fails leaves the hub as it is: the stream still ends at the terminal event.
+   */
+  async reach(seq: number): Promise<void> {
+    if (seq <= this.#head || this.#terminalSeq !== null || this.#state !== "ready") return;
+    try {
+      await this.checkHead();
+    } catch (err) {
+      this.#logger.warn({ err, taskId: this.taskId }, "checking the head for a client ahead of it failed");
+      return;
+    }
+    await this.#repairing;
+  }
+
+  /**
    * Moves a joining subscriber forward from the in-memory cache, at most `max` events, and
    * attaches it once it has everything up to `head` — in the same synchronous step.
    * "store": the cache does not reach back to the subscriber's position; read the store.

@@ -187,6 +187,8 @@ export async function serveSse(
     throw new UpstreamUnavailableError("Event stream unavailable", { cause: err });
   }
   if (res.destroyed) return;
+  await hub.reach(request.resumeAfter);
+  if (res.destroyed) return;
   if (hub.terminalSeq !== null && request.resumeAfter >= hub.terminalSeq) {
     sink.release();
     res.writeHead(204, [...NOSNIFF_NO_STORE, ...extraHeaders]).end();

@@ -231,6 +231,8 @@ export class WsConnection {
         throw new UpstreamUnavailableError("Event stream unavailable", { cause: err });
       }
       if (entry.cancelled || this.#closed) return;
+      await hub.reach(request.resumeAfter);
+      if (entry.cancelled || this.#closed) return;
       if (hub.terminalSeq !== null && request.resumeAfter >= hub.terminalSeq) {
         sub.end();
         return;
