@@ -6,7 +6,8 @@ import { eventLogColumns } from "./step-columns.ts";
 
 // Live events into the permanent log before they are published (docs/performance.md "The log
 // before the bus"): the events a run reports outside any step record, group-committed with those
-// of the process's other runs, each task's rows fenced by its run's lease. Events of steps go
+// of the process's other runs, each task's rows fenced by its run's lease (the task row locked for
+// the statement, as in checkpoint.repository.ts). Events of steps go
 // into the log with their steps (checkpoint.repository.ts, final-write.repository.ts).
 
 export interface LiveEvents {
@@ -22,7 +23,9 @@ const LOG_LIVE_SQL = `
       AS u(task_id, seq, type, agent_id, ts, event, owner)
   ),
   f AS (
-    SELECT DISTINCT u.task_id FROM u JOIN tasks t ON t.id = u.task_id AND t.lease_owner = u.owner AND t.status = 'RUNNING'
+    SELECT t.id AS task_id FROM (SELECT DISTINCT task_id, owner FROM u) o
+      JOIN tasks t ON t.id = o.task_id AND t.lease_owner = o.owner AND t.status = 'RUNNING'
+    FOR SHARE OF t
   ),
   i AS (
     INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
