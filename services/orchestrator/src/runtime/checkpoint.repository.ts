@@ -8,9 +8,9 @@ import { stepColumns, stepEventColumns, withStepJsonAsLines } from "./step-colum
 // `INSERT … SELECT FROM unnest(…)` per batch. Each row is fenced by its run's lease as before: a
 // row whose task is no longer leased by its owner (or whose key exists already) is not written
 // and its caller gets `false`. The steps' events go into the permanent log in the same statement,
-// under the same fence. The fence locks the task row (FOR SHARE) so that a claim by another
-// worker either waits for this write or is seen by it, never runs beside it (docs/reliability.md
-// "The lease fence"). docs/performance.md "Checkpoints", "The log before the bus".
+// under the same fence. The fence locks the task rows (FOR SHARE, in id order like every statement
+// that locks several) so that a claim by another worker either waits for this write or is seen by
+// it, never runs beside it (docs/reliability.md "The lease fence"). docs/performance.md "Checkpoints", "The log before the bus".
 
 export interface Checkpoint {
   taskId: string;
@@ -30,7 +30,7 @@ const BATCH_SQL = `
   ),
   ok AS (
     SELECT v.* FROM v JOIN tasks t ON t.id = v.task_id AND t.lease_owner = v.owner AND t.status = 'RUNNING'
-    FOR SHARE OF t
+    ORDER BY v.task_id FOR SHARE OF t
   ),
   m AS (
     UPDATE tasks SET mode = ok.mode, updated_at = now() FROM ok WHERE tasks.id = ok.task_id AND ok.mode IS NOT NULL

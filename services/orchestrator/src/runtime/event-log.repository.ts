@@ -25,7 +25,7 @@ const LOG_LIVE_SQL = `
   f AS (
     SELECT t.id AS task_id FROM (SELECT DISTINCT task_id, owner FROM u) o
       JOIN tasks t ON t.id = o.task_id AND t.lease_owner = o.owner AND t.status = 'RUNNING'
-    FOR SHARE OF t
+    ORDER BY t.id FOR SHARE OF t
   ),
   i AS (
     INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)

@@ -80,7 +80,9 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
 // cannot say (docs/performance.md "Run", final write).
 // `last_activity_at` (indexed, for lists and the purge) moves on submit, not here, so both
 // updates stay HOT (docs/performance.md). A task no run claimed used nothing: its session is
-// left as it is.
+// left as it is. The task rows are locked in id order first (lk), as every statement that locks
+// several tasks of a worker locks them, so none waits on another in a cycle (docs/reliability.md
+// "The lease fence").
 const FINAL_WRITE_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
@@ -89,13 +91,16 @@ const FINAL_WRITE_SQL = `
       AS v(id, owner, status, result, error, error_type, mode, model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd,
            step_key, step_kind, step_name, step_agent, step_status, step_output, step_events, first_seq, last_seq, started_at, completed_at)
   ),
+  lk AS (
+    SELECT tasks.id FROM tasks JOIN v ON tasks.id = v.id ORDER BY tasks.id FOR NO KEY UPDATE OF tasks
+  ),
   t AS (
     UPDATE tasks SET
       status = v.status, result = v.result, error = v.error, error_type = v.error_type, mode = coalesce(v.mode, tasks.mode),
       model_used = v.model_used, provider = v.provider, input_tokens = v.input_tokens, output_tokens = v.output_tokens,
       total_tokens = v.total_tokens, cost_usd = v.cost_usd,
       completed_at = now(), updated_at = now(), lease_owner = NULL, lease_expires_at = NULL
-    FROM v WHERE tasks.id = v.id
+    FROM v JOIN lk ON lk.id = v.id WHERE tasks.id = v.id
       AND ((tasks.lease_owner = v.owner AND tasks.status = 'RUNNING') OR (v.owner IS NULL AND tasks.status = 'QUEUED'))
     RETURNING tasks.id, tasks.session_id
   ),
@@ -128,3 +133,4 @@ const FINAL_WRITE_SQL = `
     WHERE sessions.id = agg.session_id
   )
   SELECT id::text FROM t`;
+

@@ -285,10 +285,16 @@ export class RunRepository {
   }
 }
 
+// The rows are locked in id order first, as the checkpoint and live-log fences lock theirs: two
+// statements of one worker that lock several of its tasks cannot wait on each other in a cycle
+// (docs/reliability.md "The lease fence").
 const RENEW_LEASES_SQL = `
-  UPDATE tasks SET lease_expires_at = now() + $3 * interval '1 millisecond'
-  WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND status = 'RUNNING'
-  RETURNING id::text, cancel_requested_at IS NOT NULL AS cancel_requested, cancel_reason`;
+  WITH l AS (
+    SELECT id FROM tasks WHERE id = ANY($1::uuid[]) AND lease_owner = $2 AND status = 'RUNNING'
+    ORDER BY id FOR NO KEY UPDATE
+  )
+  UPDATE tasks SET lease_expires_at = now() + $3 * interval '1 millisecond' FROM l WHERE tasks.id = l.id
+  RETURNING tasks.id::text, tasks.cancel_requested_at IS NOT NULL AS cancel_requested, tasks.cancel_reason`;
 
 /** Pauses before each fast claim attempt: about 50 ms in all before the locking path. */
 const CLAIM_RETRY_PAUSES_MS = [0, 2, 4, 8, 16, 20];

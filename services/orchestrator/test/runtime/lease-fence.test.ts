@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildEvent } from "@tog/events";
+import type { DbPool } from "@tog/db";
 import { CheckpointRepository } from "../../src/runtime/checkpoint.repository.ts";
 import { EventLogRepository } from "../../src/runtime/event-log.repository.ts";
-import type { StepRecord } from "../../src/runtime/run.repository.ts";
+import { RunRepository, type StepRecord } from "../../src/runtime/run.repository.ts";
 import { startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
 
 // A run's checkpoint and live-event writes against a claim by another worker that is in flight
@@ -34,18 +35,18 @@ const event = (taskId: string, seq: number) =>
     data: { key: "k", value: "v", action: "set" } as never,
   });
 
-const step = (taskId: string): StepRecord => {
-  const events = [event(taskId, 1)];
+const step = (taskId: string, n = 1): StepRecord => {
+  const events = [event(taskId, n)];
   return {
-    key: "tool:1",
+    key: `tool:${n}`,
     kind: "tool",
     name: "workspace_write",
     agentId: "orchestrator",
     status: "completed",
     output: { ok: true },
     events,
-    firstSeq: 1,
-    lastSeq: 1,
+    firstSeq: n,
+    lastSeq: n,
     startedAt: new Date(),
     completedAt: new Date(),
   };
@@ -118,4 +119,52 @@ describe("the lease fence", () => {
     expect([stepOk, logOk]).toEqual([true, true]);
     expect(await written(taskId)).toEqual({ steps: 1, events: 2 });
   });
+});
+
+/** The pool, counting the statements PostgreSQL aborted as deadlocked. */
+function deadlockCounting(pool: DbPool): { pool: DbPool; deadlocks: () => number } {
+  let deadlocks = 0;
+  const counting = new Proxy(pool, {
+    get(target, prop, receiver) {
+      if (prop === "query")
+        return (...args: unknown[]) =>
+          (target.query as (...a: unknown[]) => Promise<unknown>)(...args).catch((err: { code?: string }) => {
+            if (err.code === "40P01") deadlocks++;
+            throw err;
+          });
+      const value = Reflect.get(target, prop, receiver);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return { pool: counting, deadlocks: () => deadlocks };
+}
+
+describe("statements that lock several tasks of one worker", () => {
+  it("lock them in id order: renewals and checkpoint batches in the opposite order never deadlock", async () => {
+    const owner = `w-${randomUUID()}`;
+    const ids: string[] = [];
+    for (let i = 0; i < 16; i++) ids.push(await leasedTask(owner));
+    // Checkpoints submitted in descending id order: the batch's rows come in that order.
+    const descending = [...ids].sort().reverse();
+    const { pool, deadlocks } = deadlockCounting(h.pool);
+    const runs = new RunRepository({ db: h.db, pool });
+    const checkpoints = new CheckpointRepository({ pool });
+    const renewed: string[] = [];
+    const holder = { onRenewed: () => renewed.push("ok"), onLost: () => undefined, onError: () => undefined };
+    // A 600 ms lease is renewed every 200 ms, each time all 16 rows in one statement.
+    const releases = ids.map((id) => runs.holdLease(id, owner, 600, holder));
+    try {
+      const until = Date.now() + 2_500;
+      for (let n = 1; Date.now() < until; n++) {
+        const results = await Promise.all(
+          descending.map((taskId) => checkpoints.write({ taskId, owner, steps: [step(taskId, n)] })),
+        );
+        expect(results.every(Boolean)).toBe(true);
+      }
+    } finally {
+      for (const release of releases) release();
+    }
+    expect(renewed.length).toBeGreaterThan(0);
+    expect(deadlocks()).toBe(0);
+  }, 30_000);
 });
