@@ -133,4 +133,3 @@ const FINAL_WRITE_SQL = `
     WHERE sessions.id = agg.session_id
   )
   SELECT id::text FROM t`;
-
