@@ -10,7 +10,8 @@ import { stepColumns, stepEventColumns, withStepJsonAsLines } from "./step-colum
 // and its caller gets `false`. The steps' events go into the permanent log in the same statement,
 // under the same fence. The fence locks the task rows (FOR SHARE, in id order like every statement
 // that locks several) so that a claim by another worker either waits for this write or is seen by
-// it, never runs beside it (docs/reliability.md "The lease fence"). docs/performance.md "Checkpoints", "The log before the bus".
+// it, never runs beside it (docs/reliability.md "The lease fence"). docs/performance.md
+// "Checkpoints", "The log before the bus".
 
 export interface Checkpoint {
   taskId: string;

@@ -89,25 +89,28 @@ async function written(taskId: string): Promise<{ steps: number; events: number 
 }
 
 describe("the lease fence", () => {
-  it("a checkpoint submitted while another worker's claim is open waits for it and writes nothing", async () => {
-    const owner = `w-${randomUUID()}`;
-    const taskId = await leasedTask(owner);
-    const checkpoints = new CheckpointRepository({ pool: h.pool });
-    const ok = await againstOpenClaim(taskId, () => checkpoints.write({ taskId, owner, steps: [step(taskId)] }));
-    expect(ok).toBe(false);
-    expect(await written(taskId)).toEqual({ steps: 0, events: 0 });
-  });
+  const writers: [string, (taskId: string, owner: string) => Promise<boolean>][] = [
+    [
+      "a checkpoint",
+      (taskId, owner) => new CheckpointRepository({ pool: h.pool }).write({ taskId, owner, steps: [step(taskId)] }),
+    ],
+    [
+      "a live event's log write",
+      (taskId, owner) => new EventLogRepository({ pool: h.pool }).write({ taskId, owner, events: [event(taskId, 1)] }),
+    ],
+  ];
+  it.each(writers)(
+    "%s submitted while another worker's claim is open waits for it and writes nothing",
+    async (_, write) => {
+      const owner = `w-${randomUUID()}`;
+      const taskId = await leasedTask(owner);
+      const ok = await againstOpenClaim(taskId, () => write(taskId, owner));
+      expect(ok).toBe(false);
+      expect(await written(taskId)).toEqual({ steps: 0, events: 0 });
+    },
+  );
 
-  it("a live event's log write submitted while another worker's claim is open waits for it and writes nothing", async () => {
-    const owner = `w-${randomUUID()}`;
-    const taskId = await leasedTask(owner);
-    const log = new EventLogRepository({ pool: h.pool });
-    const ok = await againstOpenClaim(taskId, () => log.write({ taskId, owner, events: [event(taskId, 1)] }));
-    expect(ok).toBe(false);
-    expect(await written(taskId)).toEqual({ steps: 0, events: 0 });
-  });
-
-  it("the run that holds the lease still writes, and a second write of the same run shares the lock", async () => {
+  it("the run that holds the lease still writes a checkpoint and a live event at the same time", async () => {
     const owner = `w-${randomUUID()}`;
     const taskId = await leasedTask(owner);
     const checkpoints = new CheckpointRepository({ pool: h.pool });
