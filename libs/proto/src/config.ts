@@ -15,7 +15,7 @@ export const orchestratorClientConfigShape = {
   ORCHESTRATOR_DEADLINE_MS: envInt(DEFAULT_ORCHESTRATOR_DEADLINE_MS, 1).describe(
     "Deadline of every gRPC call to the orchestrator; a call not answered by then is answered 503 + Retry-After (the orchestrator is saturated).",
   ),
-  ORCHESTRATOR_SUBMIT_BATCHES: envInt(2, 0).describe(
+  ORCHESTRATOR_SUBMIT_BATCHES: envInt(1, 0).describe(
     'Submit calls to the orchestrator in flight at once; submits made while that many are in flight wait and go out together in one call (docs/performance.md "Submit"). 0 = one call per submit. Not used while traces are exported (each submit keeps its own call and span).',
   ),
 } satisfies ConfigShape;

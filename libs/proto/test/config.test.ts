@@ -3,11 +3,11 @@ import { describeConfig, loadConfig } from "@tog/core";
 import { orchestratorClientConfigShape } from "@tog/proto";
 
 describe("orchestratorClientConfigShape", () => {
-  it("defaults to the local orchestrator, a 5 s deadline and two submit calls in flight", () => {
+  it("defaults to the local orchestrator, a 5 s deadline and one submit call in flight", () => {
     expect(loadConfig(orchestratorClientConfigShape, {})).toEqual({
       ORCHESTRATOR_ADDRESS: "127.0.0.1:50051",
       ORCHESTRATOR_DEADLINE_MS: 5_000,
-      ORCHESTRATOR_SUBMIT_BATCHES: 2,
+      ORCHESTRATOR_SUBMIT_BATCHES: 1,
     });
   });
 
