@@ -115,6 +115,16 @@ export interface TaskInfo {
   createdAt: Date;
   /** 1 on the first delivery; >1 when resumed after a crash or a shutdown. */
   attempt: number;
+  /** The session as the claim read it (null: gone); undefined where no claim read it. */
+  session?: SessionAtClaim | null | undefined;
+}
+
+/** What a run's claim reads of the task's session (sessions/session-context.ts). */
+export interface SessionAtClaim {
+  tokenBudget: number;
+  tokensUsed: number;
+  /** Tasks ever submitted into the session, this one included (it only grows). */
+  taskCount: number;
 }
 
 export interface ApprovalRequest {

@@ -2,7 +2,7 @@ import { withTransaction, type Db, type DbPool } from "@tog/db";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { PoolClient } from "pg";
 import type { TaskEvent } from "@tog/events";
-import type { TaskSpec } from "./flow-context.ts";
+import type { SessionAtClaim, TaskSpec } from "./flow-context.ts";
 import { CheckpointRepository } from "./checkpoint.repository.ts";
 import { EventLogRepository } from "./event-log.repository.ts";
 import { GroupCommit } from "./group-commit.ts";
@@ -27,6 +27,8 @@ export interface ClaimedTask {
   deadlineAt: Date;
   cancelRequested: boolean;
   cancelReason: string | null;
+  /** The task's session as the claim found it; null when the session is gone. */
+  session: SessionAtClaim | null;
 }
 
 export type ClaimResult =
@@ -72,6 +74,10 @@ interface TaskRow {
   deadline_at: Date;
   cancel_requested_at: Date | null;
   cancel_reason: string | null;
+  /** The session's columns; null when the session row is gone. */
+  token_budget: number | null;
+  tokens_used: number | null;
+  task_count: number | null;
 }
 
 export class RunRepository {
@@ -315,11 +321,18 @@ const CLAIM_SET = `
     deadline_at = coalesce(deadline_at, now() + $4 * interval '1 second'),
     updated_at = now()`;
 const CLAIMABLE = `(status = 'QUEUED' OR (status = 'RUNNING' AND (lease_owner IS NULL OR lease_owner = $2 OR lease_expires_at < now())))`;
-const CLAIM_RETURNING = `id::text, user_id::text, session_id::text, spec, trace_id, traceparent, attempts, created_at, started_at, deadline_at,
+const CLAIM_RETURNING = `id, user_id, session_id, spec, trace_id, traceparent, attempts, created_at, started_at, deadline_at,
             cancel_requested_at, cancel_reason`;
-const CLAIM_MANY_SQL = `UPDATE tasks SET ${CLAIM_SET} WHERE id = ANY($1::uuid[]) AND ${CLAIMABLE} RETURNING ${CLAIM_RETURNING}`;
+// The claimed rows with their sessions' budget and task count, read by primary key in the same
+// statement: a run whose task is its session's only one needs no other read before its first
+// model call (sessions/session-context.ts; docs/performance.md "Run").
+const withSession = (update: string) => `WITH c AS (${update} RETURNING ${CLAIM_RETURNING})
+  SELECT c.id::text, c.user_id::text, c.session_id::text, c.spec, c.trace_id, c.traceparent, c.attempts, c.created_at,
+         c.started_at, c.deadline_at, c.cancel_requested_at, c.cancel_reason, s.token_budget, s.tokens_used, s.task_count
+  FROM c LEFT JOIN sessions s ON s.id = c.session_id`;
+const CLAIM_MANY_SQL = withSession(`UPDATE tasks SET ${CLAIM_SET} WHERE id = ANY($1::uuid[]) AND ${CLAIMABLE}`);
 
-const CLAIM_SQL = `UPDATE tasks SET ${CLAIM_SET} WHERE id = $1::uuid AND ${CLAIMABLE} RETURNING ${CLAIM_RETURNING}`;
+const CLAIM_SQL = withSession(`UPDATE tasks SET ${CLAIM_SET} WHERE id = $1::uuid AND ${CLAIMABLE}`);
 
 function claimedTask(row: TaskRow): ClaimedTask {
   return {
@@ -335,5 +348,9 @@ function claimedTask(row: TaskRow): ClaimedTask {
     deadlineAt: row.deadline_at,
     cancelRequested: row.cancel_requested_at !== null,
     cancelReason: row.cancel_reason,
+    session:
+      row.token_budget === null
+        ? null
+        : { tokenBudget: row.token_budget, tokensUsed: row.tokens_used ?? 0, taskCount: row.task_count ?? 0 },
   };
 }

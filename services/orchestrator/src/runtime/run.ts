@@ -78,6 +78,7 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
     spec: claimed.spec,
     createdAt: claimed.createdAt,
     attempt: claimed.attempts,
+    session: claimed.session,
   };
   const inflight = new Set<Promise<unknown>>();
 

@@ -13,6 +13,16 @@ export function sessionContextLoader(options: {
   budgets: SessionBudgets;
 }): (task: TaskInfo) => Promise<ChatMessage[]> {
   return async (task) => {
+    // The session's only task has no earlier turns, and the claim has read its budget: nothing
+    // more to read (docs/performance.md "Run"). task_count only grows and counts this task.
+    const known = task.session;
+    if (known === null || (known !== undefined && known.taskCount <= 1)) {
+      const state = known && { budget: known.tokenBudget, used: known.tokensUsed };
+      options.budgets.remember(task, state);
+      const failure = budgetFailure(state, estimateTokens(task.spec.query));
+      if (failure) throw failure;
+      return [];
+    }
     // One statement reads both; the first model call reuses the budget state (SessionBudgets).
     const { history, budget: state } = await options.memory.loadWithBudget(task);
     options.budgets.remember(task, state);

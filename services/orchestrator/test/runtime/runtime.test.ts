@@ -277,6 +277,12 @@ describe("queued tasks (no worker running yet)", () => {
       await submit.query("COMMIT");
       const result = await claim;
       expect(result.outcome).toBe("claimed");
+      // The locking claim reads the session with the row, as the fast one does.
+      expect(result.outcome === "claimed" && result.task.session).toEqual({
+        tokenBudget: 1000,
+        tokensUsed: 0,
+        taskCount: 1,
+      });
       const row = await h.pool.query("SELECT status, lease_owner FROM tasks WHERE id = $1", [taskId]);
       expect(row.rows[0]).toEqual({ status: "RUNNING", lease_owner: "early-worker" });
     } finally {

@@ -290,3 +290,95 @@ describe("session token budget", () => {
     expect(statements).toEqual(["run-contexts", "session-budget", "run-contexts"]);
   });
 });
+
+describe("a session's only task", () => {
+  it("the claim reads the session's budget, used tokens and task count with the row", async () => {
+    const sessionId = await newSession(700, 30);
+    await h.db.$executeRaw`UPDATE sessions SET task_count = 4 WHERE id = ${sessionId}::uuid`;
+    const taskId = randomUUID();
+    // Queued without a run message: no worker of the harness takes it.
+    await h.db.$executeRaw`
+      INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id)
+      VALUES (${taskId}::uuid, ${h.userId}::uuid, ${sessionId}::uuid, 'q', 'QUEUED', '{}'::jsonb, ${"0".repeat(32)})`;
+    const claimed = await h.runs.claim(taskId, "session-claim", 3_000, 60);
+    expect(claimed.outcome === "claimed" && claimed.task.session).toEqual({
+      tokenBudget: 700,
+      tokensUsed: 30,
+      taskCount: 4,
+    });
+  });
+
+  it("reads no history and no budget: what the claim read is enough", async () => {
+    const statements: string[] = [];
+    const pool = countingPool(statements);
+    const counted = new SessionBudgets({ pool });
+    const load = sessionContextLoader({
+      memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
+      budgets: counted,
+    });
+    const task = (session: unknown, query = "Next") =>
+      ({
+        id: randomUUID(),
+        sessionId: randomUUID(),
+        createdAt: new Date(),
+        spec: { query, window: WINDOW },
+        session,
+      }) as never;
+
+    const only = task({ tokenBudget: 400, tokensUsed: 25, taskCount: 1 });
+    expect(await load(only)).toEqual([]);
+    // The first model call's check reuses it too.
+    expect(await counted.state(only)).toEqual({ budget: 400, used: 25 });
+    const gone = task(null);
+    expect(await load(gone)).toEqual([]);
+    expect(await counted.state(gone)).toBeNull();
+    expect(statements).toEqual([]);
+
+    // The claim's budget is enforced as the read's would be.
+    await expect(load(task({ tokenBudget: 400, tokensUsed: 400, taskCount: 1 }))).rejects.toMatchObject({
+      errorType: "BUDGET_EXCEEDED",
+      message: "Session token budget exceeded: 400 of 400 tokens used",
+    });
+    await expect(
+      load(task({ tokenBudget: 10, tokensUsed: 0, taskCount: 1 }, "word ".repeat(40))),
+    ).rejects.toMatchObject({ errorType: "BUDGET_EXCEEDED" });
+    expect(statements).toEqual([]);
+
+    // A session with other tasks, or a task no claim read (a test's), reads its window.
+    await load(task({ tokenBudget: 400, tokensUsed: 0, taskCount: 2 }));
+    await load(task(undefined));
+    expect(statements).toEqual(["run-contexts", "run-contexts"]);
+  });
+
+  it("the claim tells a session's only task from a later one: only the later one reads the window", async () => {
+    const statements: string[] = [];
+    const pool = countingPool(statements);
+    const counted = new SessionBudgets({ pool });
+    const load = sessionContextLoader({
+      memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
+      budgets: counted,
+    });
+    const first = await run("Remember the number 7.");
+    const claim = async (taskId: string) => {
+      const c = await h.runs.claim(taskId, "session-reader", 3_000, 60);
+      if (c.outcome !== "claimed") throw new Error(c.outcome);
+      return { ...c.task, attempt: c.task.attempts } as never;
+    };
+    // Its claim found it the session's only task (a claim of a finished task reads nothing: queue one).
+    const queued = async (sessionId: string) => {
+      const id = randomUUID();
+      await h.db.$executeRaw`
+        INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id)
+        VALUES (${id}::uuid, ${h.userId}::uuid, ${sessionId}::uuid, 'next', 'QUEUED', ${JSON.stringify({ query: "next", window: WINDOW })}::jsonb, ${"0".repeat(32)})`;
+      await h.db.$executeRaw`UPDATE sessions SET task_count = task_count + 1 WHERE id = ${sessionId}::uuid`;
+      return id;
+    };
+    const lone = await newSession(1_000);
+    expect(await load(await claim(await queued(lone)))).toEqual([]);
+    expect(statements).toEqual([]);
+    const second = await claim(await queued(first.sessionId));
+    expect((second as { session: unknown }).session).toMatchObject({ taskCount: 2 });
+    expect((await load(second)).map((m) => m.content)).toEqual(["Remember the number 7.", first.task.result]);
+    expect(statements).toEqual(["run-contexts"]);
+  });
+});
