@@ -325,7 +325,7 @@ const CLAIM_RETURNING = `id, user_id, session_id, spec, trace_id, traceparent, a
             cancel_requested_at, cancel_reason`;
 // The claimed rows with their sessions' budget and task count, read by primary key in the same
 // statement: a run whose task is its session's only one needs no other read before its first
-// model call (sessions/session-context.ts; docs/performance.md "Run").
+// model call (sessions/session-context.ts; docs/performance.md "A session's only task").
 const withSession = (update: string) => `WITH c AS (${update} RETURNING ${CLAIM_RETURNING})
   SELECT c.id::text, c.user_id::text, c.session_id::text, c.spec, c.trace_id, c.traceparent, c.attempts, c.created_at,
          c.started_at, c.deadline_at, c.cancel_requested_at, c.cancel_reason, s.token_budget, s.tokens_used, s.task_count

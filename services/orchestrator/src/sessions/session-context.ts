@@ -14,7 +14,7 @@ export function sessionContextLoader(options: {
 }): (task: TaskInfo) => Promise<ChatMessage[]> {
   return async (task) => {
     // The session's only task has no earlier turns, and the claim has read its budget: nothing
-    // more to read (docs/performance.md "Run"). task_count only grows and counts this task.
+    // more to read (docs/performance.md "A session's only task"). task_count only grows and counts this task.
     const known = task.session;
     if (known === null || (known !== undefined && known.taskCount <= 1)) {
       const state = known && { budget: known.tokenBudget, used: known.tokensUsed };
