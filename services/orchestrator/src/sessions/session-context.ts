@@ -1,7 +1,7 @@
 import { estimateTokens, type ChatMessage, type LlmRouter } from "@tog/providers";
 import type { Catalog } from "@tog/catalog";
 import type { TaskInfo, TaskSpec } from "../runtime/flow-context.ts";
-import { budgetFailure, estimateMessages, type SessionBudgets } from "./session-budget.ts";
+import { budgetFailure, estimateMessages, type BudgetState, type SessionBudgets } from "./session-budget.ts";
 import type { SessionMemory } from "./session-memory.ts";
 
 // What the runtime's `loadSessionHistory` seam does in a worker: the session's shaped history
@@ -12,21 +12,21 @@ export function sessionContextLoader(options: {
   memory: SessionMemory;
   budgets: SessionBudgets;
 }): (task: TaskInfo) => Promise<ChatMessage[]> {
-  return async (task) => {
+  const read = async (task: TaskInfo): Promise<{ messages: ChatMessage[]; state: BudgetState | null }> => {
     // The session's only task has no earlier turns, and the claim has read its budget: nothing
-    // more to read (docs/performance.md "A session's only task"). task_count only grows and counts this task.
+    // more to read (docs/performance.md "A session's only task"). task_count only grows and
+    // counts this task.
     const known = task.session;
-    if (known === null || (known !== undefined && known.taskCount <= 1)) {
-      const state = known && { budget: known.tokenBudget, used: known.tokensUsed };
-      options.budgets.remember(task, state);
-      const failure = budgetFailure(state, estimateTokens(task.spec.query));
-      if (failure) throw failure;
-      return [];
-    }
-    // One statement reads both; the first model call reuses the budget state (SessionBudgets).
-    const { history, budget: state } = await options.memory.loadWithBudget(task);
+    if (known === null || (known !== undefined && known.taskCount <= 1))
+      return { messages: [], state: known && { budget: known.tokenBudget, used: known.tokensUsed } };
+    // One statement reads both.
+    const { history, budget } = await options.memory.loadWithBudget(task);
+    return { messages: history.messages, state: budget };
+  };
+  return async (task) => {
+    const { messages, state } = await read(task);
+    // The first model call reuses the budget state (SessionBudgets).
     options.budgets.remember(task, state);
-    const { messages } = history;
     const failure = budgetFailure(state, estimateMessages(messages) + estimateTokens(task.spec.query));
     if (failure) throw failure;
     return messages;

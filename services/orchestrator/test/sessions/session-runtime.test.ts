@@ -69,6 +69,18 @@ function countingPool(seen: string[], by: "name" | "text" = "name"): typeof h.po
   } as unknown as typeof h.pool;
 }
 
+/** A worker's session loader on a counting pool: the named statements it sends land in `statements`. */
+function countedLoader() {
+  const statements: string[] = [];
+  const pool = countingPool(statements);
+  const counted = new SessionBudgets({ pool });
+  const load = sessionContextLoader({
+    memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
+    budgets: counted,
+  });
+  return { statements, counted, load };
+}
+
 describe("conversation memory", () => {
   it("the second turn's model input holds the first turn", async () => {
     const first = await run("My name is Ada and I like graphs.");
@@ -260,13 +272,7 @@ describe("session token budget", () => {
   it("the history step and the first model call cost one statement; a purged session costs nothing", async () => {
     const sessionId = await newSession(400);
     const first = await run("Say hello", { sessionId });
-    const statements: string[] = [];
-    const pool = countingPool(statements);
-    const counted = new SessionBudgets({ pool });
-    const load = sessionContextLoader({
-      memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
-      budgets: counted,
-    });
+    const { statements, counted, load } = countedLoader();
     const task = {
       ...(first.task as unknown as Record<string, unknown>),
       id: randomUUID(),
@@ -309,13 +315,7 @@ describe("a session's only task", () => {
   });
 
   it("reads no history and no budget: what the claim read is enough", async () => {
-    const statements: string[] = [];
-    const pool = countingPool(statements);
-    const counted = new SessionBudgets({ pool });
-    const load = sessionContextLoader({
-      memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
-      budgets: counted,
-    });
+    const { statements, counted, load } = countedLoader();
     const task = (session: unknown, query = "Next") =>
       ({
         id: randomUUID(),
@@ -351,13 +351,7 @@ describe("a session's only task", () => {
   });
 
   it("the claim tells a session's only task from a later one: only the later one reads the window", async () => {
-    const statements: string[] = [];
-    const pool = countingPool(statements);
-    const counted = new SessionBudgets({ pool });
-    const load = sessionContextLoader({
-      memory: new SessionMemory({ pool, contextWindow: () => 100_000 }),
-      budgets: counted,
-    });
+    const { statements, load } = countedLoader();
     const first = await run("Remember the number 7.");
     const claim = async (taskId: string) => {
       const c = await h.runs.claim(taskId, "session-reader", 3_000, 60);
