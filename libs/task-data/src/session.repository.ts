@@ -20,6 +20,8 @@ export interface SessionRecord {
   lastActivityAt: string;
   deletedAt: string | null;
   deletedBy: string | null;
+  /** Views of it may be cached: writers hint its changes (`markViewsCached`). Not part of the API. */
+  viewsCached: boolean;
 }
 
 export interface SessionTaskRecord {
@@ -74,10 +76,11 @@ interface SessionRow {
   last_activity_at: Date;
   deleted_at: Date | null;
   deleted_by: string | null;
+  views_cached: boolean;
 }
 
 const SESSION_COLUMNS = Prisma.sql`id::text, user_id::text, external_id, title, context, token_budget, tokens_used, task_count,
-  total_cost_usd, created_at, updated_at, last_activity_at, deleted_at, deleted_by::text`;
+  total_cost_usd, created_at, updated_at, last_activity_at, deleted_at, deleted_by::text, views_cached`;
 
 function toSession(r: SessionRow): SessionRecord {
   return {
@@ -95,6 +98,7 @@ function toSession(r: SessionRow): SessionRecord {
     lastActivityAt: r.last_activity_at.toISOString(),
     deletedAt: r.deleted_at?.toISOString() ?? null,
     deletedBy: r.deleted_by,
+    viewsCached: r.views_cached,
   };
 }
 
@@ -236,6 +240,20 @@ export class SessionRepository {
       terminal: r.terminal,
       ...(includeData ? { data: r.data ?? {} } : {}),
     }));
+  }
+
+  /**
+   * Marks the session as one whose views may be cached, and returns it as it is after the mark.
+   * Writers that change a session under its row lock read the mark in the same statement and
+   * send a cache hint only when it is set (docs/decisions.md "Sessions", Cache): the update waits
+   * for such a writer's commit, so the returned row, and every read that follows, includes what
+   * a writer that saw no mark changed. Null when the session is gone.
+   */
+  async markViewsCached(id: string): Promise<SessionRecord | null> {
+    // raw: RETURNING the row in the shape of findById.
+    const rows = await this.#db.$queryRaw<SessionRow[]>`
+      UPDATE sessions SET views_cached = true WHERE id = ${id}::uuid RETURNING ${SESSION_COLUMNS}`;
+    return rows[0] ? toSession(rows[0]) : null;
   }
 
   /** Sets the title (column and `context.title`); null when the session is gone or deleted. */

@@ -377,6 +377,26 @@ describe("cache", () => {
     expect(done.body.tasks[0]).toMatchObject({ status: "TASK_STATUS_COMPLETED", result: "done" });
   });
 
+  it("marks a session before it caches anything of it: writers elsewhere hint only marked sessions", async () => {
+    const marked = async (id: string) =>
+      (await app.db.$queryRaw<{ v: boolean }[]>`SELECT views_cached AS v FROM sessions WHERE id = ${id}::uuid`)[0]!.v;
+    const byId = await insertSession(app.db, alice.id);
+    const ext = `marked-${randomUUID()}`;
+    const byRef = await insertSession(app.db, alice.id, { externalId: ext });
+    const listed = await insertSession(app.db, alice.id);
+    expect([await marked(byId), await marked(byRef), await marked(listed)]).toEqual([false, false, false]);
+
+    expect((await get(alice, `/sessions/${byId}`)).status).toBe(200);
+    expect(await marked(byId)).toBe(true);
+    expect(await app.redis.get(`sess:${byId}:meta`)).not.toBeNull();
+    expect((await get(alice, `/sessions/${ext}/history`)).status).toBe(200);
+    expect(await marked(byRef)).toBe(true);
+    expect(await app.redis.get(`sess:${byRef}:history.json`)).not.toBeNull();
+    // Lists are not cached: a listed session stays unmarked, and its changes cost no hint.
+    expect((await get(alice, "/sessions?limit=100")).body.sessions.map((x: any) => x.session_id)).toContain(listed);
+    expect(await marked(listed)).toBe(false);
+  });
+
   it("a hit is answered from Redis without asking PostgreSQL", async () => {
     const id = await insertSession(app.db, alice.id);
     await get(alice, `/sessions/${id}`);

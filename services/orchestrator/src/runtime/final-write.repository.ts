@@ -37,10 +37,15 @@ export interface FinalRecord {
 }
 
 /**
- * Writes the final records in one statement; returns the ids (lower case) of the tasks written.
- * A task whose fence no longer holds is left out, with its step and session totals.
+ * Writes the final records in one statement. Returns the tasks written, by id (lower case), each
+ * with whether views of its session may be cached (`sessions.views_cached`, read under the row
+ * lock of the totals' update): only then does its writer send a cache hint. A task whose fence
+ * no longer holds is left out, with its step and session totals.
  */
-export async function writeFinals(db: DbPool | PoolClient, finals: readonly FinalRecord[]): Promise<Set<string>> {
+export async function writeFinals(
+  db: DbPool | PoolClient,
+  finals: readonly FinalRecord[],
+): Promise<Map<string, boolean>> {
   const cols: unknown[][] = Array.from({ length: 24 }, () => []);
   for (const f of finals) {
     const { write: w, step: st } = f;
@@ -68,12 +73,12 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
     for (const st of f.lazySteps ?? []) [f.taskId, ...stepColumns(st)].forEach((v, k) => lazy[k]!.push(v));
   }
   const events = stepEventColumns(finals.flatMap((f) => [...(f.lazySteps ?? []), f.step]));
-  const res = await db.query<{ id: string }>({
+  const res = await db.query<{ id: string; views_cached: boolean }>({
     name: "final-write",
     text: FINAL_WRITE_SQL,
     values: [...withStepJsonAsLines(cols, 13), ...withStepJsonAsLines(lazy, 1), ...events],
   });
-  return new Set(res.rows.map((r) => r.id));
+  return new Map(res.rows.map((r) => [r.id, r.views_cached]));
 }
 
 // raw: an `unnest` batch of many tasks in one statement with data-modifying CTEs, which Prisma
@@ -82,7 +87,10 @@ export async function writeFinals(db: DbPool | PoolClient, finals: readonly Fina
 // updates stay HOT (docs/performance.md). A task no run claimed used nothing: its session is
 // left as it is. The task rows are locked in id order first (lk), as every statement that locks
 // several tasks of a worker locks them, so none waits on another in a cycle (docs/reliability.md
-// "The lease fence").
+// "The lease fence"). The totals' update returns the session's `views_cached` as of its own row
+// lock, so a session service that marks the session waits for this commit or is seen here
+// (docs/decisions.md "Sessions", Cache); a task no run claimed has no such row and reads false (its
+// cancel hints anyway).
 const FINAL_WRITE_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
@@ -131,5 +139,6 @@ const FINAL_WRITE_SQL = `
     FROM (SELECT t.session_id, sum(coalesce(v.total_tokens, 0))::int AS tokens, sum(coalesce(v.cost_usd, 0)) AS cost
           FROM t JOIN v ON v.id = t.id WHERE v.owner IS NOT NULL GROUP BY t.session_id) agg
     WHERE sessions.id = agg.session_id
+    RETURNING sessions.id, sessions.views_cached
   )
-  SELECT id::text FROM t`;
+  SELECT t.id::text, coalesce(s.views_cached, false) AS views_cached FROM t LEFT JOIN s ON s.id = t.session_id`;

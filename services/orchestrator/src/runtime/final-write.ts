@@ -150,8 +150,8 @@ export async function commitFinalWrite(
   runs: RunRepository,
   run: { taskId: string; owner: string },
   state: FinalState,
-): Promise<void> {
-  await emitter.commit(
+): Promise<{ viewsCached: boolean }> {
+  return emitter.commit(
     [state.event],
     (built, lazy) =>
       runs.finish(

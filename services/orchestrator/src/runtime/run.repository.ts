@@ -86,7 +86,7 @@ export class RunRepository {
   readonly #checkpoints: CheckpointRepository;
   readonly #eventLog: EventLogRepository;
   readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
-  readonly #finishes: GroupCommit<FinalRecord, boolean>;
+  readonly #finishes: GroupCommit<FinalRecord, { viewsCached: boolean } | undefined>;
   readonly #keepers = new Map<string, LeaseKeeper>();
 
   /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
@@ -274,6 +274,7 @@ export class RunRepository {
   /**
    * The final status, result and usage, the finish step and the session's totals, in one
    * statement, fenced by the lease. Final writes of this process's runs are group-committed.
+   * Resolves to whether views of the task's session may be cached (then the run hints the change).
    */
   async finish(
     taskId: string,
@@ -281,13 +282,18 @@ export class RunRepository {
     write: FinalWrite,
     step: StepRecord,
     lazySteps: StepRecord[] = [],
-  ): Promise<void> {
-    if (!(await this.#finishes.submit({ taskId, owner, write, step, lazySteps }))) throw new LeaseLostError(taskId);
+  ): Promise<{ viewsCached: boolean }> {
+    const done = await this.#finishes.submit({ taskId, owner, write, step, lazySteps });
+    if (!done) throw new LeaseLostError(taskId);
+    return done;
   }
 
-  async #finishAll(finals: FinalRecord[]): Promise<boolean[]> {
+  async #finishAll(finals: FinalRecord[]): Promise<({ viewsCached: boolean } | undefined)[]> {
     const done = await writeFinals(this.#pool, finals);
-    return finals.map((f) => done.has(f.taskId.toLowerCase()));
+    return finals.map((f) => {
+      const viewsCached = done.get(f.taskId.toLowerCase());
+      return viewsCached === undefined ? undefined : { viewsCached };
+    });
   }
 }
 

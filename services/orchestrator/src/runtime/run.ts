@@ -146,8 +146,9 @@ export async function runClaimedTask(deps: RunnerDeps, claimed: ClaimedTask, shu
       outcome !== undefined && stop?.kind !== "cancel"
         ? completedState(outcome, claimed.startedAt)
         : unfinishedState(failure, stop, deps.timeoutSeconds, log);
-    await commitFinalWrite(emitter, runs, { taskId: claimed.id, owner: deps.workerId }, final);
-    publishSessionChanged(deps.bus, claimed.sessionId);
+    const written = await commitFinalWrite(emitter, runs, { taskId: claimed.id, owner: deps.workerId }, final);
+    // Only a session whose views may be cached needs the hint (docs/decisions.md "Sessions", Cache).
+    if (written.viewsCached) publishSessionChanged(deps.bus, claimed.sessionId);
     await emitter.flush();
     deps.onTaskFinished?.(final.write.status);
     log.info({ status: final.write.status, duration_ms: Date.now() - claimedAt }, "task finished");

@@ -16,6 +16,8 @@ export interface SessionOwnerRow {
   id: string;
   user_id: string;
   deleted_at: Date | null;
+  /** Views of it may be cached: the submit hints after its commit (docs/decisions.md "Sessions", Cache). */
+  views_cached: boolean;
 }
 
 /** The session a reference names (a UUID, or the user's external id), row-locked for the submit. */
@@ -27,8 +29,8 @@ export async function lockSessionForSubmit(
 ): Promise<SessionOwnerRow | undefined> {
   const res = await sql.query<SessionOwnerRow>(
     byId
-      ? "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE id = $1::uuid FOR UPDATE"
-      : "SELECT id::text, user_id::text, deleted_at FROM sessions WHERE user_id = $2::uuid AND external_id = $1 FOR UPDATE",
+      ? "SELECT id::text, user_id::text, deleted_at, views_cached FROM sessions WHERE id = $1::uuid FOR UPDATE"
+      : "SELECT id::text, user_id::text, deleted_at, views_cached FROM sessions WHERE user_id = $2::uuid AND external_id = $1 FOR UPDATE",
     byId ? [ref] : [ref, userId],
   );
   return res.rows[0];

@@ -17,6 +17,11 @@ export interface ResolvedSession {
   /** The id as the client used it. */
   ref: string;
   created: boolean;
+  /**
+   * Views of the session may be cached (read under the row lock; a session the submit created
+   * has none): the submit sends a cache hint after its commit only then.
+   */
+  viewsCached: boolean;
 }
 
 /**
@@ -47,7 +52,7 @@ export async function resolveSessionForSubmit(
   if (row.user_id !== userId) throw new ForbiddenError();
   if (row.deleted_at !== null) throw new NotFoundError("Session not found");
   await countTaskOnSession(sql, row.id);
-  return { id: row.id, ref, created };
+  return { id: row.id, ref, created, viewsCached: row.views_cached };
 }
 
 /** The internal id of a session reference for list filters; null when there is none (or it was deleted). */

@@ -134,8 +134,8 @@ export class TaskService implements TaskOrchestrator {
         replayed: true,
       };
     }
-    // A session this submit created cannot be cached anywhere yet: no hint needed.
-    if (!result.session.created) publishSessionChanged(this.#bus, result.session.id);
+    // Only a session whose views may be cached needs a hint; one this submit created has none yet.
+    if (result.session.viewsCached) publishSessionChanged(this.#bus, result.session.id);
     this.#options.onSubmitted?.();
     this.#logger.info({ taskId: taskId, sessionId: result.session.id }, "task submitted");
     return {

@@ -2,9 +2,10 @@ import { systemSubjects, type Bus } from "@tog/bus";
 import type { Logger } from "@tog/core";
 
 // Listens for session change hints on core NATS (`<prefix>.sessions.changed`, payload: the
-// session id). Every writer of sessions and tasks (orchestrator submit and cancel, workers'
-// claim, mode and finish) publishes one after its commit; this service's own writes drop the
-// cache directly. While the NATS connection is down hints are lost, so `onDown` bypasses the
+// session id). The writers of sessions and tasks (orchestrator submit and cancel, workers' mode
+// and finish) publish one after their commit — the submit and the finish only for a session
+// this service marked before caching it (session.service.ts `#watched`); this service's own
+// writes drop the cache directly. While the NATS connection is down hints are lost, so `onDown` bypasses the
 // cache and every (re)connect calls `onUp`, which makes everything cached before stale.
 // PostgreSQL NOTIFY did this before; it serialised every notifying commit (docs/decisions.md).
 

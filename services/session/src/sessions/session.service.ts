@@ -12,6 +12,9 @@ import { historyBody, turnsBody } from "./session-views.ts";
 //   again is 204 for its owner.
 // Views are read through the Redis cache (session-cache.ts); this service's own writes drop
 // the session's entries before answering, the change feed drops them for everyone else's.
+// Other services hint a change only for a session marked `views_cached`, so a session read from
+// PostgreSQL is marked before anything of it is cached (`#watched`; docs/decisions.md
+// "Sessions", Cache).
 
 export const SESSION_NOT_FOUND = "Session not found";
 
@@ -122,7 +125,7 @@ export class SessionService {
         : this.#cached(
             id,
             "meta",
-            () => this.#repo.findById(id),
+            async () => this.#watched(await this.#repo.findById(id)),
             (s) => s !== null,
           );
     }
@@ -132,16 +135,27 @@ export class SessionService {
         const session = await this.#cached(
           known,
           "meta",
-          () => this.#repo.findById(known),
+          async () => this.#watched(await this.#repo.findById(known)),
           (s) => s !== null,
         );
         // Purged and recreated under the same external id: the mapping is stale.
         if (session?.externalId === ref && session.userId === userId) return session;
       }
     }
-    const session = await this.#repo.findByExternalId(userId, ref);
+    const session = await this.#watched(await this.#repo.findByExternalId(userId, ref));
     if (session) await this.#cache.rememberRef(userId, ref, session.id);
     return session;
+  }
+
+  /**
+   * A session as read from PostgreSQL, marked first if views of it may be cached from now on:
+   * without the mark the orchestrator and the workers send no hint when it changes. The mark's
+   * statement returns the row as it is after every writer that saw no mark, and whatever is
+   * read after it is newer still, so nothing cached can miss a change.
+   */
+  async #watched(session: SessionRecord | null): Promise<SessionRecord | null> {
+    if (!session || session.viewsCached || !this.#cache.enabled) return session;
+    return this.#repo.markViewsCached(session.id);
   }
 
   async #cached<T>(
