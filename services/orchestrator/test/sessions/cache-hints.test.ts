@@ -11,10 +11,22 @@ import { outcome, startRuntimeHarness, submitCommand, type RuntimeHarness } from
 describe("session cache hints", () => {
   let h: RuntimeHarness;
   const hinted: string[] = [];
-  const finished: string[] = [];
+  let finished = 0;
+  /** A task whose query is "held" ends only once the test opens this gate. */
+  let openGate = () => {};
+  const gate = new Promise<void>((resolve) => {
+    openGate = resolve;
+  });
+  let heldStarted = false;
   // No checkpoint before the final write, as a simple task's run (a run's first checkpoint, which
   // records its mode, hints in any case: its statement does not lock the session row).
-  const task: TaskFlow = async (ctx) => outcome(`done ${ctx.task.spec.query}`);
+  const task: TaskFlow = async (ctx) => {
+    if (ctx.task.spec.query === "held") {
+      heldStarted = true;
+      await gate;
+    }
+    return outcome(`done ${ctx.task.spec.query}`);
+  };
 
   beforeAll(async () => {
     h = await startRuntimeHarness("hints");
@@ -23,7 +35,11 @@ describe("session cache hints", () => {
         hinted.push(msg.string());
       },
     });
-    await h.startWorker(task, { onTaskFinished: () => finished.push("x") });
+    await h.startWorker(task, {
+      onTaskFinished: () => {
+        finished++;
+      },
+    });
   });
   afterAll(async () => h?.close());
 
@@ -38,11 +54,11 @@ describe("session cache hints", () => {
 
   /** Submits into the session and waits until the run has finished, hint included. */
   async function runInSession(sessionId: string, query: string): Promise<void> {
-    const before = finished.length;
+    const before = finished;
     const { taskId } = await h.service.submitTask(submitCommand(h.userId, query, { sessionId }));
     await h.waitForStatus(taskId, ["COMPLETED"]);
-    for (let i = 0; i < 200 && finished.length === before; i++) await new Promise((r) => setTimeout(r, 10));
-    expect(finished.length).toBeGreaterThan(before);
+    for (let i = 0; i < 200 && finished === before; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(finished).toBeGreaterThan(before);
   }
 
   const marked = async (sessionId: string) =>
@@ -70,20 +86,30 @@ describe("session cache hints", () => {
   it("the final write reads the mark as the session service's own statement left it", async () => {
     const first = await h.service.submitTask(submitCommand(h.userId, "first"));
     await h.waitForStatus(first.taskId, ["COMPLETED"]);
-    const { taskId } = await h.service.submitTask(submitCommand(h.userId, "locked", { sessionId: first.sessionId }));
+    const { taskId } = await h.service.submitTask(submitCommand(h.userId, "held", { sessionId: first.sessionId }));
+    for (let i = 0; i < 500 && !heldStarted; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(heldStarted).toBe(true);
     // A session service marking the session while the run is under way: the mark holds the row
     // until its commit, and the final write that waits for it must see it.
     const client = await h.pool.connect();
+    let open = false;
     try {
       await client.query("BEGIN");
+      open = true;
       await client.query("UPDATE sessions SET views_cached = true WHERE id = $1", [first.sessionId]);
-      const before = finished.length;
+      const before = finished;
+      openGate();
       await new Promise((r) => setTimeout(r, 300));
-      expect(finished.length).toBe(before); // the final write waits for the row
+      expect(finished).toBe(before); // the final write waits for the row
       await client.query("COMMIT");
+      open = false;
       await h.waitForStatus(taskId, ["COMPLETED"]);
-      for (let i = 0; i < 200 && finished.length === before; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 200 && finished === before; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(finished).toBeGreaterThan(before);
     } finally {
+      // A failed assertion must not leave the row locked for the rest of the file.
+      if (open) await client.query("ROLLBACK");
+      openGate();
       client.release();
     }
     expect(await hintsSoFar()).toContain(first.sessionId);
