@@ -86,7 +86,8 @@ export class RunRepository {
   readonly #checkpoints: CheckpointRepository;
   readonly #eventLog: EventLogRepository;
   readonly #claims: GroupCommit<ClaimRequest, TaskRow | undefined>;
-  readonly #finishes: GroupCommit<FinalRecord, { viewsCached: boolean } | undefined>;
+  /** Per final write: whether views of its task's session may be cached; undefined when its lease was lost. */
+  readonly #finishes: GroupCommit<FinalRecord, boolean | undefined>;
   readonly #keepers = new Map<string, LeaseKeeper>();
 
   /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
@@ -283,17 +284,14 @@ export class RunRepository {
     step: StepRecord,
     lazySteps: StepRecord[] = [],
   ): Promise<{ viewsCached: boolean }> {
-    const done = await this.#finishes.submit({ taskId, owner, write, step, lazySteps });
-    if (!done) throw new LeaseLostError(taskId);
-    return done;
+    const viewsCached = await this.#finishes.submit({ taskId, owner, write, step, lazySteps });
+    if (viewsCached === undefined) throw new LeaseLostError(taskId);
+    return { viewsCached };
   }
 
-  async #finishAll(finals: FinalRecord[]): Promise<({ viewsCached: boolean } | undefined)[]> {
+  async #finishAll(finals: FinalRecord[]): Promise<(boolean | undefined)[]> {
     const done = await writeFinals(this.#pool, finals);
-    return finals.map((f) => {
-      const viewsCached = done.get(f.taskId.toLowerCase());
-      return viewsCached === undefined ? undefined : { viewsCached };
-    });
+    return finals.map((f) => done.get(f.taskId.toLowerCase()));
   }
 }
 

@@ -36,17 +36,16 @@ export async function lockSessionForSubmit(
   return res.rows[0];
 }
 
-/** Inserts a session unless one with that id or external id exists; true when this call created it. */
+/** Inserts a session unless one with that id or external id exists. */
 export async function insertSession(
   sql: Sql,
   s: { id: string; userId: string; externalId: string | null; tokenBudget: number; context: Record<string, unknown> },
-): Promise<boolean> {
-  const inserted = await sql.query(
+): Promise<void> {
+  await sql.query(
     `INSERT INTO sessions (id, user_id, external_id, token_budget, context) VALUES ($1::uuid, $2::uuid, $3, $4, $5::jsonb)
        ON CONFLICT DO NOTHING`,
     [s.id, s.userId, s.externalId, s.tokenBudget, JSON.stringify(s.context)],
   );
-  return inserted.rowCount === 1;
 }
 
 /** Counts a submitted task on its session (`task_count`, activity). */

@@ -16,7 +16,6 @@ export interface ResolvedSession {
   id: string;
   /** The id as the client used it. */
   ref: string;
-  created: boolean;
   /**
    * Views of the session may be cached (read under the row lock; a session the submit created
    * has none): the submit sends a cache hint after its commit only then.
@@ -37,9 +36,8 @@ export async function resolveSessionForSubmit(
   const byId = isUuid(ref);
   const find = () => lockSessionForSubmit(sql, ref, userId, byId);
   let row = await find();
-  let created = false;
   if (!row) {
-    created = await insertSession(sql, {
+    await insertSession(sql, {
       id: byId ? ref.toLowerCase() : randomUUID(),
       userId,
       externalId: byId ? null : ref,
@@ -52,7 +50,7 @@ export async function resolveSessionForSubmit(
   if (row.user_id !== userId) throw new ForbiddenError();
   if (row.deleted_at !== null) throw new NotFoundError("Session not found");
   await countTaskOnSession(sql, row.id);
-  return { id: row.id, ref, created, viewsCached: row.views_cached };
+  return { id: row.id, ref, viewsCached: row.views_cached };
 }
 
 /** The internal id of a session reference for list filters; null when there is none (or it was deleted). */

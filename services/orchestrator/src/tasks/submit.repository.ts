@@ -155,7 +155,7 @@ export class SubmitRepository {
         const createdAt = created.get(task.id);
         if (!createdAt) return { kind: "duplicate" };
         const id = sessionIds[i]!;
-        return { kind: "created", session: { id, ref: id, created: true, viewsCached: false }, createdAt };
+        return { kind: "created", session: { id, ref: id, viewsCached: false }, createdAt };
       });
       // A repeat (same identity) inserted its session before its task met the conflict: drop it.
       const orphans = sessionIds.filter((_, i) => outcomes[i]!.kind === "duplicate");

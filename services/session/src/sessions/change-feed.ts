@@ -5,8 +5,9 @@ import type { Logger } from "@tog/core";
 // session id). The writers of sessions and tasks (orchestrator submit and cancel, workers' mode
 // and finish) publish one after their commit — the submit and the finish only for a session
 // this service marked before caching it (session.service.ts `#watched`); this service's own
-// writes drop the cache directly. While the NATS connection is down hints are lost, so `onDown` bypasses the
-// cache and every (re)connect calls `onUp`, which makes everything cached before stale.
+// writes drop the cache directly. While the NATS connection is down hints are lost, so `onDown`
+// bypasses the cache and every (re)connect calls `onUp`, which makes everything cached before
+// stale.
 // PostgreSQL NOTIFY did this before; it serialised every notifying commit (docs/decisions.md).
 
 export interface ChangeFeedOptions {

@@ -125,7 +125,7 @@ export class SessionService {
         : this.#cached(
             id,
             "meta",
-            async () => this.#watched(await this.#repo.findById(id)),
+            () => this.#loadWatched(id),
             (s) => s !== null,
           );
     }
@@ -135,7 +135,7 @@ export class SessionService {
         const session = await this.#cached(
           known,
           "meta",
-          async () => this.#watched(await this.#repo.findById(known)),
+          () => this.#loadWatched(known),
           (s) => s !== null,
         );
         // Purged and recreated under the same external id: the mapping is stale.
@@ -156,6 +156,10 @@ export class SessionService {
   async #watched(session: SessionRecord | null): Promise<SessionRecord | null> {
     if (!session || session.viewsCached || !this.#cache.enabled) return session;
     return this.#repo.markViewsCached(session.id);
+  }
+
+  async #loadWatched(id: string): Promise<SessionRecord | null> {
+    return this.#watched(await this.#repo.findById(id));
   }
 
   async #cached<T>(
