@@ -75,7 +75,21 @@ export interface RunningService {
   kill(): Promise<ExitInfo>;
 }
 
-const INHERITED = ["PATH", "HOME", "TMPDIR", "TEMP", "TMP", "TZ", "LANG", "LC_ALL", "USER", "SystemRoot"];
+// NODE_COMPILE_CACHE: Node's on-disk code cache, which scripts/prepare.sh turns on; every service
+// start then skips most of its modules' compilation (docs/contributing.md "Tests").
+const INHERITED = [
+  "PATH",
+  "HOME",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "TZ",
+  "LANG",
+  "LC_ALL",
+  "USER",
+  "SystemRoot",
+  "NODE_COMPILE_CACHE",
+];
 const GUARD = new URL("./parent-guard.ts", import.meta.url).href;
 // Every service starts with the telemetry preload, as in the container images: it instruments
 // only when spans are exported (docs/architecture.md, "Tracing").

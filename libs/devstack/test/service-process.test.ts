@@ -1,5 +1,6 @@
 // test-tier: e2e (startService runs each entry as its own process)
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -41,6 +42,26 @@ describe("startService", () => {
     expect(exit).toEqual({ code: 0, signal: null });
     expect(svc.isRunning).toBe(false);
     expect(svc.logs().some((l) => l.msg === "sigterm")).toBe(true);
+  });
+
+  it("a service started with NODE_COMPILE_CACHE fills that cache for the next start", async () => {
+    const cache = mkdtempSync(path.join(tmpdir(), "tog-compile-cache-"));
+    try {
+      const port = await freePort();
+      const svc = await startService({
+        name: "cached",
+        entry: ENTRY,
+        port,
+        readyPath: "/health",
+        env: { PORT: String(port), NODE_COMPILE_CACHE: cache },
+      });
+      started.push(svc);
+      expect(await svc.stop()).toEqual({ code: 0, signal: null });
+      const files = readdirSync(cache, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      expect(files.length).toBeGreaterThan(0);
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
   });
 
   it("says on stderr when a started service dies on its own, with its last output; not when stopped", async () => {
