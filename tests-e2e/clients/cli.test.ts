@@ -363,7 +363,11 @@ describe.skipIf(!hasTmux)("the live view in a terminal (tmux)", { timeout: SLOW 
   it("survives the stream service being killed mid-task (resumes, no event shown twice)", async () => {
     const tmux = new Tmux();
     try {
-      tmux.start(shellCommand(["submit", "Write a long paragraph about rivers", "--mode", "simple", "--follow"]));
+      // A long query makes a long offline reply (it quotes the query): about 70 chunks, 60 ms apart, so the
+      // task is still streaming when the stream service dies, even on a loaded machine where the screen
+      // shows the first chunk late (a reply of about 25 chunks once finished before the kill in CI).
+      const query = `Write a long paragraph about rivers: ${"their sources, their courses, their deltas and the towns on their banks; ".repeat(4)}`;
+      tmux.start(shellCommand(["submit", query, "--mode", "simple", "--follow"]));
       await tmux.waitFor((s) => s.includes("│ "));
       const instance = stream ?? env.service("stream");
       const port = Number(new URL(instance.url).port);
