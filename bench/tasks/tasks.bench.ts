@@ -97,6 +97,9 @@ const config = loadConfig({
   BENCH_HISTORY_KEYS: envInt(8, 1).describe(
     "API keys per user in the history phase, used in turn, so GET /tasks' per-key limit (100/min) does not pace the counter windows.",
   ),
+  BENCH_PG_READY_WAL: envBoolean(true).describe(
+    "With the bench's own PostgreSQL: make its next WAL segments before each phase, as a server that has run a while has them (false: a fresh instance creates each one while commits wait).",
+  ),
   BENCH_PG_STATEMENTS: envBoolean(false).describe(
     "Profiling: load pg_stat_statements in the bench's own PostgreSQL and log each history window's statements per request or task.",
   ),
@@ -224,6 +227,13 @@ if (config.BENCH_PG === "private") {
   });
   cleanups.push({ name: "private PostgreSQL", run: () => privatePg!.stop() });
   process.env.TEST_DATABASE_ADMIN_URL = privatePg.adminUrl;
+  await readyWal();
+}
+
+/** The bench's own PostgreSQL: its next WAL segments made before a phase (BENCH_PG_READY_WAL). */
+async function readyWal(): Promise<void> {
+  if (!privatePg || !config.BENCH_PG_READY_WAL) return;
+  log(`  WAL: ${await privatePg.readyWal()} segments made ahead`);
 }
 // NATS likewise: the bench's own server, whose monitoring port counts each client's messages.
 let natsMonitor: string | undefined;
@@ -497,6 +507,7 @@ async function baselineAgain(rate: number): Promise<void> {
 
 async function submitAndPortPhases(): Promise<void> {
   log("submit/port: the system without workers (tasks only queue up)");
+  await readyWal();
   const env = await startSystem(0);
   try {
     const { key } = await env.createApiKey({ name: "bench" });
@@ -580,6 +591,7 @@ async function submitAndPortPhases(): Promise<void> {
 
 async function completionPhase(env: Env): Promise<void> {
   log("completion: the system with workers");
+  await readyWal();
   const { key } = await env.createApiKey({ name: "bench" });
   const headers = { ...json, "x-api-key": key };
   const nats = { url: env.env.NATS_URL!, prefix: env.natsPrefix };

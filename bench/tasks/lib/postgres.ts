@@ -18,7 +18,40 @@ export interface PrivatePostgres {
   dataDir: string;
   /** The postmaster's pid. */
   pid(): Promise<number>;
+  /** Makes the WAL segments the next phase will write into; returns how many lie ahead. */
+  readyWal(): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** WAL segments (16 MB each) switched through before the checkpoint that recycles them. */
+const WARM_SEGMENTS = 64;
+
+/**
+ * Leaves the instance with its next WAL segments already made, as a server that has run a while
+ * has them: a checkpoint recycles the segments it no longer needs into the next ones. A fresh
+ * cluster has one, and the backend whose WAL crosses into the next creates it, zero-filled and
+ * synced, while every commit waits (docs/performance.md "WAL segments of a fresh instance").
+ */
+export async function readyWalSegments(adminUrl: string): Promise<number> {
+  const pg = (await import("pg")).default;
+  const client = new pg.Client({ connectionString: adminUrl });
+  client.on("error", () => undefined);
+  await client.connect();
+  try {
+    for (let i = 0; i < WARM_SEGMENTS; i++) {
+      // a switch needs WAL written since the last one: an xid's commit record
+      await client.query("SELECT txid_current()");
+      await client.query("SELECT pg_switch_wal()");
+    }
+    await client.query("CHECKPOINT");
+    const { rows } = await client.query<{ ahead: number }>(
+      `SELECT count(*)::int AS ahead FROM pg_ls_waldir()
+        WHERE name ~ '^[0-9A-F]{24}$' AND name > pg_walfile_name(pg_current_wal_lsn())`,
+    );
+    return rows[0]!.ahead;
+  } finally {
+    await client.end();
+  }
 }
 
 /** The directory of initdb/pg_ctl: BENCH_PG_BIN, else the newest /usr/lib/postgresql/<v>/bin. */
@@ -94,13 +127,15 @@ export async function startPrivatePostgres(options: {
     throw err;
   }
   let stopped = false;
+  const adminUrl = `postgresql://postgres@127.0.0.1:${port}/postgres`;
   return {
-    adminUrl: `postgresql://postgres@127.0.0.1:${port}/postgres`,
+    adminUrl,
     dataDir,
     async pid() {
       const { readFileSync } = await import("node:fs");
       return Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);
     },
+    readyWal: () => readyWalSegments(adminUrl),
     async stop() {
       if (stopped) return;
       stopped = true;
