@@ -32,10 +32,12 @@ import {
   PgStats,
   diffDb,
   diffStatements,
+  diffWal,
   minus,
   tableCounters,
   type DbCounters,
   type TableCounters,
+  type WalCounters,
 } from "./lib/pg-stats.ts";
 import {
   cpuDelta,
@@ -183,7 +185,8 @@ const m: {
   /** NATS messages per accepted submit / per completed task, by client connection. */
   natsSubmit?: Record<string, NatsCounts>;
   natsCompletion?: Record<string, NatsCounts>;
-  pgCompletion?: { tasks: number; db: DbCounters; tables: TableCounters };
+  /** `wal`: the whole instance's, only with the bench's own PostgreSQL (nothing else writes there). */
+  pgCompletion?: { tasks: number; db: DbCounters; tables: TableCounters; wal?: WalCounters };
   seed?: SeedResult & { sessions: number; turns: number };
   history?: HistoryRow[];
   historyNoise?: DbCounters;
@@ -599,6 +602,7 @@ async function completionPhase(env: Env): Promise<void> {
   try {
     await quiet();
     const db0 = await stats.db();
+    const wal0 = privatePg ? await stats.wal() : undefined;
     const tables0 = await tableCounters(env.database.url);
     const statements0 = config.BENCH_PG_STATEMENTS ? await stats.statements() : undefined;
     const {
@@ -628,6 +632,7 @@ async function completionPhase(env: Env): Promise<void> {
     );
     await quiet();
     const db1 = await stats.db();
+    const wal = wal0 && diffWal(wal0, await stats.wal());
     const tables1 = await tableCounters(env.database.url);
     const tasks = result.completion?.total ?? 0;
     if (statements0) {
@@ -641,7 +646,7 @@ async function completionPhase(env: Env): Promise<void> {
       const d = minus(v, a);
       if (Object.values(d).some((x) => x !== 0)) tables[t] = d;
     }
-    m.pgCompletion = { tasks, db: diffDb(db0, db1), tables };
+    m.pgCompletion = { tasks, db: diffDb(db0, db1), tables, ...(wal ? { wal } : {}) };
 
     const rate = Math.max(1, Math.round((result.completion?.perSecond ?? 2) / 2));
     m.halfRate = rate;
@@ -1411,6 +1416,9 @@ const markdown = [
     ? `### NATS messages per task (the bench's own server's /connz: in = sent by the client, out = delivered to it)\n\n${natsTable}\n`
     : "",
   pgTable ? `### PostgreSQL per completed task (saturation window, ${fmt(pgc!.tasks, 0)} tasks)\n\n${pgTable}\n` : "",
+  pgc?.wal
+    ? `WAL per completed task (the bench's own instance, nothing else writing): ${fmt(pgc.wal.bytes / pgc.tasks / 1024, 1)} KB in ${fmt(pgc.wal.records / pgc.tasks, 1)} records, ${fmt(pgc.wal.fpi / pgc.tasks, 2)} of them full-page images.\n`
+    : "",
 ]
   .filter((s) => s !== "")
   .join("\n");

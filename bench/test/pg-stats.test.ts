@@ -1,7 +1,7 @@
 import { createTestDatabase, testInfraConfig, type TestDatabase } from "@tog/testkit";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { diffDb, PgStats } from "../tasks/lib/pg-stats.ts";
+import { diffDb, diffWal, PgStats } from "../tasks/lib/pg-stats.ts";
 
 // The history rows of the task bench judge `ownTuples` (docs/performance.md "Limits of the
 // bench"): rows read from the project's tables, their indexes and TOAST, without the catalog
@@ -60,5 +60,17 @@ describe("PgStats.ownTuples", () => {
     const d = await delta("SELECT count(*) FROM pg_class, pg_attribute WHERE pg_attribute.attrelid = pg_class.oid");
     expect(d.ownTuples).toBe(0);
     expect(d.tuples).toBeGreaterThan(100);
+  });
+});
+
+describe("PgStats.wal", () => {
+  it("counts the WAL records and bytes an insert writes", async () => {
+    const before = await stats.wal();
+    // 400 rows of ~1 KB each: at least one WAL record and 1 KB per row (other work on the instance only adds)
+    await counted("INSERT INTO bench_rows SELECT i, repeat(md5(i::text), 32) FROM generate_series(2001, 2400) AS i");
+    const d = diffWal(before, await stats.wal());
+    expect(d.records).toBeGreaterThanOrEqual(400);
+    expect(d.bytes).toBeGreaterThanOrEqual(400 * 1024);
+    expect(d.fpi).toBeGreaterThanOrEqual(0);
   });
 });

@@ -17,6 +17,14 @@ export interface DbCounters {
   ownTuples: number;
 }
 
+/** pg_stat_wal: the whole instance's WAL, every database's (meaningful on the bench's own instance). */
+export interface WalCounters {
+  records: number;
+  /** Full-page images: a page's first change after a checkpoint writes the whole page. */
+  fpi: number;
+  bytes: number;
+}
+
 /** `b - a`, counter by counter. */
 export function minus<T extends Record<string, number>>(b: T, a: T): T {
   const out = { ...b };
@@ -98,6 +106,14 @@ export class PgStats {
     };
   }
 
+  async wal(): Promise<WalCounters> {
+    await this.admin.query("SELECT pg_stat_clear_snapshot()");
+    const { rows } = await this.admin.query<{ r: string; f: string; b: string }>(
+      "SELECT wal_records AS r, wal_fpi AS f, wal_bytes AS b FROM pg_stat_wal",
+    );
+    return { records: Number(rows[0]?.r ?? NaN), fpi: Number(rows[0]?.f ?? NaN), bytes: Number(rows[0]?.b ?? NaN) };
+  }
+
   /**
    * Per-statement counters of the measured database (pg_stat_statements, loaded only with
    * BENCH_PG_STATEMENTS): for finding which statements a difference between two windows is made of.
@@ -175,6 +191,12 @@ export async function tableCounters(databaseUrl: string): Promise<TableCounters>
     await c.end();
   }
 }
+
+export const diffWal = (a: WalCounters, b: WalCounters): WalCounters => ({
+  records: b.records - a.records,
+  fpi: b.fpi - a.fpi,
+  bytes: b.bytes - a.bytes,
+});
 
 export const diffDb = (a: DbCounters, b: DbCounters): DbCounters => ({
   commits: b.commits - a.commits,
