@@ -2,7 +2,7 @@ import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "../tasks/lib/postgres.ts";
+import { crossWalSegments, postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "../tasks/lib/postgres.ts";
 
 // The bench's own PostgreSQL starts with its next WAL segments made, as a server that has run a
 // while has them (docs/performance.md "WAL segments of a fresh instance").
@@ -19,14 +19,6 @@ const segmentInodes = () =>
       .map((f) => statSync(path.join(server.dataDir, "pg_wal", f)).ino),
   );
 
-/** Moves the WAL into `n` further segments. */
-async function crossSegments(n: number): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    await client.query("SELECT txid_current()");
-    await client.query("SELECT pg_switch_wal()");
-  }
-}
-
 beforeAll(async () => {
   server = await startPrivatePostgres({ binDir: postgresBinDir(), maxConnections: 20 });
   client = new pg.Client({ connectionString: server.adminUrl });
@@ -41,7 +33,7 @@ afterAll(async () => {
 describe("the bench's own PostgreSQL", () => {
   it("a fresh instance creates a file for each segment its WAL crosses into", async () => {
     const before = segmentInodes();
-    await crossSegments(4);
+    await crossWalSegments(client, 4);
     const created = [...segmentInodes()].filter((ino) => !before.has(ino));
     // the start-up checkpoint may have made one segment ahead
     expect(created.length).toBeGreaterThanOrEqual(3);
@@ -51,7 +43,7 @@ describe("the bench's own PostgreSQL", () => {
     const ahead = await server.readyWal();
     expect(ahead).toBeGreaterThanOrEqual(16);
     const before = segmentInodes();
-    await crossSegments(8);
+    await crossWalSegments(client, 8);
     const created = [...segmentInodes()].filter((ino) => !before.has(ino));
     expect(created).toEqual([]);
   }, 60_000);

@@ -3,6 +3,7 @@ import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync, wri
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
+import pg from "pg";
 import { freePort } from "@tog/devstack";
 
 const run = promisify(execFile);
@@ -33,16 +34,11 @@ const WARM_SEGMENTS = 64;
  * synced, while every commit waits (docs/performance.md "WAL segments of a fresh instance").
  */
 export async function readyWalSegments(adminUrl: string): Promise<number> {
-  const pg = (await import("pg")).default;
   const client = new pg.Client({ connectionString: adminUrl });
   client.on("error", () => undefined);
   await client.connect();
   try {
-    for (let i = 0; i < WARM_SEGMENTS; i++) {
-      // a switch needs WAL written since the last one: an xid's commit record
-      await client.query("SELECT txid_current()");
-      await client.query("SELECT pg_switch_wal()");
-    }
+    await crossWalSegments(client, WARM_SEGMENTS);
     await client.query("CHECKPOINT");
     const { rows } = await client.query<{ ahead: number }>(
       `SELECT count(*)::int AS ahead FROM pg_ls_waldir()
@@ -51,6 +47,15 @@ export async function readyWalSegments(adminUrl: string): Promise<number> {
     return rows[0]!.ahead;
   } finally {
     await client.end();
+  }
+}
+
+/** Moves the instance's WAL into `n` further segments. */
+export async function crossWalSegments(client: pg.Client, n: number): Promise<void> {
+  for (let i = 0; i < n; i++) {
+    // a switch needs WAL written since the last one: an xid's commit record
+    await client.query("SELECT txid_current()");
+    await client.query("SELECT pg_switch_wal()");
   }
 }
 
