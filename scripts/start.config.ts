@@ -28,6 +28,9 @@ export const startConfigShape = {
       "`npm start`: how service logs are shown - auto: readable (pino-pretty) on a terminal, JSON lines otherwise.",
     ),
   AUTH_TOKEN_SECRET: authConfigShape.AUTH_TOKEN_SECRET,
+  START_WORKER_PROCESSES: envInt(0, 0, 64).describe(
+    "`npm start`: worker processes beside the orchestrator. 0: the orchestrator runs tasks itself (ORCHESTRATOR_WORKER=on), one process fewer on a task's path (docs/decisions.md \"The worker in the orchestrator's process\").",
+  ),
   START_READY_TIMEOUT_MS: envInt(60_000, 1_000).describe(
     "`npm start`: how long each service may take to become ready.",
   ),

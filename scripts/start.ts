@@ -15,6 +15,7 @@ import {
   prettyLogStream,
   runBusSetup,
   startStack,
+  workerLayout,
   type Stack,
 } from "@tog/devstack";
 import { startConfigShape } from "./start.config.ts";
@@ -79,6 +80,7 @@ try {
 
   stack = await startStack({
     env,
+    ...workerLayout(config.START_WORKER_PROCESSES),
     ports: "default",
     publicPort: config.PUBLIC_PORT,
     publicHost: config.PUBLIC_HOST,

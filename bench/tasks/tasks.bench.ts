@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url";
 import { z } from "zod";
 import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
 import { lastEventTextOf } from "@tog/events";
-import { resolveRouterKind, startService, type RunningService } from "@tog/devstack";
+import { resolveRouterKind, startService, workerLayout, type RunningService } from "@tog/devstack";
 import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
 import {
@@ -63,8 +63,8 @@ const config = loadConfig({
   BENCH_WARMUP_SECONDS: envInt(2, 0).describe("Warm-up before each measured window (s), at its load."),
   BENCH_CONNECTIONS: envInt(64, 1).describe("Connections of the closed-loop HTTP phases."),
   BENCH_INFLIGHT: envInt(128, 1).describe("Tasks in flight in the completion saturation phase."),
-  BENCH_WORKERS: envInt(1, 1).describe(
-    'Worker processes (npm start runs one; docs/performance.md "Worker processes").',
+  BENCH_WORKERS: envInt(0, 0).describe(
+    'Worker processes running tasks; 0: the orchestrator runs them itself, as npm start does (docs/performance.md "Worker processes").',
   ),
   BENCH_ROUTER: z
     .enum(["auto", "nginx", "node"])
@@ -303,11 +303,16 @@ function logTail(label: string): void {
   for (const line of describeClusters(clusters, start)) log(`    ${line}`);
 }
 
-async function startSystem(workers: number): Promise<Env> {
+/** The system as `npm start` runs it; without `runTasks` nothing runs tasks (they queue up). */
+async function startSystem(runTasks: boolean): Promise<Env> {
+  const layout = workerLayout(config.BENCH_WORKERS);
+  const runner = { WORKER_CONCURRENCY: "128" };
   const env = await startE2eEnvironment({
     env: SYSTEM_ENV,
-    services: { worker: { WORKER_CONCURRENCY: "128" } },
-    replicas: { worker: workers },
+    services: runTasks
+      ? { worker: runner, orchestrator: { ...layout.serviceEnv.orchestrator, ...runner } }
+      : { orchestrator: { ORCHESTRATOR_WORKER: "off" } },
+    replicas: runTasks ? layout.replicas : { worker: 0 },
     router: config.BENCH_ROUTER,
   });
   cleanups.push({ name: "environment", run: () => env.close() });
@@ -511,7 +516,7 @@ async function baselineAgain(rate: number): Promise<void> {
 async function submitAndPortPhases(): Promise<void> {
   log("submit/port: the system without workers (tasks only queue up)");
   await readyWal();
-  const env = await startSystem(0);
+  const env = await startSystem(false);
   try {
     const { key } = await env.createApiKey({ name: "bench" });
     const headers = { ...json, "x-api-key": key };
@@ -1052,8 +1057,12 @@ try {
   if (phases.has("baseline")) await baselinePhase();
   if (phases.has("submit") || phases.has("port")) await submitAndPortPhases();
   if (phases.has("completion") || phases.has("history")) {
-    log(`starting the system with ${config.BENCH_WORKERS} worker(s)`);
-    const env = await startSystem(config.BENCH_WORKERS);
+    log(
+      config.BENCH_WORKERS > 0
+        ? `starting the system with ${config.BENCH_WORKERS} worker process(es)`
+        : "starting the system, the orchestrator running tasks (as npm start)",
+    );
+    const env = await startSystem(true);
     try {
       if (phases.has("completion")) await completionPhase(env);
       if (phases.has("history")) await historyPhase(env);
@@ -1362,7 +1371,7 @@ const machine = `${os.cpus().length} × ${os.cpus()[0]?.model ?? "cpu"}, ${fmt(o
 const title = `Task bench ${startedAt.toISOString().slice(0, 16).replace("T", " ")} UTC, commit ${commit}`;
 const setup = [
   `PostgreSQL ${pgSettings.version}, ${config.BENCH_PG === "private" ? "the bench's own instance" : "the machine's shared instance"}, autovacuum ${pgSettings.autovacuum}; Node ${process.version}; ${machine}.`,
-  `BENCH_SECONDS=${config.BENCH_SECONDS}, BENCH_CONNECTIONS=${config.BENCH_CONNECTIONS}, BENCH_INFLIGHT=${config.BENCH_INFLIGHT}, BENCH_WORKERS=${config.BENCH_WORKERS}, phases ${[...phases].join(",")}; public router ${resolveRouterKind(config.BENCH_ROUTER)} (BENCH_ROUTER=${config.BENCH_ROUTER}).`,
+  `BENCH_SECONDS=${config.BENCH_SECONDS}, BENCH_CONNECTIONS=${config.BENCH_CONNECTIONS}, BENCH_INFLIGHT=${config.BENCH_INFLIGHT}, BENCH_WORKERS=${config.BENCH_WORKERS}${config.BENCH_WORKERS === 0 ? " (the orchestrator runs tasks, as npm start: its rows include the worker)" : ""}, phases ${[...phases].join(",")}; public router ${resolveRouterKind(config.BENCH_ROUTER)} (BENCH_ROUTER=${config.BENCH_ROUTER}).`,
   m.seed
     ? `Seeded in ${fmt(m.seed.ms / 1000, 1)} s: ${Object.entries(m.seed.rows)
         .map(([t, n]) => `${t} ${fmt(n, 0)}`)

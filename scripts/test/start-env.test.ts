@@ -5,7 +5,9 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadConfig } from "@tog/core";
 import { authConfigShape, LOCAL_TOKEN_SECRET_FILE, readLocalTokenSecret } from "@tog/edge";
+import { workerLayout } from "@tog/devstack";
 import { servicesEnv } from "../start-env.ts";
+import { startConfigShape } from "../start.config.ts";
 
 // `npm start`'s per-installation token secret (docs/security.md, "Authentication and secrets"):
 // created once, mode 0600, given to every service, never when the operator set one.
@@ -58,5 +60,23 @@ describe("npm start's local token secret", () => {
   it("keeps the installation's file in the checkout's git-ignored .local/", () => {
     expect(LOCAL_TOKEN_SECRET_FILE).toBe(path.join(REPO_ROOT, ".local", "auth-token-secret"));
     expect(readFileSync(path.join(REPO_ROOT, ".gitignore"), "utf8").split("\n")).toContain(".local/");
+  });
+});
+
+describe("where npm start runs tasks", () => {
+  it("by default in the orchestrator's process: ORCHESTRATOR_WORKER=on and no worker process", () => {
+    const { START_WORKER_PROCESSES } = loadConfig(startConfigShape, {});
+    expect(workerLayout(START_WORKER_PROCESSES)).toEqual({
+      serviceEnv: { orchestrator: { ORCHESTRATOR_WORKER: "on" } },
+      replicas: { worker: 0 },
+    });
+  });
+
+  it("with START_WORKER_PROCESSES=2 in two worker processes, the orchestrator running none", () => {
+    const { START_WORKER_PROCESSES } = loadConfig(startConfigShape, { START_WORKER_PROCESSES: "2" });
+    expect(workerLayout(START_WORKER_PROCESSES)).toEqual({
+      serviceEnv: { orchestrator: { ORCHESTRATOR_WORKER: "off" } },
+      replicas: { worker: 2 },
+    });
   });
 });

@@ -12,7 +12,7 @@ export {
 } from "./service-process.ts";
 export { runNodeScript, ScriptFailedError, type RunScriptOptions, type ScriptResult } from "./run-script.ts";
 export { startRouter, type Router, type RouterOptions, type RouteRule } from "./router.ts";
-export { SERVICES, type ServiceDefinition, type StackContext } from "./services.ts";
+export { SERVICES, workerLayout, type ServiceDefinition, type StackContext } from "./services.ts";
 export {
   startStack,
   existingServices,

@@ -81,3 +81,17 @@ export const SERVICES: readonly ServiceDefinition[] = [
     entry: "services/orchestrator/src/worker.ts",
   },
 ];
+
+/**
+ * Where a stack runs tasks: `processes` worker processes, or with 0 the orchestrator itself
+ * (ORCHESTRATOR_WORKER=on, no worker process: one process fewer on a task's path). `npm start`
+ * and the task bench use it; docs/decisions.md "The worker in the orchestrator's process".
+ */
+export function workerLayout(processes: number): {
+  serviceEnv: Record<string, Env>;
+  replicas: Record<string, number>;
+} {
+  if (processes > 0)
+    return { serviceEnv: { orchestrator: { ORCHESTRATOR_WORKER: "off" } }, replicas: { worker: processes } };
+  return { serviceEnv: { orchestrator: { ORCHESTRATOR_WORKER: "on" } }, replicas: { worker: 0 } };
+}

@@ -9,43 +9,9 @@ import { eventsConfigShape } from "./events/config.ts";
 import { opsConfigShape } from "@tog/ops";
 import { orchestratorServerTlsConfigShape } from "@tog/proto";
 
-/** The orchestrator process: gRPC API, event persister, retention purge. */
-export const orchestratorConfigShape = {
-  ...baseConfigShape,
-  ...opsConfigShape,
-  ...dbConfigShape,
-  ...busConfigShape,
-  ...catalogConfigShape,
-  ...toolsConfigShape,
-  ...eventsConfigShape,
-  PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
-  HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
-  ...orchestratorServerTlsConfigShape,
-  ORCHESTRATOR_MAX_IN_FLIGHT: envInt(256, 0).describe(
-    'gRPC calls this orchestrator works on at once; beyond it a call is refused at once (the gateway answers 503 + Retry-After) rather than queueing for the database pool past its deadline (docs/reliability.md "Overload"). 0: no bound.',
-  ),
-  SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe(
-    "Token budget of a new session (tokens all its tasks may use together).",
-  ),
-  EVENT_PERSISTER: z
-    .enum(["on", "off"])
-    .default("off")
-    .describe(
-      'on: this process also copies events from the bus into the permanent log. Workers log every event themselves before publishing it (docs/performance.md "The log before the bus"); needed only while workers of an earlier release still run.',
-    ),
-} satisfies ConfigShape;
-
-export type OrchestratorConfig = z.infer<z.ZodObject<typeof orchestratorConfigShape>>;
-
-/** A worker process: pulls runs and executes tasks. */
-export const workerConfigShape = {
-  ...baseConfigShape,
-  ...opsConfigShape,
-  ...dbConfigShape,
-  ...busConfigShape,
-  ...catalogConfigShape,
+/** What running tasks needs beyond the shared settings (a worker process, or the orchestrator with ORCHESTRATOR_WORKER=on). */
+const runTasksConfigShape = {
   ...llmRouterConfigShape,
-  ...toolsConfigShape,
   AGENT_TIMEOUT_SECONDS: envInt(600, 1).describe(
     "A run still going after this long (from its first start) ends as TIMEOUT.",
   ),
@@ -67,7 +33,53 @@ export const workerConfigShape = {
     ),
 } satisfies ConfigShape;
 
+/** A worker process: pulls runs and executes tasks. */
+export const workerConfigShape = {
+  ...baseConfigShape,
+  ...opsConfigShape,
+  ...dbConfigShape,
+  ...busConfigShape,
+  ...catalogConfigShape,
+  ...toolsConfigShape,
+  ...runTasksConfigShape,
+} satisfies ConfigShape;
+
 export type WorkerConfig = z.infer<z.ZodObject<typeof workerConfigShape>>;
+
+/** The orchestrator process: gRPC API, event persister, retention purge, and with ORCHESTRATOR_WORKER=on a worker. */
+export const orchestratorConfigShape = {
+  ...baseConfigShape,
+  ...opsConfigShape,
+  ...dbConfigShape,
+  ...busConfigShape,
+  ...catalogConfigShape,
+  ...toolsConfigShape,
+  ...eventsConfigShape,
+  ...runTasksConfigShape,
+  PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),
+  HOST: z.string().min(1).default("0.0.0.0").describe("Orchestrator gRPC listen address."),
+  ...orchestratorServerTlsConfigShape,
+  ORCHESTRATOR_MAX_IN_FLIGHT: envInt(256, 0).describe(
+    'gRPC calls this orchestrator works on at once; beyond it a call is refused at once (the gateway answers 503 + Retry-After) rather than queueing for the database pool past its deadline (docs/reliability.md "Overload"). 0: no bound.',
+  ),
+  SESSION_TOKEN_BUDGET: envInt(1_000_000, 1).describe(
+    "Token budget of a new session (tokens all its tasks may use together).",
+  ),
+  ORCHESTRATOR_WORKER: z
+    .enum(["on", "off"])
+    .default("off")
+    .describe(
+      "on: this process also runs tasks, as a worker process would (the WORKER_* and run settings apply; its own database pool of DATABASE_POOL_MAX). One process fewer on a task's path on a single machine; `npm start` sets it unless START_WORKER_PROCESSES > 0 (docs/decisions.md \"The worker in the orchestrator's process\").",
+    ),
+  EVENT_PERSISTER: z
+    .enum(["on", "off"])
+    .default("off")
+    .describe(
+      'on: this process also copies events from the bus into the permanent log. Workers log every event themselves before publishing it (docs/performance.md "The log before the bus"); needed only while workers of an earlier release still run.',
+    ),
+} satisfies ConfigShape;
+
+export type OrchestratorConfig = z.infer<z.ZodObject<typeof orchestratorConfigShape>>;
 
 export const loadOrchestratorConfig = (env: Env): OrchestratorConfig => loadConfig(orchestratorConfigShape, env);
 export const loadWorkerConfig = (env: Env): WorkerConfig => loadConfig(workerConfigShape, env);

@@ -1,5 +1,5 @@
 // Orchestrator: the gRPC API the gateway calls, the event persister and the retention purge.
-// Tasks run in worker processes (worker.ts).
+// Tasks run in worker processes (worker.ts), or with ORCHESTRATOR_WORKER=on in this one too.
 import { bootService, startFailureFields, startFailureMessage, isAppError, loadConfig } from "@tog/core";
 import { createMetrics, startServiceOps } from "@tog/ops";
 import { createDbClient, createDbPool, pingDb } from "@tog/db";
@@ -14,6 +14,7 @@ import { validateTaskSpec } from "./flows/index.ts";
 import { QueueBreaker } from "./tasks/queue-breaker.ts";
 import { TaskService } from "./tasks/task.service.ts";
 import { orchestratorMetrics, registerQueueMetrics } from "./metrics.ts";
+import { startWorkerRuntime } from "./worker-runtime.ts";
 
 const SERVICE = "orchestrator";
 
@@ -113,6 +114,26 @@ try {
   });
   lifecycle.on("intake", "grpc", () => server.tryShutdown());
   logger.info({ port: server.port }, "orchestrator listening");
+
+  if (config.ORCHESTRATOR_WORKER === "on") {
+    const workerPool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+    const workerDb = createDbClient({ databaseUrl: config.DATABASE_URL, pool: workerPool });
+    lifecycle.on("clients", "postgres (worker)", async () => {
+      await workerDb.$disconnect();
+      await workerPool.end();
+    });
+    const worker = await startWorkerRuntime({
+      config,
+      apiKeys,
+      catalog,
+      bus,
+      db: workerDb,
+      pool: workerPool,
+      metrics,
+      logger,
+    });
+    lifecycle.on("intake", "runs", () => worker.stop());
+  }
 } catch (err) {
   logger.fatal(
     { ...startFailureFields(err), code: isAppError(err) ? err.code : undefined },
