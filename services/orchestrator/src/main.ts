@@ -15,6 +15,7 @@ import { QueueBreaker } from "./tasks/queue-breaker.ts";
 import { TaskService } from "./tasks/task.service.ts";
 import { orchestratorMetrics, registerQueueMetrics } from "./metrics.ts";
 import { startWorkerRuntime } from "./worker-runtime.ts";
+import { LocalSubmits } from "./runtime/local-submits.ts";
 
 const SERVICE = "orchestrator";
 
@@ -58,6 +59,8 @@ try {
   });
 
   const history = createEventHistoryRepository({ db });
+  // With a worker in this process, its claims wait for this process's open submits.
+  const localSubmits = config.ORCHESTRATOR_WORKER === "on" ? new LocalSubmits() : undefined;
   const service = new TaskService({
     db,
     pool,
@@ -71,6 +74,7 @@ try {
     buildTimeline: (q) => buildTimeline({ db, ...q }),
     onSubmitted: series.onSubmitted,
     queueBreaker: new QueueBreaker({ ping: (timeoutMs) => bus.ping(timeoutMs), logger }),
+    localSubmits,
   });
 
   if (config.EVENT_PERSISTER === "on") {
@@ -131,6 +135,7 @@ try {
       pool: workerPool,
       metrics,
       logger,
+      localSubmits,
     });
     lifecycle.on("intake", "runs", () => worker.stop());
   }

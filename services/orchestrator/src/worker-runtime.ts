@@ -16,6 +16,7 @@ import type { WorkerConfig } from "./config.ts";
 import { taskFlow } from "./flows/index.ts";
 import { workerMetrics } from "./metrics.ts";
 import { ApprovalRepository } from "./runtime/approval.repository.ts";
+import type { LocalSubmits } from "./runtime/local-submits.ts";
 import { RunRepository } from "./runtime/run.repository.ts";
 import { startRunWorker, type RunWorker } from "./runtime/run-worker.ts";
 import { createSignalListener } from "./runtime/signal-listener.ts";
@@ -34,6 +35,8 @@ export interface WorkerRuntimeOptions {
   pool: DbPool;
   metrics: Metrics;
   logger: Logger;
+  /** The submits open in this process, when it accepts them too (the orchestrator). */
+  localSubmits?: LocalSubmits | undefined;
 }
 
 /** Starts pulling runs; `stop()` of the result hands running tasks back (graceful shutdown's intake step). */
@@ -55,7 +58,7 @@ export async function startWorkerRuntime(options: WorkerRuntimeOptions): Promise
     runner: {
       bus,
       signals: createSignalListener(bus),
-      runs: new RunRepository({ db, pool }),
+      runs: new RunRepository({ db, pool, localSubmits: options.localSubmits }),
       approvals: new ApprovalRepository({ db }),
       llm,
       tools,

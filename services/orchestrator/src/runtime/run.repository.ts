@@ -8,6 +8,7 @@ import { EventLogRepository } from "./event-log.repository.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { writeFinals, type FinalRecord, type FinalWrite } from "./final-write.repository.ts";
 import { LeaseKeeper, type LeaseHolder, type LeaseState } from "./lease-keeper.ts";
+import type { LocalSubmits } from "./local-submits.ts";
 
 // The runtime's view of the `tasks` row: claiming a run under a lease, heartbeats that extend
 // it and report cancellation, checkpoints and the final write (final-write.repository.ts). Every
@@ -89,11 +90,16 @@ export class RunRepository {
   /** Per final write: whether views of its task's session may be cached; undefined when its lease was lost. */
   readonly #finishes: GroupCommit<FinalRecord, boolean | undefined>;
   readonly #keepers = new Map<string, LeaseKeeper>();
+  readonly #localSubmits: LocalSubmits | undefined;
 
-  /** `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. */
-  constructor(options: { db: Db; pool: DbPool }) {
+  /**
+   * `pool`: the pg pool under `db`; claim, checkpoints and finish run on it. `localSubmits`: the
+   * submits open in this process, when it also accepts them (ORCHESTRATOR_WORKER=on).
+   */
+  constructor(options: { db: Db; pool: DbPool; localSubmits?: LocalSubmits | undefined }) {
     this.#db = options.db;
     this.#pool = options.pool;
+    this.#localSubmits = options.localSubmits;
     this.#checkpoints = new CheckpointRepository({ pool: options.pool });
     this.#eventLog = new EventLogRepository({ pool: options.pool });
     this.#claims = new GroupCommit({ flush: (claims) => this.#claimAll(claims) });
@@ -117,6 +123,10 @@ export class RunRepository {
     // The run is published inside the submit transaction, so it often arrives a moment before
     // that transaction commits: try again a few times, holding no connection, before waiting
     // on the submit's lock (a connection held per waiting run drained the pool under load).
+    // Submitted by this very process and not committed yet: wait for its transaction to end, so
+    // the first claim finds the row (local-submits.ts).
+    const local = this.#localSubmits?.ended(taskId);
+    if (local) await local;
     for (const pauseMs of CLAIM_RETRY_PAUSES_MS) {
       if (pauseMs > 0) await sleep(pauseMs);
       const fast = await this.#claims.submit({ taskId, owner, leaseMs, timeoutSeconds });

@@ -1,6 +1,7 @@
 import { sqlLiteral, withClient, type DbPool } from "@tog/db";
 import type { QueryResult } from "pg";
 import { GroupCommit } from "../runtime/group-commit.ts";
+import type { LocalSubmits } from "../runtime/local-submits.ts";
 import { resolveSessionForSubmit, type ResolvedSession } from "./session.resolver.ts";
 
 // raw: the submit's hot path on a pg client, counted in round trips (docs/performance.md "Submit").
@@ -43,9 +44,12 @@ type NewSessionOutcome = { kind: "created"; session: ResolvedSession; createdAt:
 export class SubmitRepository {
   readonly #pool: DbPool;
   readonly #newSessions: GroupCommit<NewSessionSubmit, NewSessionOutcome>;
+  readonly #local: LocalSubmits | undefined;
 
-  constructor(options: { pool: DbPool; maxBatch?: number }) {
+  /** `localSubmits`: where a worker of this process sees which submits are still open. */
+  constructor(options: { pool: DbPool; maxBatch?: number; localSubmits?: LocalSubmits | undefined }) {
     this.#pool = options.pool;
+    this.#local = options.localSubmits;
     this.#newSessions = new GroupCommit({
       flush: (items) => this.#insertNewSessions(items),
       maxBatch: options.maxBatch ?? 100,
@@ -124,6 +128,13 @@ export class SubmitRepository {
    * message id (deduplicated).
    */
   #insertNewSessions(items: NewSessionSubmit[]): Promise<NewSessionOutcome[]> {
+    return this.#tracked(
+      items.map(({ task }) => task.id),
+      () => this.#insertNewSessionsTx(items),
+    );
+  }
+
+  #insertNewSessionsTx(items: NewSessionSubmit[]): Promise<NewSessionOutcome[]> {
     return withClient(this.#pool, async (client) => {
       const sessionIds = items.map(() => crypto.randomUUID());
       const rows = items.map(({ task }, i) => ({
@@ -168,6 +179,16 @@ export class SubmitRepository {
 
   /** A submit into a named session: the session is resolved (or created under that name) in the transaction. */
   #insertInSession(task: NewTask, sessionRef: string, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
+    return this.#tracked([task.id], () => this.#insertInSessionTx(task, sessionRef, enqueue));
+  }
+
+  /** Runs a submit transaction, known to this process's worker as open until it ends. */
+  #tracked<T>(taskIds: string[], transaction: () => Promise<T>): Promise<T> {
+    const work = transaction();
+    return this.#local ? this.#local.track(taskIds, work) : work;
+  }
+
+  #insertInSessionTx(task: NewTask, sessionRef: string, enqueue: () => Promise<void>): Promise<SubmitOutcome> {
     const key = task.idempotency?.keyHash;
     return withClient(this.#pool, async (client) => {
       // A repeat must not wait on its twin's task row while it holds the session row: the twin's

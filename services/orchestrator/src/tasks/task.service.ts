@@ -35,6 +35,7 @@ import { resolveSessionFilter } from "./session.resolver.ts";
 import type { QueueBreaker } from "./queue-breaker.ts";
 import { RunQueue } from "./run-queue.ts";
 import { SubmitRepository } from "./submit.repository.ts";
+import type { LocalSubmits } from "../runtime/local-submits.ts";
 import { specFromCommand } from "./task-spec.ts";
 import { terminalEventStored } from "./history-settle.ts";
 import { TaskRepository, toDetail, type TaskRow } from "./task.repository.ts";
@@ -72,6 +73,8 @@ export interface TaskServiceOptions {
   onSubmitted?: (() => void) | undefined;
   /** Refuses submits at once while NATS is known to be away (queue-breaker.ts). */
   queueBreaker?: QueueBreaker | undefined;
+  /** Open submits, seen by a worker of this process (ORCHESTRATOR_WORKER=on; runtime/local-submits.ts). */
+  localSubmits?: LocalSubmits | undefined;
 }
 
 export class TaskService implements TaskOrchestrator {
@@ -93,7 +96,7 @@ export class TaskService implements TaskOrchestrator {
     this.#options = options;
     this.#tasks = new TaskRepository({ db: options.db });
     this.#approvals = new ApprovalDecisionRepository({ db: options.db });
-    this.#submits = new SubmitRepository({ pool: options.pool });
+    this.#submits = new SubmitRepository({ pool: options.pool, localSubmits: options.localSubmits });
     this.#cancels = new CancelRepository({ pool: options.pool });
     this.#pool = options.pool;
     this.#runs = new RunQueue({ bus: options.bus, breaker: options.queueBreaker });
