@@ -33,14 +33,19 @@ const runTasksConfigShape = {
     ),
 } satisfies ConfigShape;
 
-/** A worker process: pulls runs and executes tasks. */
-export const workerConfigShape = {
+/** What both processes of this package read: logging, ops port, PostgreSQL, NATS, the catalog, tools. */
+const processConfigShape = {
   ...baseConfigShape,
   ...opsConfigShape,
   ...dbConfigShape,
   ...busConfigShape,
   ...catalogConfigShape,
   ...toolsConfigShape,
+} satisfies ConfigShape;
+
+/** A worker process: pulls runs and executes tasks. */
+export const workerConfigShape = {
+  ...processConfigShape,
   ...runTasksConfigShape,
 } satisfies ConfigShape;
 
@@ -48,12 +53,7 @@ export type WorkerConfig = z.infer<z.ZodObject<typeof workerConfigShape>>;
 
 /** The orchestrator process: gRPC API, event persister, retention purge, and with ORCHESTRATOR_WORKER=on a worker. */
 export const orchestratorConfigShape = {
-  ...baseConfigShape,
-  ...opsConfigShape,
-  ...dbConfigShape,
-  ...busConfigShape,
-  ...catalogConfigShape,
-  ...toolsConfigShape,
+  ...processConfigShape,
   ...eventsConfigShape,
   ...runTasksConfigShape,
   PORT: envInt(50051, 0, 65_535).describe("Orchestrator gRPC port (internal only)."),

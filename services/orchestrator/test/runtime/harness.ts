@@ -4,6 +4,7 @@ import { createLogger } from "@tog/core";
 import { eventTextsOf } from "@tog/events";
 import { createDbClient, createDbPool, type Db, type DbPool } from "@tog/db";
 import type { Bus } from "@tog/bus";
+import type { PoolClient } from "pg";
 import { loadCatalog } from "@tog/catalog";
 import { createLlmRouter } from "@tog/providers";
 import { builtinTools, createToolRegistry } from "@tog/tools";
@@ -257,4 +258,25 @@ export function countingBus(bus: Bus): {
     eventsPublished: () => events,
     largestMessage: () => largest,
   };
+}
+
+/**
+ * As the submit transaction does: the task's advisory lock, its new session and its QUEUED row,
+ * in a transaction left open (the caller commits or rolls back, then releases the client).
+ */
+export async function openSubmitTransaction(h: RuntimeHarness, taskId: string, query: string): Promise<PoolClient> {
+  const client = await h.pool.connect();
+  const sessionId = randomUUID();
+  await client.query("BEGIN");
+  await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
+  await client.query("INSERT INTO sessions (id, user_id, token_budget, task_count) VALUES ($1, $2, 1000, 1)", [
+    sessionId,
+    h.userId,
+  ]);
+  await client.query(
+    `INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id)
+     VALUES ($1, $2, $3, $4, 'QUEUED', '{}'::jsonb, 'trace')`,
+    [taskId, h.userId, sessionId, query],
+  );
+  return client;
 }

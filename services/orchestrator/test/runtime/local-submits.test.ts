@@ -3,13 +3,12 @@
 // (runtime/local-submits.ts; docs/performance.md "Claims that wait for the local submit").
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { PoolClient } from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDbPool, type DbPool } from "@tog/db";
 import { LocalSubmits } from "../../src/runtime/local-submits.ts";
 import { RunRepository } from "../../src/runtime/run.repository.ts";
 import { SubmitRepository } from "../../src/tasks/submit.repository.ts";
-import { startRuntimeHarness, type RuntimeHarness } from "./harness.ts";
+import { openSubmitTransaction, startRuntimeHarness, type RuntimeHarness } from "./harness.ts";
 
 describe("LocalSubmits", () => {
   it("knows a task while its submit is open, and forgets it once the submit ends either way", async () => {
@@ -62,31 +61,13 @@ describe("the claim of a run whose submit this process has open (PostgreSQL)", (
     await h?.close();
   });
 
-  /** As the submit does: the task's advisory lock and rows in a transaction left open. */
-  async function openSubmit(taskId: string): Promise<PoolClient> {
-    const client = await h.pool.connect();
-    const sessionId = randomUUID();
-    await client.query("BEGIN");
-    await client.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
-    await client.query("INSERT INTO sessions (id, user_id, token_budget, task_count) VALUES ($1, $2, 1000, 1)", [
-      sessionId,
-      h.userId,
-    ]);
-    await client.query(
-      `INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id)
-       VALUES ($1, $2, $3, 'local run', 'QUEUED', '{}'::jsonb, 'trace')`,
-      [taskId, h.userId, sessionId],
-    );
-    return client;
-  }
-
   /** Claims a run while its submit is open for longer than the fast attempts (about 50 ms); counts claim statements. */
   async function claimDuringSubmit(local: LocalSubmits | undefined, end: "COMMIT" | "ROLLBACK") {
     const runs = new RunRepository({ db: h.db, pool, localSubmits: local });
     const query = vi.spyOn(pool, "query");
     const claims = () => query.mock.calls.filter(([q]) => (q as { name?: string })?.name === "claim-many").length;
     const taskId = randomUUID();
-    const submit = await openSubmit(taskId);
+    const submit = await openSubmitTransaction(h, taskId, "local run");
     let ended!: () => void;
     local?.track([taskId], new Promise<void>((r) => (ended = r)));
     try {

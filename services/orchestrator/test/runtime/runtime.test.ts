@@ -2,7 +2,15 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ForbiddenError, NotFoundError, ConflictError } from "@tog/core";
 import { pending, TaskFailure, type TaskFlow } from "../../src/runtime/flow-context.ts";
-import { expectGapFree, outcome, started, startRuntimeHarness, submitCommand, type RuntimeHarness } from "./harness.ts";
+import {
+  expectGapFree,
+  openSubmitTransaction,
+  outcome,
+  started,
+  startRuntimeHarness,
+  submitCommand,
+  type RuntimeHarness,
+} from "./harness.ts";
 
 const untilAborted = (signal: AbortSignal) =>
   new Promise<never>((_, reject) => signal.addEventListener("abort", () => reject(signal.reason), { once: true }));
@@ -254,20 +262,8 @@ describe("queued tasks (no worker running yet)", () => {
     // As the submit transaction does: the task's advisory lock, then the rows; the run is on the
     // bus before the COMMIT, so a worker may try to claim a row it cannot see yet.
     const taskId = randomUUID();
-    const sessionId = randomUUID();
-    const submit = await h.pool.connect();
+    const submit = await openSubmitTransaction(h, taskId, "early run");
     try {
-      await submit.query("BEGIN");
-      await submit.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [taskId]);
-      await submit.query("INSERT INTO sessions (id, user_id, token_budget, task_count) VALUES ($1, $2, 1000, 1)", [
-        sessionId,
-        h.userId,
-      ]);
-      await submit.query(
-        `INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id)
-         VALUES ($1, $2, $3, 'early run', 'QUEUED', '{}'::jsonb, 'trace')`,
-        [taskId, h.userId, sessionId],
-      );
       const claim = h.runs.claim(taskId, "early-worker", 3_000, 60);
       let settled = false;
       void claim.finally(() => (settled = true));
