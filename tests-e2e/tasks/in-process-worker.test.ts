@@ -35,6 +35,14 @@ const finishedRuns = async () => {
   return Number(/tog_runs_total\{outcome="finished"[^}]*\} (\d+)/.exec(text)?.[1] ?? 0);
 };
 
+/** A task whose reply streams for a while, once its first chunk is out (the run is under way). */
+async function runningTask(): Promise<string> {
+  const { body } = await submit(alice, { query: "Write a long essay about the history of computing", mode: "simple" });
+  const taskId = body.task_id as string;
+  await waitForEvent(alice, taskId, "LLM_PARTIAL");
+  return taskId;
+}
+
 describe("the orchestrator with ORCHESTRATOR_WORKER=on and no worker process", () => {
   it("runs a task to completion with a gap-free history, counted in its own metrics", async () => {
     expect(env.has("worker")).toBe(false);
@@ -48,24 +56,14 @@ describe("the orchestrator with ORCHESTRATOR_WORKER=on and no worker process", (
   });
 
   it("cancels a running task", async () => {
-    const { body } = await submit(alice, {
-      query: "Write a long essay about the history of computing",
-      mode: "simple",
-    });
-    const taskId = body.task_id as string;
-    await waitForEvent(alice, taskId, "LLM_PARTIAL");
+    const taskId = await runningTask();
     expect((await post(alice, `/tasks/${taskId}/cancel`)).status).toBe(202);
     expect((await waitForStatus(alice, taskId)).status).toBe("TASK_STATUS_CANCELLED");
     expectWellFormed(await allEvents(alice, taskId));
   });
 
   it("stops on SIGTERM with a task running: hands it back and exits 0", async () => {
-    const { body } = await submit(alice, {
-      query: "Write a long essay about the history of computing",
-      mode: "simple",
-    });
-    const taskId = body.task_id as string;
-    await waitForEvent(alice, taskId, "LLM_PARTIAL");
+    const taskId = await runningTask();
     const orchestrator = env.service("orchestrator");
     const exit = await orchestrator.stop(15_000);
     expect(exit).toEqual({ code: 0, signal: null });

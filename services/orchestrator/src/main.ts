@@ -33,12 +33,17 @@ try {
   const apiKeys = loadConfig(providerKeysShape(catalog), process.env) as Record<string, string | undefined>;
   const llm = createLlmRouter({ catalog, apiKeys, logger });
   const tools = createToolRegistry(builtinTools({ httpFetch: { allowedHosts: config.TOOL_HTTP_FETCH_ALLOWED_HOSTS } }));
-  const pool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-  const db = createDbClient({ databaseUrl: config.DATABASE_URL, pool });
-  lifecycle.on("clients", "postgres", async () => {
-    await db.$disconnect();
-    await pool.end();
-  });
+  /** A pool and its Prisma client, closed with the other clients at shutdown. */
+  const openPostgres = (hook: string) => {
+    const pool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
+    const db = createDbClient({ databaseUrl: config.DATABASE_URL, pool });
+    lifecycle.on("clients", hook, async () => {
+      await db.$disconnect();
+      await pool.end();
+    });
+    return { pool, db };
+  };
+  const { pool, db } = openPostgres("postgres");
   await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>
     connectBus({ url: config.NATS_URL, name: SERVICE, prefix: config.NATS_PREFIX, logger }),
@@ -120,19 +125,13 @@ try {
   logger.info({ port: server.port }, "orchestrator listening");
 
   if (config.ORCHESTRATOR_WORKER === "on") {
-    const workerPool = createDbPool({ databaseUrl: config.DATABASE_URL, poolMax: config.DATABASE_POOL_MAX });
-    const workerDb = createDbClient({ databaseUrl: config.DATABASE_URL, pool: workerPool });
-    lifecycle.on("clients", "postgres (worker)", async () => {
-      await workerDb.$disconnect();
-      await workerPool.end();
-    });
+    // Its own pool: claims, checkpoints and lease renewals never wait behind submits.
     const worker = await startWorkerRuntime({
       config,
       apiKeys,
       catalog,
       bus,
-      db: workerDb,
-      pool: workerPool,
+      ...openPostgres("postgres (worker)"),
       metrics,
       logger,
       localSubmits,
