@@ -53,7 +53,14 @@ import { natsDelta, natsSnapshot, type NatsCounts, type NatsSnapshot } from "./l
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
 import { churn, churnedTables, restoreAutovacuum } from "./lib/churn.ts";
-import { describeClusters, pauseProbeEnv, readPauses, readRequests, slowClusters } from "./lib/tail.ts";
+import {
+  describeClusters,
+  pauseProbeEnv,
+  readPauses,
+  readPostgresPauses,
+  readRequests,
+  slowClusters,
+} from "./lib/tail.ts";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PHASES = ["baseline", "submit", "port", "completion", "history", "churn"] as const;
@@ -109,7 +116,7 @@ const config = loadConfig({
     "Tasks per submit+run measurement in the history phase: the more, the less a periodic job of the services that falls into one window weighs on each task.",
   ),
   BENCH_PAUSES: envBoolean(false).describe(
-    "Diagnosis: every service logs its garbage collections and late event-loop wake-ups, and the log lists, for 1b and the 2b window, each cluster of slow requests with the pauses it met.",
+    "Diagnosis: every service logs its garbage collections and late event-loop wake-ups, the bench's own PostgreSQL its statements of 20 ms or more and its autovacuums, and the log lists, for 1b and the 2b window, each cluster of slow requests with the pauses it met.",
   ),
   BENCH_SEED_SESSIONS: envInt(100_000, 1).describe("Earlier tasks (one session each) of the seeded user."),
   BENCH_SEED_TURNS: envInt(1_000, 1).describe("Turns of the seeded user's long session."),
@@ -221,12 +228,15 @@ interface Cost {
 // PostgreSQL: the bench's own, or the machine's. The test kit reads TEST_DATABASE_ADMIN_URL when
 // first imported, so it (and the e2e harness, which imports it) is imported only after this.
 let privatePg: PrivatePostgres | undefined;
+/** BENCH_PAUSES: the bench's own PostgreSQL logs statements at least this slow, for logTail. */
+const SLOW_STATEMENT_MS = 20;
 if (config.BENCH_PG === "private") {
   log("starting the bench's own PostgreSQL (autovacuum on)");
   privatePg = await startPrivatePostgres({
     binDir: postgresBinDir(config.BENCH_PG_BIN),
     maxConnections: 300,
     statements: config.BENCH_PG_STATEMENTS,
+    slowStatementsMs: config.BENCH_PAUSES ? SLOW_STATEMENT_MS : undefined,
   });
   cleanups.push({ name: "private PostgreSQL", run: () => privatePg!.stop() });
   process.env.TEST_DATABASE_ADMIN_URL = privatePg.adminUrl;
@@ -296,7 +306,8 @@ function logTail(label: string): void {
   if (!file || !fs.existsSync(file)) return;
   const dir = path.dirname(file);
   const requests = readRequests(file);
-  const clusters = slowClusters(requests, readPauses(dir));
+  const pauses = [...readPauses(dir), ...(privatePg ? readPostgresPauses(privatePg.logFile) : [])];
+  const clusters = slowClusters(requests, pauses);
   const withPause = clusters.filter((c) => c.pauses.length > 0).length;
   log(`  ${label}: ${clusters.length} clusters of slow requests, ${withPause} with a pause (logs in ${dir})`);
   const start = Math.min(...requests.map((r) => r.start));

@@ -3,6 +3,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { crossWalSegments, postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "../tasks/lib/postgres.ts";
+import { readPostgresPauses } from "../tasks/lib/tail.ts";
 
 // The bench's own PostgreSQL starts with its next WAL segments made, as a server that has run a
 // while has them (docs/performance.md "WAL segments of a fresh instance").
@@ -20,7 +21,7 @@ const segmentInodes = () =>
   );
 
 beforeAll(async () => {
-  server = await startPrivatePostgres({ binDir: postgresBinDir(), maxConnections: 20 });
+  server = await startPrivatePostgres({ binDir: postgresBinDir(), maxConnections: 20, slowStatementsMs: 50 });
   client = new pg.Client({ connectionString: server.adminUrl });
   await client.connect();
 }, 120_000);
@@ -47,4 +48,20 @@ describe("the bench's own PostgreSQL", () => {
     const created = [...segmentInodes()].filter((ino) => !before.has(ino));
     expect(created).toEqual([]);
   }, 60_000);
+
+  it("with slowStatementsMs, a slow statement is in its log, dated, and a fast one is not (BENCH_PAUSES)", async () => {
+    const before = Date.now();
+    await client.query("SELECT pg_sleep(0.12) AS slow_one");
+    await client.query("SELECT 1 AS fast_one");
+    const after = Date.now();
+    // The log is written by the server process; give it a moment.
+    await new Promise((r) => setTimeout(r, 200));
+    const pauses = readPostgresPauses(server.logFile);
+    const slow = pauses.filter((p) => p.what.startsWith("SELECT pg_sleep(0.12)"));
+    expect(slow).toHaveLength(1);
+    expect(slow[0]!.ms).toBeGreaterThanOrEqual(120);
+    expect(slow[0]!.at).toBeGreaterThanOrEqual(before - 5);
+    expect(slow[0]!.at + slow[0]!.ms).toBeLessThanOrEqual(after + 5);
+    expect(pauses.some((p) => p.what.includes("fast_one"))).toBe(false);
+  });
 });

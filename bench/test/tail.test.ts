@@ -7,7 +7,16 @@ import { describe, expect, it } from "vitest";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { runLoad } from "../tasks/lib/load.ts";
-import { pauseProbeEnv, readPauses, readRequests, slowClusters, type Pause, type Request } from "../tasks/lib/tail.ts";
+import {
+  describeClusters,
+  pauseProbeEnv,
+  readPauses,
+  readPostgresPauses,
+  readRequests,
+  slowClusters,
+  type Pause,
+  type Request,
+} from "../tasks/lib/tail.ts";
 
 describe("slowClusters", () => {
   // 400 requests of 10 ms, one every 20 ms; two bursts of slow ones (1.5 % of the window, so the
@@ -35,6 +44,49 @@ describe("slowClusters", () => {
 
   it("finds nothing in an empty window", () => {
     expect(slowClusters([], pauses)).toEqual([]);
+  });
+
+  it("a long pause that began well before a cluster and was still going counts", () => {
+    // An autovacuum from 1.5 s to 2.1 s overlaps the 2 s cluster; one that ended at 1.9 s does not.
+    const vacuums: Pause[] = [
+      { service: "postgres", at: 1_500, what: "autovacuum analyze task_steps", ms: 600 },
+      { service: "postgres", at: 1_000, what: "autovacuum vacuum tasks", ms: 900 },
+    ];
+    const clusters = slowClusters(requests, vacuums);
+    expect(clusters[0]!.pauses).toEqual([vacuums[0]]);
+    expect(describeClusters(clusters, 0)[0]).toBe(
+      "+2.00 s: 4 slow, worst 80 ms; postgres autovacuum analyze task_steps 600 ms",
+    );
+  });
+});
+
+describe("readPostgresPauses", () => {
+  it("reads slow statements and autovacuums from the log, each from when it began", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tog-pg-log-"));
+    const file = path.join(dir, "postgres.log");
+    // The shape `log_line_prefix = '%n [%p] '` gives; PostgreSQL logs each when it ends.
+    fs.writeFileSync(
+      file,
+      [
+        "1795950770.728 [16314] LOG:  duration: 102.112 ms  statement: COMMIT",
+        "1795950765.050 [16371] LOG:  duration: 58.401 ms  execute final-write: WITH s AS (",
+        "\t  SELECT 1",
+        "1795950765.051 [16371] DETAIL:  parameters: $1 = '1'",
+        '1795950768.258 [16372] LOG:  automatic analyze of table "togtest_x.public.task_events"',
+        "\tavg read rate: 16.685 MB/s, avg write rate: 0.249 MB/s",
+        "\tsystem usage: CPU: user: 0.15 s, system: 0.00 s, elapsed: 0.37 s",
+        "1795950771.000 [16100] LOG:  checkpoint starting: wal",
+        "1795950772.500 [16374] LOG:  duration: 25.000 ms  statement: SELECT stage, percentile_cont(0.5) FROM x",
+        "",
+      ].join("\n"),
+    );
+    expect(readPostgresPauses(file)).toEqual([
+      { service: "postgres", at: 1795950765050 - 58.401, what: "execute final-write", ms: 58.401 },
+      { service: "postgres", at: 1795950768258 - 370, what: "autovacuum analyze task_events", ms: 370 },
+      { service: "postgres", at: 1795950770728 - 102.112, what: "COMMIT", ms: 102.112 },
+      { service: "postgres", at: 1795950772500 - 25, what: "SELECT stage, percentile_cont(0.5)", ms: 25 },
+    ]);
+    expect(readPostgresPauses(path.join(dir, "missing.log"))).toEqual([]);
   });
 });
 

@@ -17,6 +17,8 @@ export interface PrivatePostgres {
   /** postgresql://postgres@127.0.0.1:<port>/postgres */
   adminUrl: string;
   dataDir: string;
+  /** The server's log (removed with the instance on stop). */
+  logFile: string;
   /** The postmaster's pid. */
   pid(): Promise<number>;
   /** Makes the WAL segments the next phase will write into; returns how many lie ahead. */
@@ -78,6 +80,11 @@ export async function startPrivatePostgres(options: {
   maxConnections: number;
   /** Load pg_stat_statements (profiling only: BENCH_PG_STATEMENTS). */
   statements?: boolean;
+  /**
+   * Log every statement that takes this long, and every autovacuum, with epoch timestamps
+   * (diagnosis only: BENCH_PAUSES; tail.ts `readPostgresPauses` reads the log).
+   */
+  slowStatementsMs?: number;
 }): Promise<PrivatePostgres> {
   const isRoot = process.getuid?.() === 0;
   const asUser = async (cmd: string, args: string[]) => {
@@ -122,6 +129,13 @@ export async function startPrivatePostgres(options: {
               `pg_stat_statements.track_planning = on`,
             ]
           : []),
+        ...(options.slowStatementsMs !== undefined
+          ? [
+              `log_min_duration_statement = ${options.slowStatementsMs}`,
+              `log_autovacuum_min_duration = 0`,
+              `log_line_prefix = '%n [%p] '`,
+            ]
+          : []),
         "",
       ].join("\n"),
     );
@@ -136,6 +150,7 @@ export async function startPrivatePostgres(options: {
   return {
     adminUrl,
     dataDir,
+    logFile: path.join(base, "postgres.log"),
     async pid() {
       const { readFileSync } = await import("node:fs");
       return Number(readFileSync(path.join(dataDir, "postmaster.pid"), "utf8").split("\n")[0]);

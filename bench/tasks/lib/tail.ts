@@ -19,8 +19,12 @@ export interface Request {
 
 export interface Pause {
   service: string;
+  /** When it began. */
   at: number;
-  /** `gc <kind>` (V8's kind: 1 minor, 4 major, 8 incremental, 16 weak callbacks) or `late`. */
+  /**
+   * `gc <kind>` (V8's kind: 1 minor, 4 major, 8 incremental, 16 weak callbacks) or `late`; for
+   * `postgres`, the slow statement (`COMMIT`, `execute final-write`) or `autovacuum <what> <table>`.
+   */
   what: string;
   ms: number;
 }
@@ -39,7 +43,7 @@ const SLOW_SHARE = 0.7;
 const GAP_MS = 60;
 /** A pause this long or longer counts; shorter ones are noise at these latencies. */
 const MIN_PAUSE_MS = 8;
-/** A pause that began up to this long before a cluster's first request can have held it back. */
+/** A pause still going up to this long before a cluster's first request can have held it back. */
 const LEAD_MS = 50;
 
 export function slowClusters(requests: Request[], pauses: Pause[]): SlowCluster[] {
@@ -59,7 +63,7 @@ export function slowClusters(requests: Request[], pauses: Pause[]): SlowCluster[
     lastStart = r.start;
   }
   const long = pauses.filter((p) => p.ms >= MIN_PAUSE_MS);
-  for (const c of clusters) c.pauses = long.filter((p) => p.at >= c.start - LEAD_MS && p.at <= c.end);
+  for (const c of clusters) c.pauses = long.filter((p) => p.at + p.ms >= c.start - LEAD_MS && p.at <= c.end);
   return clusters;
 }
 
@@ -80,6 +84,43 @@ export function readPauses(dir: string): Pause[] {
       const at = Number(parts[0]);
       if (parts[1] === "gc") out.push({ service, at, what: `gc ${parts[2]}`, ms: Number(parts[3]) });
       else if (parts[1] === "late") out.push({ service, at, what: "late", ms: Number(parts[2]) });
+    }
+  }
+  return out.sort((a, b) => a.at - b.at);
+}
+
+/**
+ * The slow statements and autovacuums of the bench's own PostgreSQL, from its log as
+ * `startPrivatePostgres({ slowStatementsMs })` writes it (`log_line_prefix = '%n [%p] '`: epoch
+ * seconds with ms). PostgreSQL logs each when it ends, so each starts its duration earlier. A
+ * statement held up by another backend's WAL flush shows as a slow `COMMIT` or write
+ * (docs/performance.md "What the tail of 2c is made of").
+ */
+export function readPostgresPauses(logFile: string): Pause[] {
+  const out: Pause[] = [];
+  let vacuum: { end: number; what: string } | undefined;
+  for (const l of fs.existsSync(logFile) ? lines(logFile) : []) {
+    const statement = l.match(
+      /^(\d+\.\d+) \[\d+\] LOG: {2}duration: ([\d.]+) ms {2}(?:statement: (.*)|execute ([^:]+):)/,
+    );
+    if (statement) {
+      const ms = Number(statement[2]);
+      const text =
+        statement[3] !== undefined ? statement[3].split(/\s+/).slice(0, 3).join(" ") : `execute ${statement[4]}`;
+      out.push({ service: "postgres", at: Number(statement[1]) * 1_000 - ms, what: text, ms });
+      continue;
+    }
+    const auto = l.match(/^(\d+\.\d+) \[\d+\] LOG: {2}automatic (vacuum|analyze) of table "(?:[^."]+\.)*([^."]+)"/);
+    if (auto) {
+      vacuum = { end: Number(auto[1]) * 1_000, what: `autovacuum ${auto[2]} ${auto[3]}` };
+      continue;
+    }
+    // The autovacuum's own lines follow it; the last says how long it took.
+    const elapsed = vacuum && l.match(/elapsed: ([\d.]+) s/);
+    if (vacuum && elapsed) {
+      const ms = Number(elapsed[1]) * 1_000;
+      out.push({ service: "postgres", at: vacuum.end - ms, what: vacuum.what, ms });
+      vacuum = undefined;
     }
   }
   return out.sort((a, b) => a.at - b.at);
