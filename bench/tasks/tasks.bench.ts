@@ -50,6 +50,7 @@ import {
   type Sampled,
 } from "./lib/proc.ts";
 import { natsDelta, natsSnapshot, type NatsCounts, type NatsSnapshot } from "./lib/nats-stats.ts";
+import { startFlushProbe, type FlushProbe, type FlushStats } from "./lib/flush-probe.ts";
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
 import { churn, churnedTables, restoreAutovacuum } from "./lib/churn.ts";
@@ -177,6 +178,9 @@ const m: {
   /** CPU per completed task at half the saturation rate (the 2b window), and how busy the cores were then. */
   cpuHalf?: Record<string, number>;
   busyHalf?: Busy;
+  /** The disk's flush latency in the 1b and the 2b window (lib/flush-probe.ts). */
+  flushSubmitHalf?: FlushStats;
+  flushHalf?: FlushStats;
   /** Share of the machine's time the hypervisor stole in the 2a window. */
   stealCompletion?: number;
   /**
@@ -349,7 +353,7 @@ const LOAD_CLIENT = "load client (not in the sum)";
 async function cpuAround(
   targets: Sampled[],
   job: LoadJob,
-  hooks: { onStart?: () => void; onEnd?: () => void } = {},
+  hooks: { onStart?: () => void; onEnd?: () => void; flushProbe?: boolean } = {},
 ): Promise<{
   result: LoadResult;
   cpu: Map<string, number>;
@@ -359,6 +363,8 @@ async function cpuAround(
   steal: number;
   /** Share of the window's machine time anything ran (/proc/stat), kernel threads included. */
   machineBusy: number;
+  /** With `flushProbe`: the disk's flush latency over the window (lib/flush-probe.ts). */
+  flush: FlushStats | undefined;
 }> {
   let before: CpuSnapshot = new Map();
   let after: CpuSnapshot = new Map();
@@ -369,6 +375,8 @@ async function cpuAround(
   let natsAfter = none;
   let started = 0;
   let windowMs = 0;
+  let probe: FlushProbe | undefined;
+  let flush: Promise<FlushStats | undefined> = Promise.resolve(undefined);
   // The load client's own CPU is shown beside the system's, not counted in it.
   const withClient = (pid: number) => [...targets, { name: LOAD_CLIENT, pid }];
   const result = await runLoad(job, {
@@ -377,6 +385,7 @@ async function cpuAround(
       before = snapshotCpu(withClient(pid));
       machineBefore = machineTimes();
       if (natsMonitor) natsBefore = natsSnapshot(natsMonitor);
+      if (hooks.flushProbe) probe = startFlushProbe(flushProbeDir());
       hooks.onStart?.();
     },
     onEnd: (pid) => {
@@ -384,6 +393,7 @@ async function cpuAround(
       after = snapshotCpu(withClient(pid));
       machineAfter = machineTimes();
       if (natsMonitor) natsAfter = natsSnapshot(natsMonitor);
+      if (probe) flush = probe.stop();
       hooks.onEnd?.();
     },
   });
@@ -395,8 +405,12 @@ async function cpuAround(
     windowMs,
     steal: stealShare(machineBefore, machineAfter),
     machineBusy: busyShare(machineBefore, machineAfter),
+    flush: await flush,
   };
 }
+
+/** Beside the database's files: the bench's own PostgreSQL's directory, else the temporary one. */
+const flushProbeDir = () => (privatePg ? path.dirname(privatePg.dataDir) : os.tmpdir());
 
 /**
  * How busy the cores were in a window: the sampled processes' share of the machine's time (the
@@ -412,6 +426,12 @@ const busyOf = (w: { cpu: Map<string, number>; windowMs: number; machineBusy: nu
   machine: w.machineBusy,
   steal: w.steal,
 });
+
+/** A sentence on the disk's flush latency in a latency window, or nothing. */
+const flushText = (f: FlushStats | undefined) =>
+  f
+    ? ` The disk's own flush latency in that window (an 8 KB write + fdatasync every 50 ms beside the database's files; a commit waits for a flush of the WAL): p50 / p99 / max ${fmt(f.p50)} / ${fmt(f.p99)} / ${fmt(f.max)} ms, ${f.over20} of ${f.count} over 20 ms.`
+    : "";
 
 const perTask = (cpu: Map<string, number>, n: number) =>
   Object.fromEntries([...cpu].map(([k, v]) => [k, v / Math.max(1, n)]));
@@ -551,19 +571,24 @@ async function submitAndPortPhases(): Promise<void> {
         `  POST /tasks max: ${fmt(result.rps)}/s p99 ${fmt(result.p99)} ms (${result.non2xx} non-2xx, ${result.errors} errors)`,
       );
       const rate = Math.max(1, Math.round(result.rps / 2));
-      const half = await cpuAround(sampledOf(env), {
-        mode: "rate",
-        url: tasksUrl,
-        method: "POST",
-        headers,
-        body: SIMPLE_TASK,
-        idempotency: true,
-        rate,
-        seconds: config.BENCH_SECONDS,
-        warmupSeconds: config.BENCH_WARMUP_SECONDS,
-        latencyFile: requestsFile("1b"),
-      });
+      const half = await cpuAround(
+        sampledOf(env),
+        {
+          mode: "rate",
+          url: tasksUrl,
+          method: "POST",
+          headers,
+          body: SIMPLE_TASK,
+          idempotency: true,
+          rate,
+          seconds: config.BENCH_SECONDS,
+          warmupSeconds: config.BENCH_WARMUP_SECONDS,
+          latencyFile: requestsFile("1b"),
+        },
+        { flushProbe: true },
+      );
       m.submitHalf = half.result;
+      m.flushSubmitHalf = half.flush;
       // At half the rate each submit wakes every process on its way alone: CPU per submit, and
       // how busy that leaves the cores (docs/performance.md "The submit's tail at half the rate").
       m.cpuSubmitHalf = perTask(half.cpu, half.result.requests - half.result.non2xx - half.result.errors);
@@ -682,10 +707,15 @@ async function completionPhase(env: Env): Promise<void> {
         nats,
         latencyFile: requestsFile("2b"),
       },
-      { onStart: () => void (halfWindow.start = new Date()), onEnd: () => void (halfWindow.end = new Date()) },
+      {
+        onStart: () => void (halfWindow.start = new Date()),
+        onEnd: () => void (halfWindow.end = new Date()),
+        flushProbe: true,
+      },
     );
     logTail("2b");
     m.completionHalf = half.result;
+    m.flushHalf = half.flush;
     // Per task of the window that completed; and how busy the cores were, every process counted
     // (the load client too): at half the saturation rate the batches are small, so each task
     // costs more than at saturation (docs/performance.md "Where a task's time goes …").
@@ -1400,7 +1430,7 @@ const setup = [
         .join("; ")}.`
     : "",
   m.cpuSubmitHalf && m.busySubmitHalf && m.submitHalf
-    ? `Row 1b: at ${fmt(m.submitHalf.rps, 0)} submits/s the system took ${fmt(sum(m.cpuSubmitHalf))} ms of CPU per accepted submit against ${fmt(sum(m.cpuSubmit))} ms at the 1a maximum (${fmt(sum(m.cpuSubmitHalf) / sum(m.cpuSubmit))}×: each submit wakes every process on its way alone), the load client ${fmt(m.cpuSubmitHalf[LOAD_CLIENT])} ms; the cores were ${busyText(m.busySubmitHalf)}${m.busySubmitHalf.steal > 0 ? `, steal ${fmt(100 * m.busySubmitHalf.steal, 1)} %` : ""}.`
+    ? `Row 1b: at ${fmt(m.submitHalf.rps, 0)} submits/s the system took ${fmt(sum(m.cpuSubmitHalf))} ms of CPU per accepted submit against ${fmt(sum(m.cpuSubmit))} ms at the 1a maximum (${fmt(sum(m.cpuSubmitHalf) / sum(m.cpuSubmit))}×: each submit wakes every process on its way alone), the load client ${fmt(m.cpuSubmitHalf[LOAD_CLIENT])} ms; the cores were ${busyText(m.busySubmitHalf)}${m.busySubmitHalf.steal > 0 ? `, steal ${fmt(100 * m.busySubmitHalf.steal, 1)} %` : ""}.${flushText(m.flushSubmitHalf)}`
     : "",
   m.completionHalfStages && Object.keys(m.completionHalfStages).length > 0
     ? `Latency rows 2b–2c, the window's tasks by their own timestamps (p50 / p99): ${[
@@ -1412,7 +1442,7 @@ const setup = [
         .map((k) => `${k} ${fmt(m.completionHalfStages![k]!.p50)} / ${fmt(m.completionHalfStages![k]!.p99)} ms`)
         .join(
           ", ",
-        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${busyText(m.busyHalf)}.` : ""}${m.busyHalf !== undefined && m.stealCompletion !== undefined ? ` The hypervisor took ${fmt(100 * m.stealCompletion, 1)} % of the machine's time in the 2a window and ${fmt(100 * m.busyHalf.steal, 1)} % in the 2b window (steal, /proc/stat: CPU the processes were ready to use and did not get).` : ""}`
+        )}; POST /tasks answered p50 / p99 ${fmt(m.completionHalf?.p50)} / ${fmt(m.completionHalf?.p99)} ms; the rest of submit → WORKFLOW_COMPLETED is the submit's way in (HTTP, gateway, gRPC) and the event's way out to the load client.${m.busyHalf !== undefined ? ` In that window the cores were ${busyText(m.busyHalf)}.` : ""}${m.busyHalf !== undefined && m.stealCompletion !== undefined ? ` The hypervisor took ${fmt(100 * m.stealCompletion, 1)} % of the machine's time in the 2a window and ${fmt(100 * m.busyHalf.steal, 1)} % in the 2b window (steal, /proc/stat: CPU the processes were ready to use and did not get).` : ""}${flushText(m.flushHalf)}`
     : "",
   m.cpuBaselineHalf && m.baselineHalf
     ? `A request that arrives alone costs more on this machine: the bare express + INSERT process at the 2b rate (${fmt(m.baselineHalf.rps, 0)}/s, open loop, after the system stopped; p50 ${fmt(m.baselineHalf.p50)} ms) took ${fmt(sum(m.cpuBaselineHalf))} ms of CPU per request (server + PostgreSQL) against ${fmt(sum(m.cpuBaselineMax))} ms at its maximum (${fmt(sum(m.cpuBaselineHalf) / sum(m.cpuBaselineMax))}×); the system took ${fmt(sum(m.cpuHalf))} ms per completed task at that rate against ${fmt(sum(m.cpuCompletion))} ms at saturation (${fmt(sum(m.cpuHalf) / sum(m.cpuCompletion))}×).`
