@@ -46,12 +46,18 @@ describe("slowClusters", () => {
     expect(slowClusters([], pauses)).toEqual([]);
   });
 
-  it("a long pause that began well before a cluster and was still going counts", () => {
+  it("a long pause that began well before a cluster and was still going counts, a late loop by its end", () => {
     // An autovacuum from 1.5 s to 2.1 s overlaps the 2 s cluster; one that ended at 1.9 s does not.
     const vacuums: Pause[] = [
       { service: "postgres", at: 1_500, what: "autovacuum analyze task_steps", ms: 600 },
       { service: "postgres", at: 1_000, what: "autovacuum vacuum tasks", ms: 900 },
     ];
+    // A late wake-up is logged at its end: one that ended 70 ms before the cluster began is too early.
+    const lates: Pause[] = [
+      { service: "gateway", at: 1_930, what: "late", ms: 40 },
+      { service: "gateway", at: 1_960, what: "late", ms: 40 },
+    ];
+    expect(slowClusters(requests, lates)[0]!.pauses).toEqual([lates[1]]);
     const clusters = slowClusters(requests, vacuums);
     expect(clusters[0]!.pauses).toEqual([vacuums[0]]);
     expect(describeClusters(clusters, 0)[0]).toBe(

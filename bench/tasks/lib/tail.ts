@@ -19,7 +19,7 @@ export interface Request {
 
 export interface Pause {
   service: string;
-  /** When it began. */
+  /** When it began; a late wake-up when it was noticed, at its end. */
   at: number;
   /**
    * `gc <kind>` (V8's kind: 1 minor, 4 major, 8 incremental, 16 weak callbacks) or `late`; for
@@ -63,7 +63,9 @@ export function slowClusters(requests: Request[], pauses: Pause[]): SlowCluster[
     lastStart = r.start;
   }
   const long = pauses.filter((p) => p.ms >= MIN_PAUSE_MS);
-  for (const c of clusters) c.pauses = long.filter((p) => p.at + p.ms >= c.start - LEAD_MS && p.at <= c.end);
+  // A late wake-up is logged when noticed, at its end; the other pauses at their start.
+  const endOf = (p: Pause) => (p.what === "late" ? p.at : p.at + p.ms);
+  for (const c of clusters) c.pauses = long.filter((p) => endOf(p) >= c.start - LEAD_MS && p.at <= c.end);
   return clusters;
 }
 
