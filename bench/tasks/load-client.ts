@@ -15,6 +15,7 @@ import autocannon from "autocannon";
 import { connect, type NatsConnection } from "@nats-io/transport-node";
 import { Pool } from "undici";
 import { lastEventTextOf } from "@tog/events";
+import { pct } from "./lib/percentile.ts";
 
 export interface LoadJob {
   mode: "max" | "rate" | "tasks";
@@ -49,8 +50,6 @@ export interface LoadResult {
 }
 
 const now = () => performance.timeOrigin + performance.now();
-const pct = (sorted: number[], p: number) =>
-  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const emit = (o: unknown) => process.stdout.write(`${JSON.stringify(o)}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { pct } from "./percentile.ts";
 
 /** One flush every this many ms: a few percent of the flushes the database makes at these rates. */
 const INTERVAL_MS = 50;
@@ -72,11 +73,10 @@ export function startFlushProbe(dir: string, intervalMs = INTERVAL_MS): FlushPro
 export function flushStats(times: number[]): FlushStats | undefined {
   if (times.length === 0) return undefined;
   const sorted = [...times].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
   return {
     count: sorted.length,
-    p50: at(0.5),
-    p99: at(0.99),
+    p50: pct(sorted, 50),
+    p99: pct(sorted, 99),
     max: sorted.at(-1)!,
     over20: sorted.filter((t) => t > 20).length,
   };

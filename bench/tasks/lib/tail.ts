@@ -3,6 +3,7 @@
 // wall clock in ms.
 import fs from "node:fs";
 import path from "node:path";
+import { pct } from "./percentile.ts";
 
 /**
  * The environment that preloads the pause probe into a Node process (a service, the load client)
@@ -49,7 +50,7 @@ const LEAD_MS = 50;
 export function slowClusters(requests: Request[], pauses: Pause[]): SlowCluster[] {
   if (requests.length === 0) return [];
   const sorted = requests.map((r) => r.ms).sort((a, b) => a - b);
-  const p99 = sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))]!;
+  const p99 = pct(sorted, 99);
   const slow = requests.filter((r) => r.ms >= SLOW_SHARE * p99).sort((a, b) => a.start - b.start);
   const clusters: SlowCluster[] = [];
   let lastStart = -Infinity;
