@@ -135,3 +135,88 @@ describe("list pages whatever the statistics say", () => {
     );
   });
 });
+
+// The bench's shape (2026-11-29): one user with a large history, analyzed, and a user with
+// fewer sessions than an incremental sort gathers (32) before it returns a row. ANALYZE's sample
+// then sees two users, and the time-only index (sessions_last_activity_at_idx) plus an
+// incremental sort on the id looked cheapest: it read the whole index for the small user.
+describe("a user with less than a page beside one large analyzed history", () => {
+  let db: TestDatabase;
+  let client: pg.Client;
+  // The small user's id sorts after the large one's, as for half of all pairs: with the other
+  // order the (user_id, …) index looked cheaper and the plan was right by luck.
+  const small = "ffffffff-ffff-4fff-bfff-ffffffffffff";
+  let smallSession: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    client = new pg.Client({ connectionString: db.url });
+    client.on("error", () => undefined);
+    await client.connect();
+    const large = "00000000-0000-4000-8000-000000000001";
+    for (const id of [large, small]) await client.query("INSERT INTO users (id, name) VALUES ($1, 'u')", [id]);
+    // The small user's sessions are the newest; the large history is stored oldest first (time
+    // and storage order agree, as for sessions created over time).
+    await client.query(
+      `INSERT INTO sessions (id, user_id, token_budget, last_activity_at)
+       SELECT gen_random_uuid(), $1, 1000, now() - make_interval(secs => g) FROM generate_series(1, 20) g`,
+      [small],
+    );
+    await client.query(
+      `INSERT INTO sessions (id, user_id, token_budget, last_activity_at)
+       SELECT gen_random_uuid(), $1, 1000, now() - make_interval(secs => 3600 + $2 - g) FROM generate_series(1, $2::int) g`,
+      [large, ROWS],
+    );
+    smallSession = (await client.query<{ id: string }>("SELECT id FROM sessions WHERE user_id = $1 LIMIT 1", [small]))
+      .rows[0]!.id;
+    await client.query(
+      `INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id, result, created_at)
+       SELECT gen_random_uuid(), s.user_id, s.id, 'q', 'COMPLETED', '{}', repeat('0', 32), 'r', s.last_activity_at FROM sessions s`,
+    );
+    await client.query("ANALYZE");
+  }, 120_000);
+
+  afterAll(async () => {
+    await client?.end();
+    await db?.drop();
+  });
+
+  async function buffers(sql: string, params: unknown[]): Promise<number> {
+    await client.query(sql, params);
+    const { rows } = await client.query<{
+      "QUERY PLAN": { Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }[];
+    }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
+    const plan = rows[0]!["QUERY PLAN"][0]!.Plan;
+    return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
+  }
+
+  it("the plain query, planned as a function plans it (generic, sorts off), reads the whole index here", async () => {
+    await client.query("BEGIN");
+    try {
+      for (const setting of ["enable_sort", "enable_bitmapscan", "enable_seqscan"])
+        await client.query(`SET LOCAL ${setting} = off`);
+      await client.query("SET LOCAL plan_cache_mode = force_generic_plan");
+      await client.query(
+        "PREPARE plain(uuid) AS SELECT id FROM sessions WHERE user_id = $1 AND deleted_at IS NULL ORDER BY last_activity_at DESC, id DESC LIMIT 20",
+      );
+      expect(await buffers(`EXECUTE plain('${small}')`, [])).toBeGreaterThan(100);
+    } finally {
+      await client.query("ROLLBACK");
+      await client.query("DEALLOCATE ALL");
+    }
+  });
+
+  it.each([
+    ["sessions_page", "SELECT id FROM sessions_page($1::uuid, 20, 0)", () => [small]],
+    ["tasks_page", "SELECT id FROM tasks_page($1::uuid, NULL, 20, 0)", () => [small]],
+    ["session_tasks_newest", "SELECT id FROM session_tasks_newest($1::uuid, NULL, 5, 0)", () => [smallSession]],
+    ["session_tasks_oldest", "SELECT id FROM session_tasks_oldest($1::uuid, 10, 0)", () => [smallSession]],
+    [
+      "session_window",
+      "SELECT id FROM session_window($1::uuid, now(), gen_random_uuid(), 25, 3)",
+      () => [smallSession],
+    ],
+  ])("%s reads a page, not the other user's history", async (_name, sql, params) => {
+    expect(await buffers(sql, params())).toBeLessThan(60);
+  });
+});
