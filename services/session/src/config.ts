@@ -24,6 +24,9 @@ export const sessionConfigShape = {
   SESSION_CACHE_TTL_SECONDS: envInt(300, 0, 86_400).describe(
     "Lifetime of the Redis cache entries of a session (metadata, history, turn pages); every change drops them earlier. 0 turns the cache off.",
   ),
+  SESSION_CACHE_LOCAL_MB: envInt(64, 0, 65_536).describe(
+    "Memory (MiB) for this process's own copies of the history and turn-page bodies it served, sent while Redis says they are current (each at most 30 s). 0 keeps none.",
+  ),
   SESSION_RETENTION_DAYS: envInt(30, 0, 36_500).describe(
     "A session without activity for this many days is purged with its tasks and their events (deleted sessions too). 0 keeps sessions forever.",
   ),

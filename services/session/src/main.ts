@@ -29,7 +29,12 @@ lifecycle.on("clients", "redis", () => redis.quit());
 try {
   await waitFor({ name: "PostgreSQL", url: config.DATABASE_URL, variable: "DATABASE_URL" }, () => pingDb(db));
   await waitFor({ name: "Redis", url: config.REDIS_URL, variable: "REDIS_URL" }, () => pingRedis(redis, 2_000));
-  const cache = new SessionCache({ redis, ttlSeconds: config.SESSION_CACHE_TTL_SECONDS, logger });
+  const cache = new SessionCache({
+    redis,
+    ttlSeconds: config.SESSION_CACHE_TTL_SECONDS,
+    localBytes: config.SESSION_CACHE_LOCAL_MB * 1_048_576,
+    logger,
+  });
   if (cache.enabled) {
     // Until it listens, the cache is bypassed (reads go to PostgreSQL).
     const bus = await waitFor({ name: "NATS", url: config.NATS_URL, variable: "NATS_URL" }, () =>

@@ -409,43 +409,6 @@ describe("cache", () => {
     expect((await get(alice, `/sessions/${id}`)).body.title).toBeNull();
   });
 
-  it("history and turn pages are kept as their response bodies and a hit is sent byte for byte", async () => {
-    const id = await insertSession(app.db, alice.id);
-    await insertTask(app.db, alice.id, id, { query: 'quoted "text" and ünïcode', events: completedRun("done") });
-    const views = [
-      { path: `/sessions/${id}/history`, read: () => app.redis.getBuffer(`sess:${id}:history.json`) },
-      { path: `/sessions/${id}/events?limit=5`, read: () => app.redis.hgetBuffer(`sess:${id}:turns.json`, "5:0:0") },
-    ];
-    for (const view of views) {
-      const built = await get(alice, view.path);
-      expect(built.status).toBe(200);
-      // What a route answering with res.json sends.
-      expect(built.headers.get("content-type")).toBe("application/json; charset=utf-8");
-      const entry = (await view.read())!;
-      const newline = entry.indexOf(0x0a);
-      const stamp = entry.toString("latin1", 0, newline);
-      expect(stamp).toMatch(/^\d+:\d+$/);
-      expect(entry.subarray(newline + 1).toString("utf8")).toBe(built.text);
-
-      const hit = await get(alice, view.path);
-      expect(hit.text).toBe(built.text);
-      expect(hit.headers.get("content-type")).toBe("application/json; charset=utf-8");
-      expect(Number(hit.headers.get("content-length"))).toBe(Buffer.byteLength(built.text));
-    }
-
-    // A hit is not parsed or rebuilt: an entry under the current stamp is what the client gets.
-    const current = (await views[0]!.read())!;
-    const stamp = current.toString("latin1", 0, current.indexOf(0x0a));
-    await app.redis.set(`sess:${id}:history.json`, `${stamp}\n{"from":"the cache"}`);
-    expect((await get(alice, `/sessions/${id}/history`)).text).toBe('{"from":"the cache"}');
-    // Under another stamp, or without one, it is ignored and rebuilt from PostgreSQL.
-    for (const stale of [`0:0\n{"from":"the cache"}`, '{"s":"x","v":[]}']) {
-      await app.redis.set(`sess:${id}:history.json`, stale);
-      const rebuilt = await get(alice, `/sessions/${id}/history`);
-      expect(rebuilt.body.tasks.map((t: any) => t.query)).toEqual(['quoted "text" and ünïcode']);
-    }
-  });
-
   it("a change drops every view of each session named, in one call, and nothing else", async () => {
     const a = await insertSession(app.db, alice.id);
     const b = await insertSession(app.db, alice.id);
@@ -493,6 +456,145 @@ describe("cache", () => {
     expect(mine).not.toBe(theirs);
     expect((await get(alice, `/sessions/${ext}`)).body.session_id).toBe(mine);
     expect((await get(bob, `/sessions/${ext}`)).body.session_id).toBe(theirs);
+  });
+});
+
+describe("cache, bodies", () => {
+  // Without local copies (SESSION_CACHE_LOCAL_MB=0): every hit is what Redis holds.
+  const plain = {} as { app: SessionApp; user: TestUser; get: (path: string) => ReturnType<typeof get> };
+  // Local copies of at most 4 KiB in all, each kept 400 ms.
+  const small = {} as typeof plain;
+  beforeAll(async () => {
+    for (const [target, options] of [
+      [plain, { localBytes: 0 }],
+      [small, { localBytes: 4_096, localMaxAgeMs: 400 }],
+    ] as const) {
+      target.app = await startSessionApp(options);
+      target.user = await target.app.newUser("carol");
+      target.get = (path) => call(target.app.base, "GET", `/api/v1${path}`, { key: target.user.key });
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await plain.app?.close();
+    await small.app?.close();
+  });
+
+  it("history and turn pages are kept as their response bodies and a hit is sent byte for byte", async () => {
+    const id = await insertSession(plain.app.db, plain.user.id);
+    await insertTask(plain.app.db, plain.user.id, id, {
+      query: 'quoted "text" and ünïcode',
+      events: completedRun("done"),
+    });
+    const views = [
+      { path: `/sessions/${id}/history`, read: () => plain.app.redis.getBuffer(`sess:${id}:history.json`) },
+      {
+        path: `/sessions/${id}/events?limit=5`,
+        read: () => plain.app.redis.hgetBuffer(`sess:${id}:turns.json`, "5:0:0"),
+      },
+    ];
+    for (const view of views) {
+      const built = await plain.get(view.path);
+      expect(built.status).toBe(200);
+      // What a route answering with res.json sends.
+      expect(built.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      const entry = (await view.read())!;
+      const newline = entry.indexOf(0x0a);
+      const stamp = entry.toString("latin1", 0, newline);
+      expect(stamp).toMatch(/^\d+:\d+$/);
+      expect(entry.subarray(newline + 1).toString("utf8")).toBe(built.text);
+
+      const hit = await plain.get(view.path);
+      expect(hit.text).toBe(built.text);
+      expect(hit.headers.get("content-type")).toBe("application/json; charset=utf-8");
+      expect(Number(hit.headers.get("content-length"))).toBe(Buffer.byteLength(built.text));
+    }
+
+    // A hit is not parsed or rebuilt: an entry under the current stamp is what the client gets.
+    const current = (await views[0]!.read())!;
+    const stamp = current.toString("latin1", 0, current.indexOf(0x0a));
+    await plain.app.redis.set(`sess:${id}:history.json`, `${stamp}\n{"from":"the cache"}`);
+    expect((await plain.get(`/sessions/${id}/history`)).text).toBe('{"from":"the cache"}');
+    // Under another stamp, or without one, it is ignored and rebuilt from PostgreSQL.
+    for (const stale of [`0:0\n{"from":"the cache"}`, '{"s":"x","v":[]}']) {
+      await plain.app.redis.set(`sess:${id}:history.json`, stale);
+      const rebuilt = await plain.get(`/sessions/${id}/history`);
+      expect(rebuilt.body.tasks.map((t: any) => t.query)).toEqual(['quoted "text" and ünïcode']);
+    }
+  });
+
+  it("a body this process holds is sent while Redis says it is current, and Redis does not send it", async () => {
+    const id = await insertSession(app.db, alice.id);
+    const taskId = await insertTask(app.db, alice.id, id, { query: "first", events: completedRun("done") });
+    const views = [
+      { path: `/sessions/${id}/history`, key: `sess:${id}:history.json`, field: undefined },
+      { path: `/sessions/${id}/events?limit=5`, key: `sess:${id}:turns.json`, field: "5:0:0" },
+    ];
+    const overwrite = async (key: string, field: string | undefined, text: string) => {
+      if (field === undefined) await app.redis.set(key, text);
+      else await app.redis.hset(key, field, text);
+    };
+    const read = async (key: string, field: string | undefined) =>
+      (field === undefined ? await app.redis.getBuffer(key) : await app.redis.hgetBuffer(key, field))!;
+    for (const view of views) {
+      const built = await get(alice, view.path);
+      const entry = await read(view.key, view.field);
+      const stamp = entry.toString("latin1", 0, entry.indexOf(0x0a));
+      // Redis's entry under the same stamp is not read: the copy taken when it was built is sent.
+      await overwrite(view.key, view.field, `${stamp}\n{"from":"redis"}`);
+      const hit = await get(alice, view.path);
+      expect(hit.text).toBe(built.text);
+      expect(Number(hit.headers.get("content-length"))).toBe(Buffer.byteLength(built.text));
+    }
+
+    // A change elsewhere moves the stamp: the copies are no longer sent.
+    await app.db.$executeRaw`UPDATE tasks SET query = 'changed', updated_at = now() WHERE id = ${taskId}::uuid`;
+    await app.sessionChanged(id);
+    const changed = await eventually(
+      () => get(alice, `/sessions/${id}/history`),
+      (r) => r.body.tasks?.[0]?.query === "changed",
+      2_000,
+    );
+    expect(changed.body.tasks[0].query).toBe("changed");
+    expect((await get(alice, `/sessions/${id}/events?limit=5`)).body.turns[0].user_query).toBe("changed");
+
+    // Redis lost its data and its epoch came back to a value a copy carries: once this process
+    // has seen another epoch in between (here by reading the session's metadata), the copy is
+    // not sent.
+    const current = await get(alice, `/sessions/${id}/history`);
+    const entry = await read(views[0]!.key, undefined);
+    const heldStamp = entry.toString("latin1", 0, entry.indexOf(0x0a));
+    const epoch = (await app.redis.get("sess:epoch"))!;
+    await app.redis.set("sess:epoch", "999999");
+    expect((await get(alice, `/sessions/${id}`)).status).toBe(200);
+    await app.redis.set("sess:epoch", epoch);
+    await overwrite(views[0]!.key, undefined, `${heldStamp}\n{"from":"redis"}`);
+    expect(current.body.tasks[0].query).toBe("changed");
+    expect((await get(alice, `/sessions/${id}/history`)).text).toBe('{"from":"redis"}');
+  });
+
+  it("a copy lives at most its age and within the byte budget; past either, Redis's entry is sent", async () => {
+    const { app: a, user, get: read } = small;
+    const short = await insertSession(a.db, user.id);
+    await insertTask(a.db, user.id, short, { query: "short" });
+    const built = await read(`/sessions/${short}/history`);
+    expect(built.text.length).toBeLessThan(4_096);
+    const key = `sess:${short}:history.json`;
+    const entry = (await a.redis.getBuffer(key))!;
+    const stamp = entry.toString("latin1", 0, entry.indexOf(0x0a));
+    await a.redis.set(key, `${stamp}\n{"from":"redis"}`);
+    expect((await read(`/sessions/${short}/history`)).text).toBe(built.text);
+    await new Promise((r) => setTimeout(r, 450));
+    expect((await read(`/sessions/${short}/history`)).text).toBe('{"from":"redis"}');
+
+    // Larger than the whole budget: never kept.
+    const long = await insertSession(a.db, user.id);
+    for (let i = 0; i < 12; i++) await insertTask(a.db, user.id, long, { query: `turn ${i} ${"x".repeat(200)}` });
+    const big = await read(`/sessions/${long}/history`);
+    expect(big.text.length).toBeGreaterThan(4_096);
+    const bigEntry = (await a.redis.getBuffer(`sess:${long}:history.json`))!;
+    const bigStamp = bigEntry.toString("latin1", 0, bigEntry.indexOf(0x0a));
+    await a.redis.set(`sess:${long}:history.json`, `${bigStamp}\n{"from":"redis"}`);
+    expect((await read(`/sessions/${long}/history`)).text).toBe('{"from":"redis"}');
   });
 });
 

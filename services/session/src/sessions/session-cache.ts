@@ -1,5 +1,6 @@
 import type { Logger } from "@tog/core";
 import type { Redis } from "@tog/redis";
+import { LOCAL_MAX_AGE_MS, LocalBodies } from "./local-bodies.ts";
 
 // Redis cache of a session's views: its metadata, its history and its turn pages, plus the
 // external id → UUID mapping. Every entry is stamped with two counters it was built under:
@@ -19,6 +20,10 @@ import type { Redis } from "@tog/redis";
 // TTL; a generation key outlives every entry written under it, so a generation never restarts
 // at a value an old entry carries. Redis unavailable or slow: the cache steps aside (reads go
 // to PostgreSQL), with a throttled warning.
+//
+// The bodies also have a second tier in this process (local-bodies.ts): a copy is sent when the
+// stamp Redis holds now is the copy's, and Redis then sends the stamp alone (READ_BODY_SCRIPT).
+// Any change of the epoch drops every copy: Redis lost its data or the feed reconnected.
 
 export type SessionView = "meta" | "history" | { turns: string };
 
@@ -35,6 +40,10 @@ export interface SessionCacheOptions {
   logger?: Logger | undefined;
   /** A Redis answer slower than this counts as unavailable (default 250 ms). */
   timeoutMs?: number;
+  /** Bytes of response bodies this process keeps a copy of (default 0: none; local-bodies.ts). */
+  localBytes?: number;
+  /** Lifetime of such a copy (default and maximum LOCAL_MAX_AGE_MS). */
+  localMaxAgeMs?: number;
 }
 
 const EPOCH_KEY = "sess:epoch";
@@ -51,10 +60,35 @@ for i = 1, #KEYS, 4 do
 end
 return #KEYS / 4`;
 
+/**
+ * A body view's stamp and, unless it is the stamp of the copy this process holds (ARGV[1]),
+ * the entry itself: one round trip either way, and the body crosses the wire only when needed.
+ * KEYS: epoch, generation, view; ARGV[2]: the turn page's field, "" for the history.
+ */
+const READ_BODY_SCRIPT = `
+local epoch = redis.call('GET', KEYS[1]) or '0'
+local gen = redis.call('GET', KEYS[2]) or '0'
+if ARGV[1] == epoch .. ':' .. gen then return {epoch, gen} end
+local entry
+if ARGV[2] == '' then entry = redis.call('GET', KEYS[3]) else entry = redis.call('HGET', KEYS[3], ARGV[2]) end
+return {epoch, gen, entry}`;
+
+interface BodyReader {
+  readSessionBodyBuffer(
+    epochKey: string,
+    genKey: string,
+    viewKey: string,
+    heldStamp: string,
+    field: string,
+  ): Promise<[Buffer, Buffer, Buffer | null] | [Buffer, Buffer]>;
+}
+
 const genKey = (id: string) => `sess:${id}:gen`;
 const refKey = (userId: string, externalId: string) => `sess:ref:${userId}:${externalId}`;
 const viewKey = (id: string, view: SessionView) =>
   view === "meta" ? `sess:${id}:meta` : view === "history" ? `sess:${id}:history.json` : `sess:${id}:turns.json`;
+const localKeyOf = (id: string, view: Exclude<SessionView, "meta">) =>
+  typeof view === "string" ? viewKey(id, view) : `${viewKey(id, view)}\n${view.turns}`;
 const NEWLINE = 0x0a;
 
 export class SessionCache {
@@ -69,12 +103,20 @@ export class SessionCache {
   /** After a failure Redis is left alone for a moment, so an outage does not slow every request. */
   #pausedUntil = 0;
   #lastWarn = 0;
+  readonly #local: LocalBodies;
+  /** The epoch of the stamps the local copies were taken under. */
+  #localEpoch: string | undefined;
 
   constructor(options: SessionCacheOptions) {
     this.#redis = options.redis;
     this.#ttl = options.ttlSeconds;
     this.#logger = options.logger;
     this.#timeoutMs = options.timeoutMs ?? 250;
+    this.#local = new LocalBodies({
+      maxBytes: options.ttlSeconds > 0 ? (options.localBytes ?? 0) : 0,
+      maxAgeMs: Math.min(options.localMaxAgeMs ?? LOCAL_MAX_AGE_MS, LOCAL_MAX_AGE_MS, options.ttlSeconds * 1_000),
+    });
+    this.#redis.defineCommand("readSessionBody", { numberOfKeys: 3, lua: READ_BODY_SCRIPT });
   }
 
   get enabled(): boolean {
@@ -97,7 +139,7 @@ export class SessionCache {
   }
 
   async read<T>(sessionId: string, view: "meta"): Promise<CacheRead<T>> {
-    const { raw, stamp } = await this.#fetch(sessionId, view, false);
+    const { raw, stamp } = await this.#fetch(sessionId, view);
     if (typeof raw !== "string") return { value: undefined, stamp };
     try {
       const entry = JSON.parse(raw) as { s: string; v: T };
@@ -110,11 +152,41 @@ export class SessionCache {
 
   /** A cached response body, current under the stamp read with it; never parsed here. */
   async readBody(sessionId: string, view: Exclude<SessionView, "meta">): Promise<CacheRead<Buffer>> {
-    const { raw, stamp } = await this.#fetch(sessionId, view, true);
-    if (!Buffer.isBuffer(raw) || stamp === undefined) return { value: undefined, stamp };
-    const end = raw.indexOf(NEWLINE);
-    const current = end === stamp.length && raw.toString("latin1", 0, end) === stamp;
-    return { value: current ? raw.subarray(end + 1) : undefined, stamp };
+    if (!this.enabled || !this.#available) return { value: undefined, stamp: undefined };
+    const key = viewKey(sessionId, view);
+    const field = typeof view === "string" ? "" : view.turns;
+    const localKey = localKeyOf(sessionId, view);
+    try {
+      if (this.#dirty) await this.invalidateAll();
+      if (this.#dirty) return { value: undefined, stamp: undefined };
+      const held = this.#local.stampOf(localKey);
+      const [epoch, gen, raw] = await this.#timed(
+        (this.#redis as unknown as BodyReader).readSessionBodyBuffer(
+          EPOCH_KEY,
+          genKey(sessionId),
+          key,
+          held ?? "",
+          field,
+        ),
+      );
+      const stamp = `${epoch.toString()}:${gen.toString()}`;
+      this.#sameEpoch(epoch.toString());
+      if (raw === undefined) {
+        // Redis left the body out: the copy held was current when the script ran.
+        const copy = this.#local.body(localKey, stamp);
+        if (copy !== undefined) return { value: copy, stamp };
+        return { value: undefined, stamp };
+      }
+      if (raw === null) return { value: undefined, stamp };
+      const end = raw.indexOf(NEWLINE);
+      if (end !== stamp.length || raw.toString("latin1", 0, end) !== stamp) return { value: undefined, stamp };
+      const body = raw.subarray(end + 1);
+      this.#local.keep(localKey, stamp, body);
+      return { value: body, stamp };
+    } catch (err) {
+      this.#warn(err);
+      return { value: undefined, stamp: undefined };
+    }
   }
 
   async write(sessionId: string, view: "meta", stamp: string | undefined, value: unknown): Promise<void> {
@@ -128,28 +200,27 @@ export class SessionCache {
     stamp: string | undefined,
     body: string,
   ): Promise<void> {
-    await this.#store(sessionId, view, stamp, () => `${stamp}\n${body}`);
+    const stored = await this.#store(sessionId, view, stamp, () => `${stamp}\n${body}`);
+    // Kept here only once Redis holds it: its store kept the generation alive past the copy.
+    if (stored && stamp !== undefined) this.#local.keep(localKeyOf(sessionId, view), stamp, Buffer.from(body));
   }
 
   async #fetch(
     sessionId: string,
-    view: SessionView,
-    binary: boolean,
-  ): Promise<{ raw: string | Buffer | null | undefined; stamp: string | undefined }> {
+    view: "meta",
+  ): Promise<{ raw: string | null | undefined; stamp: string | undefined }> {
     if (!this.enabled || !this.#available) return { raw: undefined, stamp: undefined };
     try {
       if (this.#dirty) await this.invalidateAll();
       if (this.#dirty) return { raw: undefined, stamp: undefined };
-      const key = viewKey(sessionId, view);
-      const pipeline = this.#redis.multi().get(EPOCH_KEY).get(genKey(sessionId));
-      if (typeof view !== "string") pipeline.hgetBuffer(key, view.turns);
-      else if (binary) pipeline.getBuffer(key);
-      else pipeline.get(key);
-      const results = await this.#timed(pipeline.exec());
+      const results = await this.#timed(
+        this.#redis.multi().get(EPOCH_KEY).get(genKey(sessionId)).get(viewKey(sessionId, view)).exec(),
+      );
       const [epoch, gen, raw] = (results ?? []).map(([err, v]) => {
         if (err) throw err;
-        return v as string | Buffer | null;
+        return v as string | null;
       });
+      this.#sameEpoch(epoch ?? "0");
       return { raw, stamp: `${epoch ?? 0}:${gen ?? 0}` };
     } catch (err) {
       this.#warn(err);
@@ -157,8 +228,16 @@ export class SessionCache {
     }
   }
 
-  async #store(sessionId: string, view: SessionView, stamp: string | undefined, entry: () => string): Promise<void> {
-    if (!this.enabled || stamp === undefined || this.#dirty || !this.#available) return;
+  /** A new epoch drops every copy: the stamps they carry may come back if Redis lost its data. */
+  #sameEpoch(epoch: string): void {
+    if (this.#localEpoch === epoch) return;
+    this.#local.clear();
+    this.#localEpoch = epoch;
+  }
+
+  /** True once Redis holds the entry. */
+  async #store(sessionId: string, view: SessionView, stamp: string | undefined, entry: () => string): Promise<boolean> {
+    if (!this.enabled || stamp === undefined || this.#dirty || !this.#available) return false;
     const key = viewKey(sessionId, view);
     try {
       const tx = this.#redis.multi();
@@ -166,9 +245,11 @@ export class SessionCache {
       else tx.hset(key, view.turns, entry()).expire(key, this.#ttl);
       // The generation must outlive this entry (EXPIRE on a missing key does nothing).
       tx.expire(genKey(sessionId), this.#ttl + GEN_EXTRA_SECONDS);
-      await this.#timed(tx.exec());
+      const results = await this.#timed(tx.exec());
+      return results !== null && results.every(([err]) => err === null);
     } catch (err) {
       this.#warn(err);
+      return false;
     }
   }
 

@@ -48,12 +48,19 @@ export interface SessionApp {
 export const logger = createLogger({ service: "session-test", level: "silent" });
 
 export async function startSessionApp(
-  options: { cacheTtlSeconds?: number; retentionDays?: number } = {},
+  options: { cacheTtlSeconds?: number; retentionDays?: number; localBytes?: number; localMaxAgeMs?: number } = {},
 ): Promise<SessionApp> {
   const database: TestDatabase = await createTestDatabase();
   const db = createDbClient({ databaseUrl: database.url, poolMax: 4 });
   const redis = createRedis({ url: testInfraConfig.TEST_REDIS_URL, keyPrefix: `${uniqueId("sess")}:` });
-  const cache = new SessionCache({ redis, ttlSeconds: options.cacheTtlSeconds ?? 60, logger });
+  // Local copies as main.ts keeps them by default (SESSION_CACHE_LOCAL_MB).
+  const cache = new SessionCache({
+    redis,
+    ttlSeconds: options.cacheTtlSeconds ?? 60,
+    localBytes: options.localBytes ?? 64 * 1_048_576,
+    localMaxAgeMs: options.localMaxAgeMs,
+    logger,
+  });
   const bus = await openTestBus("sess");
   const feed: ChangeFeed = startChangeFeed({
     bus,
