@@ -27,6 +27,7 @@ import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
 import { lastEventTextOf } from "@tog/events";
 import { resolveRouterKind, startService, workerLayout, type RunningService } from "@tog/devstack";
 import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
+import { alternateLoads } from "./lib/alternate.ts";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
 import {
   PgStats,
@@ -69,6 +70,9 @@ const PHASES = ["baseline", "submit", "port", "completion", "history", "churn"] 
 const config = loadConfig({
   BENCH_SECONDS: envInt(10, 1).describe("Length of each measured load window (s)."),
   BENCH_WARMUP_SECONDS: envInt(2, 0).describe("Warm-up before each measured window (s), at its load."),
+  BENCH_PORT_ROUNDS: envInt(4, 1).describe(
+    "Row 4a: rounds of GET /health through the router and straight at the gateway, in turn; each round lasts 2 × BENCH_SECONDS / rounds.",
+  ),
   BENCH_CONNECTIONS: envInt(64, 1).describe("Connections of the closed-loop HTTP phases."),
   BENCH_INFLIGHT: envInt(128, 1).describe("Tasks in flight in the completion saturation phase."),
   BENCH_WORKERS: envInt(0, 0).describe(
@@ -604,18 +608,26 @@ async function submitAndPortPhases(): Promise<void> {
       );
     }
     if (phases.has("port")) {
-      const health = (url: string) =>
+      const rounds = config.BENCH_PORT_ROUNDS;
+      const health = (url: string) => () =>
         runLoad({
           mode: "max",
           url,
           method: "GET",
           connections: config.BENCH_CONNECTIONS,
-          seconds: config.BENCH_SECONDS,
+          seconds: Math.max(1, Math.round((2 * config.BENCH_SECONDS) / rounds)),
           warmupSeconds: config.BENCH_WARMUP_SECONDS,
         });
-      m.healthRouter = await health(`${env.baseUrl}/health`);
-      m.healthDirect = await health(`${env.service("gateway").url}/api/v1/health`);
-      log(`  GET /health router ${fmt(m.healthRouter.rps)}/s, direct ${fmt(m.healthDirect.rps)}/s`);
+      const port = await alternateLoads(
+        rounds,
+        health(`${env.baseUrl}/health`),
+        health(`${env.service("gateway").url}/api/v1/health`),
+      );
+      m.healthRouter = port.a;
+      m.healthDirect = port.b;
+      log(
+        `  GET /health router ${fmt(m.healthRouter.rps)}/s, direct ${fmt(m.healthDirect.rps)}/s (medians of ${rounds} alternating rounds: ${port.rounds.map((r) => `${fmt(r.a.rps)}/${fmt(r.b.rps)}`).join(", ")})`,
+      );
       m.gatewayToken = await runLoad({
         mode: "max",
         url: `${env.service("gateway").url}/api/v1/auth/token`,
