@@ -11,6 +11,30 @@ import { createTestDatabase, type TestDatabase } from "@tog/testkit";
 
 const ROWS = 20_000;
 
+/** A database of its own, migrated, with one connection. */
+async function openDatabase(): Promise<{ db: TestDatabase; client: pg.Client }> {
+  const db = await createTestDatabase();
+  const client = new pg.Client({ connectionString: db.url });
+  client.on("error", () => undefined);
+  await client.connect();
+  return { db, client };
+}
+
+async function closeDatabase(db: TestDatabase | undefined, client: pg.Client | undefined): Promise<void> {
+  await client?.end();
+  await db?.drop();
+}
+
+/** Shared buffers touched to run `sql` (after one warm-up run, so catalog lookups do not count). */
+async function buffers(client: pg.Client, sql: string, params: unknown[]): Promise<number> {
+  await client.query(sql, params);
+  const { rows } = await client.query<{
+    "QUERY PLAN": { Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }[];
+  }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
+  const plan = rows[0]!["QUERY PLAN"][0]!.Plan;
+  return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
+}
+
 describe("list pages whatever the statistics say", () => {
   let db: TestDatabase;
   let client: pg.Client;
@@ -18,10 +42,7 @@ describe("list pages whatever the statistics say", () => {
   let session: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    client = new pg.Client({ connectionString: db.url });
-    client.on("error", () => undefined);
-    await client.connect();
+    ({ db, client } = await openDatabase());
     const other = randomUUID();
     for (const id of [other, user]) await client.query("INSERT INTO users (id, name) VALUES ($1, 'u')", [id]);
     // Someone else's history, analyzed; then this user's rows, never analyzed.
@@ -44,23 +65,11 @@ describe("list pages whatever the statistics say", () => {
     );
   }, 120_000);
 
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
-
-  /** Shared buffers touched to run `sql` (after one warm-up run, so catalog lookups do not count). */
-  async function buffers(sql: string, params: unknown[]): Promise<number> {
-    await client.query(sql, params);
-    const { rows } = await client.query<{
-      "QUERY PLAN": { Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }[];
-    }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
-    const plan = rows[0]!["QUERY PLAN"][0]!.Plan;
-    return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
-  }
+  afterAll(() => closeDatabase(db, client));
 
   it("the plain query reads the whole history here (the case the functions exist for)", async () => {
     const plain = await buffers(
+      client,
       "SELECT id FROM sessions WHERE user_id = $1 AND deleted_at IS NULL ORDER BY last_activity_at DESC, id DESC LIMIT 20",
       [user],
     );
@@ -69,7 +78,9 @@ describe("list pages whatever the statistics say", () => {
 
   it("the measurement sees the work inside a function", async () => {
     // The whole 5,000-task session through the same function: far more than one page.
-    expect(await buffers("SELECT id FROM session_tasks_oldest($1::uuid, NULL, 0)", [session])).toBeGreaterThan(100);
+    expect(await buffers(client, "SELECT id FROM session_tasks_oldest($1::uuid, NULL, 0)", [session])).toBeGreaterThan(
+      100,
+    );
   });
 
   it.each([
@@ -84,7 +95,7 @@ describe("list pages whatever the statistics say", () => {
       () => [session],
     ],
   ])("%s reads a page, not the history", async (_name, sql, params) => {
-    expect(await buffers(sql, params())).toBeLessThan(60);
+    expect(await buffers(client, sql, params())).toBeLessThan(60);
   });
 
   it("pages come in the order the lists promise", async () => {
@@ -149,10 +160,7 @@ describe("a user with less than a page beside one large analyzed history", () =>
   let smallSession: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    client = new pg.Client({ connectionString: db.url });
-    client.on("error", () => undefined);
-    await client.connect();
+    ({ db, client } = await openDatabase());
     const large = "00000000-0000-4000-8000-000000000001";
     for (const id of [large, small]) await client.query("INSERT INTO users (id, name) VALUES ($1, 'u')", [id]);
     // The small user's sessions are the newest; the large history is stored oldest first (time
@@ -176,19 +184,7 @@ describe("a user with less than a page beside one large analyzed history", () =>
     await client.query("ANALYZE");
   }, 120_000);
 
-  afterAll(async () => {
-    await client?.end();
-    await db?.drop();
-  });
-
-  async function buffers(sql: string, params: unknown[]): Promise<number> {
-    await client.query(sql, params);
-    const { rows } = await client.query<{
-      "QUERY PLAN": { Plan: { "Shared Hit Blocks": number; "Shared Read Blocks": number } }[];
-    }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${sql}`, params);
-    const plan = rows[0]!["QUERY PLAN"][0]!.Plan;
-    return plan["Shared Hit Blocks"] + plan["Shared Read Blocks"];
-  }
+  afterAll(() => closeDatabase(db, client));
 
   it("the plain query, planned as a function plans it (generic, sorts off), reads the whole index here", async () => {
     await client.query("BEGIN");
@@ -199,7 +195,7 @@ describe("a user with less than a page beside one large analyzed history", () =>
       await client.query(
         "PREPARE plain(uuid) AS SELECT id FROM sessions WHERE user_id = $1 AND deleted_at IS NULL ORDER BY last_activity_at DESC, id DESC LIMIT 20",
       );
-      expect(await buffers(`EXECUTE plain('${small}')`, [])).toBeGreaterThan(100);
+      expect(await buffers(client, `EXECUTE plain('${small}')`, [])).toBeGreaterThan(100);
     } finally {
       await client.query("ROLLBACK");
       await client.query("DEALLOCATE ALL");
@@ -217,6 +213,6 @@ describe("a user with less than a page beside one large analyzed history", () =>
       () => [smallSession],
     ],
   ])("%s reads a page, not the other user's history", async (_name, sql, params) => {
-    expect(await buffers(sql, params())).toBeLessThan(60);
+    expect(await buffers(client, sql, params())).toBeLessThan(60);
   });
 });
