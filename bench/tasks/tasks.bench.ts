@@ -261,10 +261,18 @@ let natsMonitor: string | undefined;
 if (config.BENCH_NATS === "private") {
   const { ownServersDir, startOwnNats } = await import("@tog/tests-e2e/own-servers");
   const dir = ownServersDir("tog-bench-nats");
-  const nats = await startOwnNats(dir.dir);
-  cleanups.push({ name: "private NATS", run: () => nats.stopAll().finally(() => dir.remove()) });
-  process.env.TEST_NATS_URL = nats.url;
-  natsMonitor = nats.monitorUrls[0];
+  try {
+    const nats = await startOwnNats(dir.dir);
+    cleanups.push({ name: "private NATS", run: () => nats.stopAll().finally(() => dir.remove()) });
+    process.env.TEST_NATS_URL = nats.url;
+    natsMonitor = nats.monitorUrls[0];
+  } catch (err) {
+    // Not yet inside the run's try/finally: stop the private PostgreSQL started above (a
+    // nats-server that lost its port to another socket once left it running).
+    dir.remove();
+    await cleanup();
+    throw err;
+  }
 }
 const { startE2eEnvironment } = await import("@tog/tests-e2e");
 const testkit = await import("@tog/testkit");
