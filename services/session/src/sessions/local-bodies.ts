@@ -39,10 +39,6 @@ export class LocalBodies {
     });
   }
 
-  get enabled(): boolean {
-    return this.#copies !== undefined;
-  }
-
   /** The stamp of the copy held for `key`, to be checked against Redis. */
   stampOf(key: string): string | undefined {
     return this.#copies?.get(key)?.stamp;

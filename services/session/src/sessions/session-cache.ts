@@ -139,8 +139,8 @@ export class SessionCache {
   }
 
   async read<T>(sessionId: string, view: "meta"): Promise<CacheRead<T>> {
-    const { raw, stamp } = await this.#fetch(sessionId, view);
-    if (typeof raw !== "string") return { value: undefined, stamp };
+    const { value: raw, stamp } = await this.#fetch(sessionId, view);
+    if (raw === undefined) return { value: undefined, stamp };
     try {
       const entry = JSON.parse(raw) as { s: string; v: T };
       return { value: entry.s === stamp ? entry.v : undefined, stamp };
@@ -152,41 +152,27 @@ export class SessionCache {
 
   /** A cached response body, current under the stamp read with it; never parsed here. */
   async readBody(sessionId: string, view: Exclude<SessionView, "meta">): Promise<CacheRead<Buffer>> {
-    if (!this.enabled || !this.#available) return { value: undefined, stamp: undefined };
-    const key = viewKey(sessionId, view);
-    const field = typeof view === "string" ? "" : view.turns;
     const localKey = localKeyOf(sessionId, view);
-    try {
-      if (this.#dirty) await this.invalidateAll();
-      if (this.#dirty) return { value: undefined, stamp: undefined };
-      const held = this.#local.stampOf(localKey);
+    return this.#guarded<CacheRead<Buffer>>({ value: undefined, stamp: undefined }, async () => {
       const [epoch, gen, raw] = await this.#timed(
         (this.#redis as unknown as BodyReader).readSessionBodyBuffer(
           EPOCH_KEY,
           genKey(sessionId),
-          key,
-          held ?? "",
-          field,
+          viewKey(sessionId, view),
+          this.#local.stampOf(localKey) ?? "",
+          typeof view === "string" ? "" : view.turns,
         ),
       );
-      const stamp = `${epoch.toString()}:${gen.toString()}`;
-      this.#sameEpoch(epoch.toString());
-      if (raw === undefined) {
-        // Redis left the body out: the copy held was current when the script ran.
-        const copy = this.#local.body(localKey, stamp);
-        if (copy !== undefined) return { value: copy, stamp };
-        return { value: undefined, stamp };
-      }
+      const stamp = this.#stamp(epoch.toString(), gen.toString());
+      // Redis left the body out: the copy held was current when the script ran.
+      if (raw === undefined) return { value: this.#local.body(localKey, stamp), stamp };
       if (raw === null) return { value: undefined, stamp };
       const end = raw.indexOf(NEWLINE);
       if (end !== stamp.length || raw.toString("latin1", 0, end) !== stamp) return { value: undefined, stamp };
       const body = raw.subarray(end + 1);
       this.#local.keep(localKey, stamp, body);
       return { value: body, stamp };
-    } catch (err) {
-      this.#warn(err);
-      return { value: undefined, stamp: undefined };
-    }
+    });
   }
 
   async write(sessionId: string, view: "meta", stamp: string | undefined, value: unknown): Promise<void> {
@@ -205,14 +191,8 @@ export class SessionCache {
     if (stored && stamp !== undefined) this.#local.keep(localKeyOf(sessionId, view), stamp, Buffer.from(body));
   }
 
-  async #fetch(
-    sessionId: string,
-    view: "meta",
-  ): Promise<{ raw: string | null | undefined; stamp: string | undefined }> {
-    if (!this.enabled || !this.#available) return { raw: undefined, stamp: undefined };
-    try {
-      if (this.#dirty) await this.invalidateAll();
-      if (this.#dirty) return { raw: undefined, stamp: undefined };
+  async #fetch(sessionId: string, view: "meta"): Promise<CacheRead<string>> {
+    return this.#guarded<CacheRead<string>>({ value: undefined, stamp: undefined }, async () => {
       const results = await this.#timed(
         this.#redis.multi().get(EPOCH_KEY).get(genKey(sessionId)).get(viewKey(sessionId, view)).exec(),
       );
@@ -220,12 +200,27 @@ export class SessionCache {
         if (err) throw err;
         return v as string | null;
       });
-      this.#sameEpoch(epoch ?? "0");
-      return { raw, stamp: `${epoch ?? 0}:${gen ?? 0}` };
+      return { value: raw ?? undefined, stamp: this.#stamp(epoch ?? "0", gen ?? "0") };
+    });
+  }
+
+  /** `read` when the cache may be used; else, and when Redis fails (with a warning), `none`. */
+  async #guarded<R>(none: R, read: () => Promise<R>): Promise<R> {
+    if (!this.enabled || !this.#available) return none;
+    try {
+      if (this.#dirty) await this.invalidateAll();
+      if (this.#dirty) return none;
+      return await read();
     } catch (err) {
       this.#warn(err);
-      return { raw: undefined, stamp: undefined };
+      return none;
     }
+  }
+
+  /** The stamp read from Redis; a new epoch drops every copy (see `#sameEpoch`). */
+  #stamp(epoch: string, gen: string): string {
+    this.#sameEpoch(epoch);
+    return `${epoch}:${gen}`;
   }
 
   /** A new epoch drops every copy: the stamps they carry may come back if Redis lost its data. */
