@@ -27,7 +27,7 @@ import { envBoolean, envInt, envList, loadConfig } from "@tog/core";
 import { lastEventTextOf } from "@tog/events";
 import { resolveRouterKind, startService, workerLayout, type RunningService } from "@tog/devstack";
 import { runLoad, type LoadJob, type LoadResult } from "./lib/load.ts";
-import { alternateLoads } from "./lib/alternate.ts";
+import { alternateLoads, type ControlledLatency, hostAdjusted } from "./lib/alternate.ts";
 import { postgresBinDir, startPrivatePostgres, type PrivatePostgres } from "./lib/postgres.ts";
 import {
   PgStats,
@@ -111,6 +111,12 @@ const config = loadConfig({
   BENCH_HISTORY_KEYS: envInt(8, 1).describe(
     "API keys per user in the history phase, used in turn, so GET /tasks' per-key limit (100/min) does not pace the counter windows.",
   ),
+  BENCH_PG_SETTINGS: z
+    .string()
+    .default("")
+    .describe(
+      "With the bench's own PostgreSQL: more postgresql.conf settings, `name=value` separated by semicolons (they follow and override the bench's own).",
+    ),
   BENCH_PG_READY_WAL: envBoolean(true).describe(
     "With the bench's own PostgreSQL: make its next WAL segments before each phase, as a server that has run a while has them (false: a fresh instance creates each one while commits wait).",
   ),
@@ -209,8 +215,10 @@ const m: {
   submitCreated?: { accepted: number; tasks: number };
   historyRateLimited?: number;
   churn?: {
+    /** `p50`: the alternating pass's probe; after the churn with the host's drift taken out (`hostAdjusted`). */
     before: Cost[];
     after: Cost[];
+    latency: { before: ControlledLatency[]; after: ControlledLatency[] };
     names: string[];
     ms: number;
     tasks: number;
@@ -245,6 +253,9 @@ if (config.BENCH_PG === "private") {
     maxConnections: 300,
     statements: config.BENCH_PG_STATEMENTS,
     slowStatementsMs: config.BENCH_PAUSES ? SLOW_STATEMENT_MS : undefined,
+    settings: config.BENCH_PG_SETTINGS.split(";")
+      .map((x) => x.trim())
+      .filter(Boolean),
   });
   cleanups.push({ name: "private PostgreSQL", run: () => privatePg!.stop() });
   process.env.TEST_DATABASE_ADMIN_URL = privatePg.adminUrl;
@@ -1059,25 +1070,51 @@ async function historyPhase(env: Env): Promise<void> {
       // The same measurements before and after the churn, for a user whose own history is the
       // churn (its lists walk the churned rows) and for the submit+run path everyone takes.
       const churner = await env.createApiKey({ user: "bench-churn", name: "bench", createUser: true });
+      const churnerKeys = user([churner.key, ...(await morekeys("bench-churn"))], "", "");
       await runTask(churner.key);
-      const probes: { name: string; run: () => Promise<Cost> }[] = [
-        { name: "submit+run simple task, new session", run: () => submitRun(churner.key) },
+      // `latency` and `control` alternate in a pass of their own before and after the churn: the
+      // control is the fresh user's same request, which the churn does not touch, so its change
+      // between the passes is the host's, and the row compares the churned user's latency with it
+      // taken out (minutes lie between the two passes; docs/performance.md "Rows").
+      const probes: {
+        name: string;
+        run: () => Promise<Cost>;
+        latency: () => Promise<number>;
+        control: () => Promise<number>;
+      }[] = [
+        {
+          name: "submit+run simple task, new session",
+          run: () => submitRun(churner.key),
+          latency: async () => (await runTask(churner.key)).ms,
+          control: async () => (await runTask(who.fresh.key)).ms,
+        },
         {
           name: "GET /tasks?limit=5 of the churned user",
           run: () =>
             windowCost("GET /tasks?limit=5 (churned user)", reps, async () => {
               const t: number[] = [];
-              for (let i = 0; i < reps; i++) t.push((await call(churner.key, "GET", "/tasks?limit=5")).ms);
+              for (let i = 0; i < reps; i++) t.push((await call(churnerKeys.key, "GET", "/tasks?limit=5")).ms);
               return t;
             }),
+          latency: async () => (await call(churnerKeys.key, "GET", "/tasks?limit=5")).ms,
+          control: async () => (await call(who.fresh.key, "GET", "/tasks?limit=5")).ms,
         },
       ];
+      const latencyPass = async () => {
+        const out: ControlledLatency[] = [];
+        for (const p of probes) {
+          const [probe, control] = await alternate(reps, p.latency, p.control);
+          out.push({ probe, control });
+        }
+        return out;
+      };
       // A fresh counter window: the latency pass and the checks above ran since the last one.
       await quiet();
       last = await stats.db();
       lastAt = performance.now();
       const before: Cost[] = [];
       for (const p of probes) before.push(await p.run());
+      const latencyBefore = await latencyPass();
       log(
         `  churn: ${config.BENCH_CHURN_TASKS} tasks' life cycle through SQL, autovacuum off for ${["tasks", "sessions", "user_counters"].join(", ")}…`,
       );
@@ -1095,12 +1132,25 @@ async function historyPhase(env: Env): Promise<void> {
         lastAt = performance.now();
         const after: Cost[] = [];
         for (const p of probes) after.push(await p.run());
-        m.churn = { before, after, names: probes.map((p) => p.name), ms: c.ms, tasks: c.tasks, tables };
-        probes.forEach((p, i) =>
+        const latencyAfter = await latencyPass();
+        probes.forEach((p, i) => {
+          const b = latencyBefore[i]!;
+          const a = latencyAfter[i]!;
           log(
-            `  after churn, ${p.name}: tuples ${fmt(before[i]!.tuples)} → ${fmt(after[i]!.tuples)} (own tables ${fmt(before[i]!.ownTuples)} → ${fmt(after[i]!.ownTuples)}), commits ${fmt(before[i]!.commits)} → ${fmt(after[i]!.commits)}, p50 ${fmt(before[i]!.p50)} → ${fmt(after[i]!.p50)} ms`,
-          ),
-        );
+            `  after churn, ${p.name}: tuples ${fmt(before[i]!.tuples)} → ${fmt(after[i]!.tuples)} (own tables ${fmt(before[i]!.ownTuples)} → ${fmt(after[i]!.ownTuples)}), commits ${fmt(before[i]!.commits)} → ${fmt(after[i]!.commits)}, p50 ${fmt(b.probe)} → ${fmt(a.probe)} ms, control ${fmt(b.control)} → ${fmt(a.control)} ms (counter windows ${fmt(before[i]!.p50)} → ${fmt(after[i]!.p50)} ms)`,
+          );
+          before[i]!.p50 = b.probe;
+          after[i]!.p50 = hostAdjusted(a, b);
+        });
+        m.churn = {
+          before,
+          after,
+          latency: { before: latencyBefore, after: latencyAfter },
+          names: probes.map((p) => p.name),
+          ms: c.ms,
+          tasks: c.tasks,
+          tables,
+        };
       } finally {
         await restoreAutovacuum(env.database.url);
       }
@@ -1447,7 +1497,9 @@ const setup = [
           ([name, t]) =>
             `${name} ${fmt(t.live, 0)} live / ${fmt(t.dead, 0)} dead rows, ${fmt(100 * t.hotShare, 0)} % of updates HOT`,
         )
-        .join("; ")}.`
+        .join(
+          "; ",
+        )}. Their latency: p50 of a pass alternating the churned user's request with the fresh user's same request, before and after the churn; the figure after is scaled by the fresh user's p50 before over after, so the host's drift between the passes is taken out (${m.churn.latency.after.map((a, i) => `${m.churn!.names[i]}: ${ms(m.churn!.latency.before[i]!.probe)} → ${ms(a.probe)}, fresh user ${ms(m.churn!.latency.before[i]!.control)} → ${ms(a.control)}`).join("; ")}).`
     : "",
   m.cpuSubmitHalf && m.busySubmitHalf && m.submitHalf
     ? `Row 1b: at ${fmt(m.submitHalf.rps, 0)} submits/s the system took ${fmt(sum(m.cpuSubmitHalf))} ms of CPU per accepted submit against ${fmt(sum(m.cpuSubmit))} ms at the 1a maximum (${fmt(sum(m.cpuSubmitHalf) / sum(m.cpuSubmit))}×: each submit wakes every process on its way alone), the load client ${fmt(m.cpuSubmitHalf[LOAD_CLIENT])} ms; the cores were ${busyText(m.busySubmitHalf)}${m.busySubmitHalf.steal > 0 ? `, steal ${fmt(100 * m.busySubmitHalf.steal, 1)} %` : ""}.${flushText(m.flushSubmitHalf)}`

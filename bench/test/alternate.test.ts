@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { alternateLoads, mergeRounds } from "../tasks/lib/alternate.ts";
+import { alternateLoads, hostAdjusted, mergeRounds } from "../tasks/lib/alternate.ts";
 import type { LoadResult } from "../tasks/lib/load.ts";
 
 const result = (rps: number, p99: number, failed = 0): LoadResult => ({
@@ -41,5 +41,18 @@ describe("alternateLoads", () => {
     expect(out.a.rps).toBe(300); // rounds 100, 300, 500
     expect(out.b.rps).toBe(400); // rounds 200, 400, 600
     expect(out.rounds).toHaveLength(3);
+  });
+});
+
+describe("hostAdjusted", () => {
+  it("takes the control's change between two passes out of the probe's", () => {
+    // The host got 1.5× slower: the control 4 → 6 ms, the probe 5 → 7.5 ms is no change of its own.
+    expect(hostAdjusted({ probe: 7.5, control: 6 }, { probe: 5, control: 4 })).toBeCloseTo(5);
+    // The same host, a probe twice as slow: all of it stays.
+    expect(hostAdjusted({ probe: 10, control: 4 }, { probe: 5, control: 4 })).toBeCloseTo(10);
+    // A faster host hides no regression: control 4 → 2 ms, probe 5 → 5 ms is twice as slow.
+    expect(hostAdjusted({ probe: 5, control: 2 }, { probe: 5, control: 4 })).toBeCloseTo(10);
+    // No control measured: the probe as it is.
+    expect(hostAdjusted({ probe: 7, control: 0 }, { probe: 5, control: 4 })).toBe(7);
   });
 });

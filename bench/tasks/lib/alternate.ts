@@ -32,3 +32,20 @@ export async function alternateLoads(
   for (let i = 0; i < rounds; i++) done.push({ a: await a(), b: await b() });
   return { a: mergeRounds(done.map((r) => r.a)), b: mergeRounds(done.map((r) => r.b)), rounds: done };
 }
+
+/**
+ * The p50s of one pass that alternates a probe with a control request the change under test does
+ * not touch (rows 3u–3v: the churned user's request and the fresh user's same request).
+ */
+export interface ControlledLatency {
+  probe: number;
+  control: number;
+}
+
+/**
+ * The probe's latency of a later pass at the host's speed of an earlier one: the control's change
+ * between the two passes is taken as the host's, and taken out.
+ */
+export function hostAdjusted(later: ControlledLatency, earlier: ControlledLatency): number {
+  return later.control > 0 && earlier.control > 0 ? (later.probe * earlier.control) / later.control : later.probe;
+}

@@ -85,6 +85,8 @@ export async function startPrivatePostgres(options: {
    * (diagnosis only: BENCH_PAUSES; tail.ts `readPostgresPauses` reads the log).
    */
   slowStatementsMs?: number;
+  /** More postgresql.conf lines (`name = value`), after the bench's own, so they override them. */
+  settings?: string[];
 }): Promise<PrivatePostgres> {
   const isRoot = process.getuid?.() === 0;
   const asUser = async (cmd: string, args: string[]) => {
@@ -136,6 +138,7 @@ export async function startPrivatePostgres(options: {
               `log_line_prefix = '%n [%p] '`,
             ]
           : []),
+        ...(options.settings ?? []),
         "",
       ].join("\n"),
     );
