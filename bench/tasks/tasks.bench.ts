@@ -1075,7 +1075,7 @@ async function historyPhase(env: Env): Promise<void> {
       // `latency` and `control` alternate in a pass of their own before and after the churn: the
       // control is the fresh user's same request, which the churn does not touch, so its change
       // between the passes is the host's, and the row compares the churned user's latency with it
-      // taken out (minutes lie between the two passes; docs/performance.md "Rows").
+      // taken out (minutes lie between the two passes; docs/performance.md "Limits of the bench").
       const probes: {
         name: string;
         run: () => Promise<Cost>;
