@@ -22,7 +22,7 @@ export interface Verdict {
   duplicatedEffects: number;
   /** Tasks whose logged seqs are not exactly 1..n. */
   seqGaps: number;
-  /** Events committed with a checkpoint that the permanent log (task_events) does not hold. */
+  /** Seqs committed with a checkpoint (a step's range) that the permanent log (task_events) does not hold. */
   missingFromLog: number;
   /**
    * Write tasks accepted (workspace_write of a key and value unique to the task), and how often
@@ -38,7 +38,7 @@ export interface Verdict {
   writesDuplicated: number;
 }
 
-/** How often each write's key was set with its value: in the permanent log and in committed checkpoints. */
+/** How often each write's key was set with its value: in the permanent log, and by events a checkpoint committed. */
 export async function countWrites(
   client: pg.Client,
   writes: { key: string; value: string }[],
@@ -50,10 +50,13 @@ export async function countWrites(
       GROUP BY 1, 2`,
     [keys],
   );
+  // A step row keeps its events' seq range; the events themselves are in the log
+  // (docs/performance.md "Each event's JSON once").
   const committed = await client.query<{ key: string; n: number }>(
-    `SELECT e->'data'->>'key' AS key, count(*)::int AS n
-       FROM task_steps s, json_array_elements(s.events) e
-      WHERE s.events IS NOT NULL AND e->>'type' = 'WORKSPACE_UPDATED' AND e->'data'->>'key' = ANY($1::text[])
+    `SELECT e.event::jsonb->'data'->>'key' AS key, count(*)::int AS n
+       FROM task_events e
+      WHERE e.type = 'WORKSPACE_UPDATED' AND e.event::jsonb->'data'->>'key' = ANY($1::text[])
+        AND EXISTS (SELECT 1 FROM task_steps s WHERE s.task_id = e.task_id AND e.seq BETWEEN s.first_seq AND s.last_seq)
       GROUP BY 1`,
     [keys],
   );
@@ -119,24 +122,17 @@ export async function verify(
     const gaps = await client.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (SELECT task_id FROM task_events GROUP BY task_id HAVING count(*) <> max(seq) OR min(seq) <> 1) g`,
     );
-    // Per task and effect type: logged count minus committed count (checkpoint rows' events).
+    // Effect events in the log that no checkpoint committed: outside every step's seq range.
     const effects = await client.query<{ n: number }>(`
-      WITH committed AS (
-        SELECT s.task_id, e->>'type' AS type, count(*) AS n
-        FROM task_steps s, json_array_elements(s.events) e
-        WHERE s.events IS NOT NULL GROUP BY 1, 2
-      ), logged AS (
-        SELECT task_id, type, count(*) AS n FROM task_events
-        WHERE type IN ('LLM_OUTPUT','TOOL_OBSERVATION','WORKSPACE_UPDATED','APPROVAL_DECISION','WORKFLOW_STARTED','WORKFLOW_COMPLETED')
-           OR (type = 'ERROR_OCCURRED' AND (event::jsonb->'data'->>'terminal')::boolean)
-        GROUP BY 1, 2
-      )
-      SELECT coalesce(sum(greatest(l.n - coalesce(c.n, 0), 0)), 0)::int AS n
-      FROM logged l LEFT JOIN committed c ON c.task_id = l.task_id AND c.type = l.type`);
+      SELECT count(*)::int AS n FROM task_events e
+      WHERE (e.type IN ('LLM_OUTPUT','TOOL_OBSERVATION','WORKSPACE_UPDATED','APPROVAL_DECISION','WORKFLOW_STARTED','WORKFLOW_COMPLETED')
+             OR (e.type = 'ERROR_OCCURRED' AND (e.event::jsonb->'data'->>'terminal')::boolean))
+        AND NOT EXISTS (SELECT 1 FROM task_steps s WHERE s.task_id = e.task_id AND e.seq BETWEEN s.first_seq AND s.last_seq)`);
+    // Seqs a checkpoint committed that the log does not hold.
     const missing = await client.query<{ n: number }>(`
-      SELECT count(*)::int AS n FROM task_steps s, json_array_elements(s.events) e
-      WHERE s.events IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.task_id = s.task_id AND t.seq = (e->>'seq')::int)`);
+      SELECT count(*)::int AS n FROM task_steps s, generate_series(s.first_seq, s.last_seq) q(seq)
+      WHERE s.first_seq IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.task_id = s.task_id AND t.seq = q.seq)`);
 
     const writes = submissions.flatMap((s) => (s.write && s.taskId ? [s.write] : []));
     const written = await countWrites(client, writes);

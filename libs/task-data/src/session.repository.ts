@@ -144,7 +144,8 @@ export class SessionRepository {
   /** Every task of the session, oldest first; `limit`/`offset` count tasks (turns). */
   async tasks(sessionId: string, page?: { limit: number; offset: number }): Promise<SessionTaskRecord[]> {
     // raw: through session_tasks_oldest (migration 20261124160000_list_plans) with the outcome read from the
-    // finish step's JSON.
+    // finish step: its output, or the terminal event in the row of a step an earlier release wrote
+    // (docs/performance.md "Each event's JSON once").
     const rows = await this.#db.$queryRaw<
       {
         id: string;
@@ -169,7 +170,7 @@ export class SessionRepository {
     >`
       SELECT t.id::text, t.query, t.status, t.mode, t.requested_mode, t.result, t.error, t.error_type, t.model_used, t.provider,
              t.input_tokens, t.output_tokens, t.total_tokens, t.cost_usd, t.created_at, t.started_at, t.completed_at,
-             (SELECT (s.events -> 0 -> 'data')::jsonb FROM task_steps s WHERE s.task_id = t.id AND s.key = 'finish') AS outcome
+             (SELECT coalesce((s.events -> 0 -> 'data')::jsonb, s.output) FROM task_steps s WHERE s.task_id = t.id AND s.key = 'finish') AS outcome
       FROM session_tasks_oldest(${sessionId}::uuid, ${page?.limit ?? null}::int, ${page?.offset ?? 0}::int) t`;
     const int = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : null);
     return rows.map((r) => ({

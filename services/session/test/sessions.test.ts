@@ -151,6 +151,24 @@ describe("one session", () => {
     expect(history.tasks[1]).toMatchObject({ status: "TASK_STATUS_FAILED", result: null, agents_used: null });
   });
 
+  it("history's agents_used and tools_invoked outlive the log's events, and read a step an earlier release wrote", async () => {
+    const id = await insertSession(app.db, alice.id);
+    const created = new Date(Date.now() - 10_000);
+    const now = await insertTask(app.db, alice.id, id, { createdAt: created, events: completedRun("now") });
+    const earlier = await insertTask(app.db, alice.id, id, {
+      createdAt: new Date(created.getTime() + 1_000),
+      events: completedRun("earlier"),
+      earlierRelease: true,
+    });
+    // The event retention purges by age, whatever the session still shows.
+    await app.db.$executeRaw`DELETE FROM task_events WHERE task_id = ${now}::uuid`;
+    const history = (await get(alice, `/sessions/${id}/history`)).body;
+    expect(history.tasks.map((t: any) => [t.task_id, t.agents_used, t.tools_invoked])).toEqual([
+      [now, 1, 0],
+      [earlier, 1, 0],
+    ]);
+  });
+
   it("turns: global numbering across pages, LLM_PARTIAL left out, final_output falls back to the first LLM_OUTPUT", async () => {
     const id = await insertSession(app.db, alice.id);
     const start = Date.now() - 60_000;

@@ -25,9 +25,9 @@ export interface Checkpoint {
 // raw: an `unnest` batch fenced by a join on the lease, which Prisma cannot say (docs/performance.md "Run").
 const BATCH_SQL = `
   WITH v AS (
-    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], ${linesArray("$7")}, ${linesArray("$8")},
-                         $9::int[], $10::int[], $11::timestamptz[], $12::timestamptz[], $13::text[], $14::text[])
-      AS v(task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at, owner, mode)
+    SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], ${linesArray("$7")},
+                         $8::int[], $9::int[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[])
+      AS v(task_id, key, kind, name, agent_id, status, output, first_seq, last_seq, started_at, completed_at, owner, mode)
   ),
   ok AS (
     SELECT v.* FROM v JOIN tasks t ON t.id = v.task_id AND t.lease_owner = v.owner AND t.status = 'RUNNING'
@@ -37,15 +37,15 @@ const BATCH_SQL = `
     UPDATE tasks SET mode = ok.mode, updated_at = now() FROM ok WHERE tasks.id = ok.task_id AND ok.mode IS NOT NULL
   ),
   i AS (
-    INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
-    SELECT task_id, key, kind, name, agent_id, status, output::jsonb, events::json, first_seq, last_seq, started_at, completed_at FROM ok
+    INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, first_seq, last_seq, started_at, completed_at)
+    SELECT task_id, key, kind, name, agent_id, status, output::jsonb, first_seq, last_seq, started_at, completed_at FROM ok
     ON CONFLICT (task_id, key) DO NOTHING
     RETURNING task_id, key
   ),
   e AS (
     INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
     SELECT u.task_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
-    FROM unnest($15::uuid[], $16::int[], $17::text[], $18::text[], $19::timestamptz[], ${linesArray("$20")})
+    FROM unnest($14::uuid[], $15::int[], $16::text[], $17::text[], $18::timestamptz[], ${linesArray("$19")})
       AS u(task_id, seq, type, agent_id, ts, event)
     WHERE u.task_id IN (SELECT task_id FROM ok)
     ON CONFLICT (task_id, seq) DO NOTHING
@@ -67,7 +67,7 @@ export class CheckpointRepository {
   }
 
   async #insert(checkpoints: Checkpoint[]): Promise<boolean[]> {
-    const cols: unknown[][] = Array.from({ length: 14 }, () => []);
+    const cols: unknown[][] = Array.from({ length: 13 }, () => []);
     for (const c of checkpoints) {
       c.steps.forEach((s, i) => {
         const values = [c.taskId, ...stepColumns(s), c.owner, i === c.steps.length - 1 ? (c.mode ?? null) : null];

@@ -46,7 +46,7 @@ export async function writeFinals(
   db: DbPool | PoolClient,
   finals: readonly FinalRecord[],
 ): Promise<Map<string, boolean>> {
-  const cols: unknown[][] = Array.from({ length: 24 }, () => []);
+  const cols: unknown[][] = Array.from({ length: 23 }, () => []);
   for (const f of finals) {
     const { write: w, step: st } = f;
     const u = w.usage;
@@ -68,7 +68,7 @@ export async function writeFinals(
     ];
     values.forEach((v, k) => cols[k]!.push(v));
   }
-  const lazy: unknown[][] = Array.from({ length: 12 }, () => []);
+  const lazy: unknown[][] = Array.from({ length: 11 }, () => []);
   for (const f of finals) {
     for (const st of f.lazySteps ?? []) [f.taskId, ...stepColumns(st)].forEach((v, k) => lazy[k]!.push(v));
   }
@@ -95,9 +95,9 @@ const FINAL_WRITE_SQL = `
   WITH v AS (
     SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
                          $10::int[], $11::int[], $12::int[], $13::float8[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
-                         ${linesArray("$19")}, ${linesArray("$20")}, $21::int[], $22::int[], $23::timestamptz[], $24::timestamptz[])
+                         ${linesArray("$19")}, $20::int[], $21::int[], $22::timestamptz[], $23::timestamptz[])
       AS v(id, owner, status, result, error, error_type, mode, model_used, provider, input_tokens, output_tokens, total_tokens, cost_usd,
-           step_key, step_kind, step_name, step_agent, step_status, step_output, step_events, first_seq, last_seq, started_at, completed_at)
+           step_key, step_kind, step_name, step_agent, step_status, step_output, first_seq, last_seq, started_at, completed_at)
   ),
   lk AS (
     SELECT tasks.id FROM tasks JOIN v ON tasks.id = v.id ORDER BY tasks.id FOR NO KEY UPDATE OF tasks
@@ -113,23 +113,23 @@ const FINAL_WRITE_SQL = `
     RETURNING tasks.id, tasks.session_id
   ),
   st AS (
-    INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
-    SELECT v.id, v.step_key, v.step_kind, v.step_name, v.step_agent, v.step_status, v.step_output::jsonb, v.step_events::json,
+    INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, first_seq, last_seq, started_at, completed_at)
+    SELECT v.id, v.step_key, v.step_kind, v.step_name, v.step_agent, v.step_status, v.step_output::jsonb,
            v.first_seq, v.last_seq, v.started_at, v.completed_at
     FROM v JOIN t ON t.id = v.id
     UNION ALL
-    SELECT x.task_id, x.key, x.kind, x.name, x.agent_id, x.status, x.output::jsonb, x.events::json,
+    SELECT x.task_id, x.key, x.kind, x.name, x.agent_id, x.status, x.output::jsonb,
            x.first_seq, x.last_seq, x.started_at, x.completed_at
-    FROM unnest($25::uuid[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[], ${linesArray("$31")}, ${linesArray("$32")},
-                $33::int[], $34::int[], $35::timestamptz[], $36::timestamptz[])
-      AS x(task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+    FROM unnest($24::uuid[], $25::text[], $26::text[], $27::text[], $28::text[], $29::text[], ${linesArray("$30")},
+                $31::int[], $32::int[], $33::timestamptz[], $34::timestamptz[])
+      AS x(task_id, key, kind, name, agent_id, status, output, first_seq, last_seq, started_at, completed_at)
     JOIN t ON t.id = x.task_id
     ON CONFLICT (task_id, key) DO NOTHING
   ),
   ev AS (
     INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
     SELECT u.task_id, u.seq, u.type, u.agent_id, u.ts, u.event::json
-    FROM unnest($37::uuid[], $38::int[], $39::text[], $40::text[], $41::timestamptz[], ${linesArray("$42")})
+    FROM unnest($35::uuid[], $36::int[], $37::text[], $38::text[], $39::timestamptz[], ${linesArray("$40")})
       AS u(task_id, seq, type, agent_id, ts, event)
     JOIN t ON t.id = u.task_id
     ON CONFLICT (task_id, seq) DO NOTHING

@@ -17,6 +17,12 @@ import type { StopReason } from "./stop-reason.ts";
 export interface FinalState {
   write: FinalWrite;
   event: PendingEvent;
+  /**
+   * What session history shows of a completed run beside the task row; kept in the `finish`
+   * step's output, which outlives the terminal event in the log (docs/performance.md "Each
+   * event's JSON once").
+   */
+  counts?: { agents_used: number; tools_invoked: number };
 }
 
 export function completedState(outcome: FlowOutcome, startedAt: Date): FinalState {
@@ -45,6 +51,7 @@ export function completedState(outcome: FlowOutcome, startedAt: Date): FinalStat
         tools_invoked: outcome.toolsInvoked,
       },
     } satisfies PendingEvent<"WORKFLOW_COMPLETED">,
+    counts: { agents_used: outcome.agentsUsed, tools_invoked: outcome.toolsInvoked },
   };
 }
 
@@ -126,7 +133,7 @@ export function finishStep(state: FinalState, event: TaskEvent): StepRecord {
     name: state.write.status,
     agentId: "orchestrator",
     status: "completed",
-    output: { status: state.write.status },
+    output: { status: state.write.status, ...state.counts },
     events: [event],
     firstSeq: event.seq,
     lastSeq: event.seq,

@@ -7,7 +7,10 @@ import type { StepRecord } from "./run.repository.ts";
 
 /**
  * A step's columns of `task_steps` after `task_id`, in table order, as the `unnest` batches of
- * checkpoints and final writes take them (JSON as text, times as ISO strings).
+ * checkpoints and final writes take them (JSON as text, times as ISO strings). Not its events:
+ * they go into `task_events` in the same statement (stepEventColumns), and the row keeps their
+ * seq range, by which a later run finds them in the log (docs/performance.md "Each event's
+ * JSON once").
  */
 export function stepColumns(step: StepRecord): unknown[] {
   return [
@@ -17,7 +20,6 @@ export function stepColumns(step: StepRecord): unknown[] {
     step.agentId,
     step.status,
     step.output === undefined ? null : JSON.stringify(step.output),
-    step.events === null ? null : JSON.stringify(step.events),
     step.firstSeq,
     step.lastSeq,
     step.startedAt.toISOString(),
@@ -25,18 +27,17 @@ export function stepColumns(step: StepRecord): unknown[] {
   ];
 }
 
-/** Where `output` and `events` sit among `stepColumns`. */
+/** Where `output` sits among `stepColumns`. */
 const STEP_OUTPUT = 5;
-const STEP_EVENTS = 6;
 
 /**
  * A statement's columns, built row by row, with the `stepColumns` starting at index `at`: the
- * steps' JSON columns (output, events) go as lines (json-lines.ts), the rest as array literals
+ * steps' JSON column (output) goes as lines (json-lines.ts), the rest as array literals
  * (libs/db `sqlArray`).
  */
 export function withStepJsonAsLines(columns: readonly unknown[][], at: number): unknown[] {
   return columns.map((column, k) =>
-    k === at + STEP_OUTPUT || k === at + STEP_EVENTS ? jsonLines(column as (string | null)[]) : sqlArray(column),
+    k === at + STEP_OUTPUT ? jsonLines(column as (string | null)[]) : sqlArray(column),
   );
 }
 

@@ -55,10 +55,11 @@ describe("the log before the bus", () => {
     }
   });
 
-  it("each step's record holds its events as the log holds them, character for character", async () => {
+  it("each step's record names its events in the log by seq range, and holds no copy of them", async () => {
     // A model that answers within the turn (one final write) and one that streams (a staged write
-    // before its live events, then the final write): a step's record and the log rows of its
-    // events are written by one statement from the same texts (step-columns.ts).
+    // before its live events, then the final write): the statement that writes a step writes its
+    // events into the log, and the step keeps only their range (docs/performance.md "Each
+    // event's JSON once").
     for (const llm of [undefined, slowModel(30)]) {
       const worker = await h.startWorker(taskFlow, llm ? { llm } : {});
       try {
@@ -74,16 +75,18 @@ describe("the log before the bus", () => {
           "SELECT key, events::text AS events, first_seq, last_seq FROM task_steps WHERE task_id = $1 ORDER BY first_seq",
           [taskId],
         );
-        const withEvents = steps.rows.filter((r) => r.events !== null);
-        expect(withEvents.length).toBeGreaterThanOrEqual(3);
-        for (const row of withEvents) {
-          const seqs = (JSON.parse(row.events!) as { seq: number }[]).map((e) => e.seq);
-          expect([seqs[0], seqs.at(-1)]).toEqual([row.first_seq, row.last_seq]);
-          expect(row.events).toBe(`[${seqs.map((seq) => logged.get(seq)).join(",")}]`);
+        expect(steps.rows.every((r) => r.events === null)).toBe(true);
+        const ranged = steps.rows.filter((r) => r.first_seq !== null);
+        expect(ranged.length).toBeGreaterThanOrEqual(3);
+        const inSteps: number[] = [];
+        for (const row of ranged) {
+          for (let seq = row.first_seq!; seq <= row.last_seq!; seq++) {
+            expect(logged.has(seq), `seq ${seq} of step ${row.key}`).toBe(true);
+            inSteps.push(seq);
+          }
         }
-        const inSteps = withEvents.flatMap((r) => (JSON.parse(r.events!) as { seq: number }[]).map((e) => e.seq));
         expect(new Set(inSteps).size).toBe(inSteps.length);
-        // Answered within the turn, every event went with a step: all of them are in the records.
+        // Answered within the turn, every event went with a step: the ranges cover the log.
         if (!llm) expect(inSteps.sort((a, b) => a - b)).toEqual([...logged.keys()]);
       } finally {
         await worker.stop();
@@ -193,6 +196,38 @@ describe("the log before the bus", () => {
       // New events continue after everything logged, whether sent again or not.
       expect(emitter.lastSeq).toBe(3);
     }
+  });
+
+  it("a step an earlier release wrote with its events in the row, none in the log: they go out once", async () => {
+    const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
+    expect((await h.runs.claim(taskId, "w-old-release", 60_000, 60)).outcome).toBe("claimed");
+    const events = [1, 2].map((seq) =>
+      buildEvent({
+        workflow_id: taskId,
+        type: "AGENT_THINKING",
+        agent_id: "agent",
+        message: `thought ${seq}`,
+        seq,
+        trace_id: "0".repeat(32),
+        data: { thought: `t${seq}` } as never,
+      }),
+    );
+    // As releases before "Each event's JSON once" wrote a step: the events in the row only.
+    await h.pool.query(
+      `INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+       VALUES ($1, 'old', 'llm', 'old', 'agent', 'completed', 'null', $2::json, 1, 2, now(), now())`,
+      [taskId, JSON.stringify(events)],
+    );
+    const steps = new Map((await h.runs.loadSteps(taskId)).map((s) => [s.key, s]));
+    const failures: Error[] = [];
+    const emitter = await openEmitter({ bus: h.bus, runs: h.runs }, taskId, "0".repeat(32), steps, logger, (err) =>
+      failures.push(err),
+    );
+    expect(failures).toEqual([]);
+    const bus = await onBus(taskId);
+    expect([...bus.keys()]).toEqual([1, 2]);
+    expect(JSON.parse(bus.get(2)!)).toMatchObject({ seq: 2, message: "thought 2" });
+    expect(emitter.lastSeq).toBe(2);
   });
 
   it("a live event of a run that does not hold the lease is refused by the log", async () => {

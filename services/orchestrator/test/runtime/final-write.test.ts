@@ -106,8 +106,9 @@ describe("final writes", () => {
       [taskId],
     );
     expect(steps.rows).toHaveLength(1);
-    expect(steps.rows[0]).toMatchObject({ key: "finish", name: "CANCELLED", first_seq: 1, last_seq: 1 });
-    expect(steps.rows[0].events).toMatchObject([
+    expect(steps.rows[0]).toMatchObject({ key: "finish", name: "CANCELLED", first_seq: 1, last_seq: 1, events: null });
+    const logged = await h.pool.query("SELECT seq, event FROM task_events WHERE task_id = $1", [taskId]);
+    expect(logged.rows.map((r) => r.event)).toMatchObject([
       { seq: 1, type: "ERROR_OCCURRED", data: { status: "CANCELLED", error_message: "Task cancelled: not needed" } },
     ]);
     const signals = await h.pool.query("SELECT name, payload FROM task_signals WHERE task_id = $1", [taskId]);

@@ -330,6 +330,12 @@ describe("queued tasks (no worker running yet)", () => {
         completedAt: now,
       });
     }
+    // The step rows keep the seq ranges only: the events to send again come from the log.
+    const copies = await h.pool.query(
+      "SELECT count(*)::int AS n FROM task_steps WHERE task_id = $1 AND events IS NOT NULL",
+      [taskId],
+    );
+    expect(copies.rows[0].n).toBe(0);
     const worker = await h.startWorker(task);
     await h.waitForStatus(taskId, ["COMPLETED"]);
     await worker.stop();

@@ -128,6 +128,8 @@ export interface TaskFixture {
   createdAt?: Date;
   totalTokens?: number | null;
   events?: Array<{ type: string; agent_id?: string; message?: string; data?: Record<string, unknown> }>;
+  /** The `finish` step as releases before "Each event's JSON once" wrote it: the terminal event in the row. */
+  earlierRelease?: boolean;
 }
 
 /** A task row as the orchestrator leaves it, and its events as the persister stores them. */
@@ -163,10 +165,21 @@ export async function insertTask(db: Db, userId: string, sessionId: string, t: T
       INSERT INTO task_events (task_id, seq, type, agent_id, "timestamp", event)
       VALUES (${id}::uuid, ${seq}, ${e.type}, ${event.agent_id}, ${timestamp}::timestamptz, ${JSON.stringify(event)}::json)`;
     if (terminal && seq === events.length) {
-      // The runtime checkpoints the terminal event with the final status as step `finish`.
+      // The runtime checkpoints the terminal event's seq with the final status as step `finish`,
+      // its output holding a completed run's counts (services/orchestrator runtime/final-write.ts).
+      const data = event.data as { agents_used?: number; tools_invoked?: number };
+      const output = t.earlierRelease
+        ? { status }
+        : {
+            status,
+            ...(data.agents_used === undefined
+              ? {}
+              : { agents_used: data.agents_used, tools_invoked: data.tools_invoked }),
+          };
+      const inRow = t.earlierRelease ? JSON.stringify([event]) : null;
       await db.$executeRaw`
-        INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, events, first_seq, last_seq, started_at, completed_at)
-        VALUES (${id}::uuid, 'finish', 'finish', ${status}, 'orchestrator', 'completed', ${JSON.stringify([event])}::json, ${seq}, ${seq}, now(), now())`;
+        INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
+        VALUES (${id}::uuid, 'finish', 'finish', ${status}, 'orchestrator', 'completed', ${JSON.stringify(output)}::jsonb, ${inRow}::json, ${seq}, ${seq}, now(), now())`;
     }
   }
   return id;
