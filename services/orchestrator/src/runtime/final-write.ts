@@ -1,5 +1,5 @@
 import type { Logger } from "@tog/core";
-import { buildEvent, terminalErrorData, type ErrorType, type TaskEvent } from "@tog/events";
+import { buildEvent, terminalErrorData, type ErrorType, type EventPayloads, type TaskEvent } from "@tog/events";
 import type { TaskEventEmitter } from "./event-emitter.ts";
 import { executionModeIn } from "./execution-mode.ts";
 import type { FinalWrite } from "./final-write.repository.ts";
@@ -17,12 +17,6 @@ import type { StopReason } from "./stop-reason.ts";
 export interface FinalState {
   write: FinalWrite;
   event: PendingEvent;
-  /**
-   * What session history shows of a completed run beside the task row; kept in the `finish`
-   * step's output, which outlives the terminal event in the log (docs/performance.md "Each
-   * event's JSON once").
-   */
-  counts?: { agents_used: number; tools_invoked: number };
 }
 
 export function completedState(outcome: FlowOutcome, startedAt: Date): FinalState {
@@ -51,7 +45,6 @@ export function completedState(outcome: FlowOutcome, startedAt: Date): FinalStat
         tools_invoked: outcome.toolsInvoked,
       },
     } satisfies PendingEvent<"WORKFLOW_COMPLETED">,
-    counts: { agents_used: outcome.agentsUsed, tools_invoked: outcome.toolsInvoked },
   };
 }
 
@@ -124,6 +117,17 @@ function errorState(e: {
   };
 }
 
+/**
+ * What session history shows of a completed run beside the task row, from its terminal event;
+ * kept in the `finish` step's output, which outlives that event in the log (docs/performance.md
+ * "Each event's JSON once").
+ */
+function outcomeCounts(event: PendingEvent): { agents_used?: number; tools_invoked?: number } {
+  if (event.type !== "WORKFLOW_COMPLETED") return {};
+  const { agents_used, tools_invoked } = event.data as EventPayloads["WORKFLOW_COMPLETED"];
+  return { agents_used, tools_invoked };
+}
+
 /** The `finish` step that commits the terminal event with the task's final state. */
 export function finishStep(state: FinalState, event: TaskEvent): StepRecord {
   const now = new Date();
@@ -133,7 +137,7 @@ export function finishStep(state: FinalState, event: TaskEvent): StepRecord {
     name: state.write.status,
     agentId: "orchestrator",
     status: "completed",
-    output: { status: state.write.status, ...state.counts },
+    output: { status: state.write.status, ...outcomeCounts(state.event) },
     events: [event],
     firstSeq: event.seq,
     lastSeq: event.seq,

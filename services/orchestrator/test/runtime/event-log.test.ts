@@ -35,6 +35,22 @@ async function inLog(taskId: string): Promise<Map<number, string>> {
   return new Map(res.rows.map((r) => [r.seq, r.event]));
 }
 
+/** AGENT_THINKING events of the task with these seqs, made at `at` (default now). */
+function thoughts(taskId: string, seqs: number[], at?: number): TaskEvent[] {
+  return seqs.map((seq) =>
+    buildEvent({
+      workflow_id: taskId,
+      type: "AGENT_THINKING",
+      agent_id: "agent",
+      message: `thought ${seq}`,
+      seq,
+      trace_id: "0".repeat(32),
+      data: { thought: `t${seq}` } as never,
+      at,
+    }),
+  );
+}
+
 const slowModel = (chunkDelayMs: number) =>
   createLlmRouter({ catalog: loadCatalog(), apiKeys: {}, logger, offline: { chunkDelayMs } });
 
@@ -165,18 +181,7 @@ describe("the log before the bus", () => {
       const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
       const claim = await h.runs.claim(taskId, "w-earlier", 60_000, 60);
       expect(claim.outcome).toBe("claimed");
-      const events = [1, 2, 3].map((seq) =>
-        buildEvent({
-          workflow_id: taskId,
-          type: "AGENT_THINKING",
-          agent_id: "agent",
-          message: `thought ${seq}`,
-          seq,
-          trace_id: "0".repeat(32),
-          data: { thought: `t${seq}` } as never,
-          at: Date.now() - c.age,
-        }),
-      );
+      const events = thoughts(taskId, [1, 2, 3], Date.now() - c.age);
       // Logged under the lease, then the worker died before publishing.
       await h.runs.logEvents(taskId, "w-earlier", events);
       const failures: Error[] = [];
@@ -201,17 +206,7 @@ describe("the log before the bus", () => {
   it("a step an earlier release wrote with its events in the row, none in the log: they go out once", async () => {
     const { taskId } = await h.service.submitTask({ ...submitCommand(h.userId, "Say hello"), mode: "simple" });
     expect((await h.runs.claim(taskId, "w-old-release", 60_000, 60)).outcome).toBe("claimed");
-    const events = [1, 2].map((seq) =>
-      buildEvent({
-        workflow_id: taskId,
-        type: "AGENT_THINKING",
-        agent_id: "agent",
-        message: `thought ${seq}`,
-        seq,
-        trace_id: "0".repeat(32),
-        data: { thought: `t${seq}` } as never,
-      }),
-    );
+    const events = thoughts(taskId, [1, 2]);
     // As releases before "Each event's JSON once" wrote a step: the events in the row only.
     await h.pool.query(
       `INSERT INTO task_steps (task_id, key, kind, name, agent_id, status, output, events, first_seq, last_seq, started_at, completed_at)
