@@ -26,7 +26,7 @@ module.exports = { verdict: verdict, MIN: MIN };
 if (require.main === module) {
   const message = verdict(process.versions.node);
   if (message) {
-    process.stderr.write(message + "\n");
+    process.stderr.write(`${message}\n`);
     process.exit(1);
   }
 }

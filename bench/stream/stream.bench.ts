@@ -622,7 +622,7 @@ try {
 
   const rows: [string, string, string, string, string][] = [
     [
-      "A. max sustained delivery (events/s, 100% delivered, p99 ≤ " + config.BENCH_P99_MS + " ms)",
+      `A. max sustained delivery (events/s, 100% delivered, p99 ≤ ${config.BENCH_P99_MS} ms)`,
       bareBest ? `${fmt(rate(bareBest))} (${bareBest.rate}/s × ${bareBest.clients} SSE)` : "none",
       ourBest
         ? `${fmt(rate(ourBest))} (${ourBest.rate}/s × ${config.BENCH_SSE_CLIENTS} SSE + ${config.BENCH_WS_CLIENTS} WS)`

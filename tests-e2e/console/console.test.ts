@@ -118,13 +118,6 @@ async function imageStats(png: Buffer): Promise<{ width: number; height: number;
   }, png.toString("base64"));
 }
 
-async function signIn(): Promise<void> {
-  await page.goto(`${consoleUrl}/`);
-  await page.getByTestId("api-key").fill(apiKey);
-  await page.getByTestId("sign-in").click();
-  await page.getByTestId("task-table").waitFor();
-}
-
 /** Submits through the form and waits for the task page; returns the task id. */
 async function submitViaForm(input: {
   query: string;

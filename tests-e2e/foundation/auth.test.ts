@@ -53,9 +53,9 @@ describe.each(PROTECTED_CALLS)("401 Unauthorized on $op", (c) => {
   });
 
   it.for([
-    ["no sk_ prefix", "pk_" + "a".repeat(64)],
+    ["no sk_ prefix", `pk_${"a".repeat(64)}`],
     ["too short", "sk_1234"],
-    ["not hex", "sk_" + "z".repeat(64)],
+    ["not hex", `sk_${"z".repeat(64)}`],
     ["empty", ""],
   ] as const)("malformed key (%s)", async ([, value]) => {
     expect(ops.has(c.op), missingRouteNote(c.op)).toBe(true);

@@ -190,7 +190,7 @@ export const nastyValue: fc.Arbitrary<unknown> = fc.oneof(
 /** Deeply nested JSON text (objects or arrays), 1 to 6,000 levels. */
 export const deepJson: fc.Arbitrary<string> = fc
   .tuple(fc.integer({ min: 1, max: 6_000 }), fc.boolean())
-  .map(([n, arrays]) => (arrays ? "[".repeat(n) + "]".repeat(n) : '{"a":'.repeat(n) + "1" + "}".repeat(n)));
+  .map(([n, arrays]) => (arrays ? "[".repeat(n) + "]".repeat(n) : `${'{"a":'.repeat(n)}1${"}".repeat(n)}`));
 
 /** Bodies: malformed text, wrong types, or an object built from `fields` with some values made nasty. */
 export function bodyOf(fields: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<string | undefined> {
@@ -279,7 +279,7 @@ export function headersOf(key: string): fc.Arbitrary<Record<string, string>> {
         {
           weight: 1,
           arbitrary: fc.constantFrom(
-            { "X-API-Key": "sk_" + "0".repeat(64) },
+            { "X-API-Key": `sk_${"0".repeat(64)}` },
             { Authorization: "Bearer x.y.z" },
             { Authorization: "Basic Zm9vOmJhcg==" },
             { "X-API-Key": "sk_" },

@@ -240,7 +240,7 @@ describe("titles", () => {
   it("cleans titles and counts Unicode characters at the 60-character edge", async () => {
     const { sessionRef } = await turn(alice, { query: "Say hello", mode: "simple" });
     const cases: Array<[unknown, number, string | undefined]> = [
-      ["日本語のタイトル".repeat(7) + "日本語の", 200, "日本語のタイトル".repeat(7) + "日本語の"],
+      [`${"日本語のタイトル".repeat(7)}日本語の`, 200, `${"日本語のタイトル".repeat(7)}日本語の`],
       ["😀".repeat(60), 200, "😀".repeat(60)],
       ["😀".repeat(61), 400, undefined],
       ["é".repeat(61), 400, undefined],

@@ -92,26 +92,26 @@ export class LiveView {
     switch (e.type) {
       case "WORKFLOW_STARTED":
         this.#status = "RUNNING";
-        this.line(this.#c(1, `▶ started (${e.data.mode})`) + ` ${e.workflow_id}`);
+        this.line(`${this.#c(1, `▶ started (${e.data.mode})`)} ${e.workflow_id}`);
         return;
       case "AGENT_STARTED":
         this.line(this.#c(36, `● agent ${e.agent_id} started`) + (e.data.subtask ? `: ${e.data.subtask}` : ""));
         return;
       case "AGENT_COMPLETED":
         this.line(
-          this.#c(36, `✓ agent ${e.agent_id} finished`) + ` (${e.data.tokens_used} tokens, ${e.data.duration_ms} ms)`,
+          `${this.#c(36, `✓ agent ${e.agent_id} finished`)} (${e.data.tokens_used} tokens, ${e.data.duration_ms} ms)`,
         );
         return;
       case "AGENT_FAILED":
         this.line(this.#c(31, `✗ agent ${e.agent_id} failed: ${e.data.error_message}`));
         return;
       case "TOOL_INVOKED":
-        this.line(this.#c(35, `⚙ tool ${e.data.tool_name}`) + ` ${JSON.stringify(e.data.tool_args)}`);
+        this.line(`${this.#c(35, `⚙ tool ${e.data.tool_name}`)} ${JSON.stringify(e.data.tool_args)}`);
         return;
       case "TOOL_OBSERVATION": {
         const result = typeof e.data.result === "string" ? e.data.result : JSON.stringify(e.data.result);
         this.line(
-          this.#c(35, `  ↳ ${e.data.tool_name}:`) + ` ${result.length > 200 ? `${result.slice(0, 200)}…` : result}`,
+          `${this.#c(35, `  ↳ ${e.data.tool_name}:`)} ${result.length > 200 ? `${result.slice(0, 200)}…` : result}`,
         );
         return;
       }

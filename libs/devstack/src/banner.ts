@@ -36,5 +36,5 @@ export function formatBanner(options: BannerOptions): string {
     "  Ctrl-C stops everything.",
     "",
   ];
-  return lines.join("\n") + "\n";
+  return `${lines.join("\n")}\n`;
 }

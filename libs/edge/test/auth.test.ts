@@ -116,11 +116,11 @@ describe('auth middleware: 401 causes, each with exactly {"error":"Unauthorized"
     for (const bad of [
       "",
       "sk_abc",
-      "sk_" + "A".repeat(64),
-      "sk_" + "0".repeat(63),
-      "sk_" + "0".repeat(65),
-      "pk_" + "0".repeat(64),
-      validKey + " x",
+      `sk_${"A".repeat(64)}`,
+      `sk_${"0".repeat(63)}`,
+      `sk_${"0".repeat(65)}`,
+      `pk_${"0".repeat(64)}`,
+      `${validKey} x`,
     ]) {
       await expectUnauthorized(base, "/key-only", { "X-API-Key": bad });
     }
@@ -130,7 +130,7 @@ describe('auth middleware: 401 causes, each with exactly {"error":"Unauthorized"
   });
 
   it("unknown key", async () => {
-    await expectUnauthorized(base, "/key-only", { "X-API-Key": "sk_" + "ab".repeat(32) });
+    await expectUnauthorized(base, "/key-only", { "X-API-Key": `sk_${"ab".repeat(32)}` });
   });
 
   it("disabled key", async () => {
@@ -187,7 +187,7 @@ describe('auth middleware: 401 causes, each with exactly {"error":"Unauthorized"
     };
     const ok = { sub: userId, iss: ACCESS_TOKEN_ISSUER, aud: ACCESS_TOKEN_AUDIENCE, exp: now + 600 };
     const header = (t: string) => ({ Authorization: `Bearer ${t}` });
-    const unsigned = (await sign(ok)).split(".").slice(0, 2).join(".") + ".";
+    const unsigned = `${(await sign(ok)).split(".").slice(0, 2).join(".")}.`;
     const noneAlg =
       Buffer.from(JSON.stringify({ alg: "none", typ: "JWT" })).toString("base64url") +
       "." +
@@ -197,7 +197,7 @@ describe('auth middleware: 401 causes, each with exactly {"error":"Unauthorized"
       "not-a-jwt",
       unsigned,
       noneAlg,
-      (await tokens.issue(userId)).token.slice(0, -2) + "xx",
+      `${(await tokens.issue(userId)).token.slice(0, -2)}xx`,
       (await new AccessTokens({ secret: randomBytes(32).toString("hex"), ttlSeconds: 60 }).issue(userId)).token,
       (await tokens.issue(userId, -60)).token,
       await sign({ ...ok, aud: "someone-else" }),

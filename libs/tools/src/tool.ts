@@ -54,7 +54,7 @@ export function defineTool<S extends z.ZodType>(tool: Tool<S>): Tool<S> {
     throw new TypeError(`Tool "${tool.name}" needs a positive finite timeoutSeconds`);
   }
   const schema = toolJsonSchema(tool);
-  if (schema["type"] !== "object") {
+  if (schema.type !== "object") {
     // Both OpenAI and Anthropic reject tool parameters whose top level is not an object.
     throw new TypeError(`Tool "${tool.name}" parameters must be a zod object schema`);
   }

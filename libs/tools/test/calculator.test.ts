@@ -113,11 +113,11 @@ describe("calculator", () => {
   });
 
   it("refuses very long, deeply nested and very large expressions", async () => {
-    const long = await fails("calculator", { expression: "1+".repeat(600) + "1" });
+    const long = await fails("calculator", { expression: `${"1+".repeat(600)}1` });
     expect(long.error.message).toContain('Invalid arguments for tool "calculator": expression:');
-    const nested = await fails("calculator", { expression: "(".repeat(60) + "1" + ")".repeat(60) });
+    const nested = await fails("calculator", { expression: `${"(".repeat(60)}1${")".repeat(60)}` });
     expect(nested.error.message).toContain("nested too deeply");
-    const complex = await fails("calculator", { expression: "1+".repeat(400) + "1" });
+    const complex = await fails("calculator", { expression: `${"1+".repeat(400)}1` });
     expect(complex.error.message).toContain("too complex");
   });
 

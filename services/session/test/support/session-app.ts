@@ -10,7 +10,7 @@ import {
   startHttpServer,
   type StartedServer,
 } from "@tog/edge";
-import { publishSessionChanged, type Bus } from "@tog/bus";
+import { publishSessionChanged } from "@tog/bus";
 import { isTerminalStatus } from "@tog/events";
 import {
   call,

@@ -1,6 +1,6 @@
 import type http from "node:http";
 import type { Socket } from "node:net";
-import { OverloadedError, UpstreamUnavailableError, type Logger } from "@tog/core";
+import { OverloadedError, UpstreamUnavailableError } from "@tog/core";
 import { markStreaming, NOSNIFF_NO_STORE, type Principal } from "@tog/edge";
 import { writeBatched } from "../cork.ts";
 import { httpChunk, httpChunkOf, type HubEvent } from "../hub/hub-event.ts";
