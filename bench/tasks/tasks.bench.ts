@@ -191,6 +191,8 @@ const m: {
   /** The disk's flush latency in the 1b and the 2b window (lib/flush-probe.ts). */
   flushSubmitHalf?: FlushStats;
   flushHalf?: FlushStats;
+  /** The instance's WAL over the 2b window (bench's own PostgreSQL only) and the tasks submitted in it. */
+  walHalf?: { tasks: number; wal: WalCounters };
   /** Share of the machine's time the hypervisor stole in the 2a window. */
   stealCompletion?: number;
   /**
@@ -454,6 +456,12 @@ const busyOf = (w: { cpu: Map<string, number>; windowMs: number; machineBusy: nu
 const flushText = (f: FlushStats | undefined) =>
   f
     ? ` The disk's own flush latency in that window (an 8 KB write + fdatasync every 50 ms beside the database's files; a commit waits for a flush of the WAL): p50 / p99 / max ${fmt(f.p50)} / ${fmt(f.p99)} / ${fmt(f.max)} ms, ${f.over20} of ${f.count} over 20 ms.`
+    : "";
+
+/** The WAL flushes per task of the 2b window, where fewer tasks share each flush than at saturation. */
+const walHalfText = (w: (typeof m)["walHalf"]) =>
+  w && w.tasks > 0
+    ? ` and ${fmt(w.wal.syncs / w.tasks, 2)} at the 2b rate (${fmt(w.wal.bytes / w.tasks / 1024, 1)} KB per task there)`
     : "";
 
 const perTask = (cpu: Map<string, number>, n: number) =>
@@ -723,6 +731,8 @@ async function completionPhase(env: Env): Promise<void> {
     const rate = Math.max(1, Math.round((result.completion?.perSecond ?? 2) / 2));
     m.halfRate = rate;
     const halfWindow = { start: new Date(), end: new Date() };
+    let walAtStart: Promise<WalCounters> | undefined;
+    let walAtEnd: Promise<WalCounters> | undefined;
     const half = await cpuAround(
       sampledOf(env),
       {
@@ -739,11 +749,19 @@ async function completionPhase(env: Env): Promise<void> {
         latencyFile: requestsFile("2b"),
       },
       {
-        onStart: () => void (halfWindow.start = new Date()),
-        onEnd: () => void (halfWindow.end = new Date()),
+        onStart: () => {
+          halfWindow.start = new Date();
+          if (privatePg) walAtStart = stats.wal();
+        },
+        onEnd: () => {
+          halfWindow.end = new Date();
+          if (privatePg) walAtEnd = stats.wal();
+        },
         flushProbe: true,
       },
     );
+    if (walAtStart && walAtEnd)
+      m.walHalf = { tasks: half.result.completion?.expected ?? 0, wal: diffWal(await walAtStart, await walAtEnd) };
     logTail("2b");
     m.completionHalf = half.result;
     m.flushHalf = half.flush;
@@ -1539,7 +1557,7 @@ const markdown = [
     : "",
   pgTable ? `### PostgreSQL per completed task (saturation window, ${fmt(pgc!.tasks, 0)} tasks)\n\n${pgTable}\n` : "",
   pgc?.wal
-    ? `WAL per completed task (the bench's own instance, nothing else writing): ${fmt(pgc.wal.bytes / pgc.tasks / 1024, 1)} KB in ${fmt(pgc.wal.records / pgc.tasks, 1)} records, ${fmt(pgc.wal.fpi / pgc.tasks, 2)} of them full-page images.\n`
+    ? `WAL per completed task (the bench's own instance, nothing else writing): ${fmt(pgc.wal.bytes / pgc.tasks / 1024, 1)} KB in ${fmt(pgc.wal.records / pgc.tasks, 1)} records, ${fmt(pgc.wal.fpi / pgc.tasks, 2)} of them full-page images; ${fmt(pgc.wal.syncs / pgc.tasks, 2)} WAL flushes (fsync) per task at saturation${walHalfText(m.walHalf)}.\n`
     : "",
 ]
   .filter((s) => s !== "")

@@ -73,4 +73,10 @@ describe("PgStats.wal", () => {
     expect(d.bytes).toBeGreaterThanOrEqual(400 * 1024);
     expect(d.fpi).toBeGreaterThanOrEqual(0);
   });
+
+  it("counts the WAL flush a synchronous commit waits for", async () => {
+    const before = await stats.wal();
+    await counted("INSERT INTO bench_rows VALUES (2401, 'sync')");
+    expect(diffWal(before, await stats.wal()).syncs).toBeGreaterThanOrEqual(1);
+  });
 });

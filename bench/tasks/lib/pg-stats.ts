@@ -23,6 +23,8 @@ export interface WalCounters {
   /** Full-page images: a page's first change after a checkpoint writes the whole page. */
   fpi: number;
   bytes: number;
+  /** WAL fsyncs (wal_sync): a synchronous commit waits for one, or for another backend's covering it. */
+  syncs: number;
 }
 
 /** `b - a`, counter by counter. */
@@ -108,10 +110,16 @@ export class PgStats {
 
   async wal(): Promise<WalCounters> {
     await this.admin.query("SELECT pg_stat_clear_snapshot()");
-    const { rows } = await this.admin.query<{ r: string; f: string; b: string }>(
-      "SELECT wal_records AS r, wal_fpi AS f, wal_bytes AS b FROM pg_stat_wal",
+    const { rows } = await this.admin.query<{ r: string; f: string; b: string; s: string }>(
+      "SELECT wal_records AS r, wal_fpi AS f, wal_bytes AS b, wal_sync AS s FROM pg_stat_wal",
     );
-    return { records: Number(rows[0]?.r ?? NaN), fpi: Number(rows[0]?.f ?? NaN), bytes: Number(rows[0]?.b ?? NaN) };
+    const r = rows[0];
+    return {
+      records: Number(r?.r ?? NaN),
+      fpi: Number(r?.f ?? NaN),
+      bytes: Number(r?.b ?? NaN),
+      syncs: Number(r?.s ?? NaN),
+    };
   }
 
   /**
@@ -196,6 +204,7 @@ export const diffWal = (a: WalCounters, b: WalCounters): WalCounters => ({
   records: b.records - a.records,
   fpi: b.fpi - a.fpi,
   bytes: b.bytes - a.bytes,
+  syncs: b.syncs - a.syncs,
 });
 
 export const diffDb = (a: DbCounters, b: DbCounters): DbCounters => ({
