@@ -344,7 +344,14 @@ const withSession = (update: string) => `WITH c AS (${update} RETURNING ${CLAIM_
   SELECT c.id::text, c.user_id::text, c.session_id::text, c.spec, c.trace_id, c.traceparent, c.attempts, c.created_at,
          c.started_at, c.deadline_at, c.cancel_requested_at, c.cancel_reason, s.token_budget, s.tokens_used, s.task_count
   FROM c LEFT JOIN sessions s ON s.id = c.session_id`;
-const CLAIM_MANY_SQL = withSession(`UPDATE tasks SET ${CLAIM_SET} WHERE id = ANY($1::uuid[]) AND ${CLAIMABLE}`);
+// The claim commits without waiting for the WAL flush: losing it in a PostgreSQL crash loses
+// nothing a client was told, and its worker's next write, fenced by the lease, then stops that run
+// while the unacknowledged message is claimed again (docs/decisions.md "Durable execution").
+// `set_config(…, true)` lasts until the statement's own transaction commits.
+const CLAIM_MANY_SQL = withSession(
+  `WITH async_commit AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))
+   UPDATE tasks SET ${CLAIM_SET} FROM async_commit WHERE id = ANY($1::uuid[]) AND ${CLAIMABLE}`,
+);
 
 const CLAIM_SQL = withSession(`UPDATE tasks SET ${CLAIM_SET} WHERE id = $1::uuid AND ${CLAIMABLE}`);
 
