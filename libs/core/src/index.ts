@@ -68,4 +68,4 @@ export {
   type WaitForDependencyOptions,
 } from "./dependency.ts";
 export { clientErrorResponse, installJsonClientErrors, rawJsonError } from "./http-json-errors.ts";
-export { isUuid } from "./ids.ts";
+export { isUuid, newId } from "./ids.ts";

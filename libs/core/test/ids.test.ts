@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isUuid } from "../src/index.ts";
+import { isUuid, newId } from "../src/index.ts";
 
 describe("isUuid", () => {
   it("accepts a UUID of any version in any case", () => {
@@ -18,5 +18,26 @@ describe("isUuid", () => {
     ]) {
       expect(isUuid(v), JSON.stringify(v)).toBe(false);
     }
+  });
+});
+
+describe("newId", () => {
+  it("makes lower-case version 7 UUIDs that carry the time they were made", () => {
+    const before = Date.now();
+    const id = newId();
+    const after = Date.now();
+    expect(isUuid(id)).toBe(true);
+    expect(id).toBe(id.toLowerCase());
+    expect(id[14]).toBe("7");
+    expect("89ab").toContain(id[19]);
+    const ms = Number.parseInt(id.replaceAll("-", "").slice(0, 12), 16);
+    expect(ms).toBeGreaterThanOrEqual(before);
+    expect(ms).toBeLessThanOrEqual(after);
+  });
+
+  it("sorts ids made later after earlier ones, within one millisecond too", () => {
+    const ids = Array.from({ length: 2_000 }, () => newId());
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
   });
 });

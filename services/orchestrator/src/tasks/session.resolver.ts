@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { ForbiddenError, isUuid, NotFoundError } from "@tog/core";
+import { ForbiddenError, isUuid, newId, NotFoundError } from "@tog/core";
 import {
   countTaskOnSession,
   findSessionId,
@@ -38,7 +37,7 @@ export async function resolveSessionForSubmit(
   let row = await find();
   if (!row) {
     await insertSession(sql, {
-      id: byId ? ref.toLowerCase() : randomUUID(),
+      id: byId ? ref.toLowerCase() : newId(),
       userId,
       externalId: byId ? null : ref,
       tokenBudget,

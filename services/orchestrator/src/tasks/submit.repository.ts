@@ -1,3 +1,4 @@
+import { newId } from "@tog/core";
 import { sqlLiteral, withClient, type DbPool } from "@tog/db";
 import type { QueryResult } from "pg";
 import { GroupCommit } from "../runtime/group-commit.ts";
@@ -136,7 +137,7 @@ export class SubmitRepository {
 
   #insertNewSessionsTx(items: NewSessionSubmit[]): Promise<NewSessionOutcome[]> {
     return withClient(this.#pool, async (client) => {
-      const sessionIds = items.map(() => crypto.randomUUID());
+      const sessionIds = items.map(() => newId());
       const rows = items.map(({ task }, i) => ({
         id: task.id,
         user_id: task.userId,

@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import { publish, publishCore, publishSessionChanged, systemSubjects, type Bus } from "@tog/bus";
 import {
   ConflictError,
@@ -6,6 +6,7 @@ import {
   ForbiddenError,
   injectTraceContext,
   isUuid,
+  newId,
   type Logger,
   NotFoundError,
 } from "@tog/core";
@@ -106,7 +107,7 @@ export class TaskService implements TaskOrchestrator {
     const spec = specFromCommand(command, this.#options.defaultModelTier);
     this.#options.validateSpec(spec);
     this.#runs.assertAccepting();
-    const taskId = randomUUID();
+    const taskId = newId();
     const trace = injectTraceContext({});
     const traceId = currentTraceIds()?.trace_id ?? randomBytes(16).toString("hex");
 

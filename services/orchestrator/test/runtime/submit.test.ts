@@ -36,6 +36,20 @@ describe("submit", () => {
     expect(rows[0]!.task_count).toBe(1);
   });
 
+  it("gives tasks and new sessions time-ordered ids (UUID version 7), so their indexes grow at the end", async () => {
+    const first = await h.service.submitTask(submitCommand(h.userId, "first"));
+    const named = await h.service.submitTask(submitCommand(h.userId, "second", { sessionId: `named-${randomUUID()}` }));
+    const third = await h.service.submitTask(submitCommand(h.userId, "third"));
+    for (const id of [first.taskId, first.sessionId, named.taskId, named.sessionId, third.taskId, third.sessionId])
+      expect(id[14], id).toBe("7");
+    expect([first.taskId, named.taskId, third.taskId].sort()).toEqual([first.taskId, named.taskId, third.taskId]);
+    expect([first.sessionId, named.sessionId, third.sessionId].sort()).toEqual([
+      first.sessionId,
+      named.sessionId,
+      third.sessionId,
+    ]);
+  });
+
   it("rolls the task and its new session back when the run cannot be queued", async () => {
     const repository = new SubmitRepository({ pool: h.pool });
     const id = randomUUID();
