@@ -222,7 +222,11 @@ export function ownServersAvailable(): boolean {
 }
 
 /** A fresh PostgreSQL cluster (initdb, trust auth, superuser `postgres`); `url` points at database `postgres`. */
-export async function startOwnPostgres(dir: string): Promise<OwnServer> {
+/** `settings`: more `-c name=value` settings, after and over the ones below. */
+export async function startOwnPostgres(
+  dir: string,
+  options: { settings?: Record<string, string> } = {},
+): Promise<OwnServer> {
   const port = await freePort();
   const data = path.join(dir, "pg");
   mkdirSync(data, { recursive: true, mode: 0o700 });
@@ -257,6 +261,7 @@ export async function startOwnPostgres(dir: string): Promise<OwnServer> {
       "fsync=off",
       "-c",
       "max_connections=300",
+      ...Object.entries(options.settings ?? {}).flatMap(([name, value]) => ["-c", `${name}=${value}`]),
     ],
     ...(ids ?? {}),
     // SIGTERM would wait for every client to disconnect (smart shutdown).

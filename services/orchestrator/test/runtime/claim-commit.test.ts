@@ -1,9 +1,11 @@
 // The claim commits without waiting for the WAL flush (docs/decisions.md "Durable execution",
 // docs/performance.md "Claims that do not wait for the disk"); every other write of the run waits.
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { createDbPool, type DbPool } from "@tog/db";
-import { RunRepository } from "../../src/runtime/run.repository.ts";
+import { createDbClient, createDbPool, migrate, type Db, type DbPool } from "@tog/db";
+import { ownServersDir, startOwnPostgres, type OwnServer } from "@tog/tests-e2e/own-servers";
+import { LeaseLostError, RunRepository, type StepRecord } from "../../src/runtime/run.repository.ts";
 import { openSubmitTransaction, startRuntimeHarness, type RuntimeHarness } from "./harness.ts";
 
 describe("the claim's commit (PostgreSQL)", () => {
@@ -71,4 +73,107 @@ describe("the claim's commit (PostgreSQL)", () => {
     );
     expect(row.rows[0]).toEqual({ status: "RUNNING", lease_owner: "worker-a" });
   });
+});
+
+// What docs/decisions.md "The claim does not wait for the disk" relies on, on a PostgreSQL of the
+// test's own that crashes: one of its processes SIGKILLed makes the postmaster stop every other and
+// recover from the WAL on disk, as after a crash of the whole server. Nothing there writes the WAL
+// out between the claim and the crash (the WAL writer waits 10 s between rounds; no autovacuum,
+// background writer or timed checkpoint), so the claim's commit record is lost with the memory.
+describe("a claim lost in a crash of PostgreSQL (a server of its own)", () => {
+  let dirs: ReturnType<typeof ownServersDir>;
+  let server: OwnServer;
+  let url: string;
+  let pool: DbPool;
+  let db: Db;
+  beforeAll(async () => {
+    dirs = ownServersDir("tog-claim-crash");
+    server = await startOwnPostgres(dirs.dir, {
+      settings: { wal_writer_delay: "10s", autovacuum: "off", bgwriter_lru_maxpages: "0", checkpoint_timeout: "1h" },
+    });
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    await admin.query("CREATE DATABASE tog");
+    await admin.end();
+    url = server.url.replace(/\/postgres$/, "/tog");
+    await migrate({ databaseUrl: url });
+    pool = createDbPool({ databaseUrl: url, poolMax: 2 });
+    pool.on("error", () => undefined);
+    db = createDbClient({ databaseUrl: url, pool });
+  }, 120_000);
+  afterAll(async () => {
+    await db?.$disconnect();
+    await pool?.end().catch(() => undefined);
+    await server?.stop();
+    dirs?.remove();
+  });
+
+  async function crash(): Promise<void> {
+    const victim = new pg.Client({ connectionString: url });
+    victim.on("error", () => undefined);
+    await victim.connect();
+    const { rows } = await victim.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+    process.kill(rows[0]!.pid, "SIGKILL");
+    await victim.end().catch(() => undefined);
+    const until = Date.now() + 30_000;
+    for (;;) {
+      const probe = new pg.Client({ connectionString: url });
+      probe.on("error", () => undefined);
+      try {
+        await probe.connect();
+        await probe.query("SELECT 1");
+        await probe.end();
+        return;
+      } catch {
+        await probe.end().catch(() => undefined);
+        if (Date.now() > until) throw new Error("PostgreSQL did not come back after the crash");
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+  }
+
+  it("leaves the task QUEUED; another worker claims it, and the first owner's next write is refused", async () => {
+    const userId = randomUUID();
+    const sessionId = randomUUID();
+    const taskId = randomUUID();
+    await pool.query("INSERT INTO users (id, name) VALUES ($1, 'crash')", [userId]);
+    await pool.query("INSERT INTO sessions (id, user_id, token_budget, task_count) VALUES ($1, $2, 1000, 1)", [
+      sessionId,
+      userId,
+    ]);
+    await pool.query(
+      `INSERT INTO tasks (id, user_id, session_id, query, status, spec, trace_id)
+       VALUES ($1, $2, $3, 'lost claim', 'QUEUED', '{}'::jsonb, 'trace')`,
+      [taskId, userId, sessionId],
+    );
+    const runs = new RunRepository({ db, pool });
+    expect((await runs.claim(taskId, "worker-a", 60_000, 60)).outcome).toBe("claimed");
+    const seen = await pool.query<{ status: string }>("SELECT status FROM tasks WHERE id = $1", [taskId]);
+    expect(seen.rows[0]!.status).toBe("RUNNING");
+
+    await crash();
+
+    const after = await pool.query<{ status: string; lease_owner: string | null; attempts: number }>(
+      "SELECT status, lease_owner, attempts FROM tasks WHERE id = $1",
+      [taskId],
+    );
+    expect(after.rows[0]).toEqual({ status: "QUEUED", lease_owner: null, attempts: 0 });
+    expect((await runs.claim(taskId, "worker-b", 60_000, 60)).outcome).toBe("claimed");
+    const step: StepRecord = {
+      key: "tool:1",
+      kind: "tool",
+      name: "workspace_write",
+      agentId: "orchestrator",
+      status: "completed",
+      output: { ok: true },
+      events: [],
+      firstSeq: null,
+      lastSeq: null,
+      startedAt: new Date(),
+      completedAt: new Date(),
+    };
+    await expect(runs.commitSteps(taskId, "worker-a", [step])).rejects.toBeInstanceOf(LeaseLostError);
+    const steps = await pool.query("SELECT key FROM task_steps WHERE task_id = $1", [taskId]);
+    expect(steps.rows).toEqual([]);
+  }, 60_000);
 });
