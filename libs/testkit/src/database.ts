@@ -10,7 +10,8 @@ import { testInfraConfig, uniqueId } from "./infra.ts";
 
 const TEMPLATE_LOCK = 4_242_001;
 
-function withDatabase(url: string, database: string): string {
+/** `url` with its database replaced by `database`. */
+export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
   u.pathname = `/${database}`;
   return u.toString();

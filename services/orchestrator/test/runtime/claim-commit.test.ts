@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDbClient, createDbPool, migrate, type Db, type DbPool } from "@tog/db";
+import { withDatabase } from "@tog/testkit";
 import { ownServersDir, startOwnPostgres, type OwnServer } from "@tog/tests-e2e/own-servers";
 import { LeaseLostError, RunRepository, type StepRecord } from "../../src/runtime/run.repository.ts";
 import { openSubmitTransaction, startRuntimeHarness, type RuntimeHarness } from "./harness.ts";
@@ -95,7 +96,7 @@ describe("a claim lost in a crash of PostgreSQL (a server of its own)", () => {
     await admin.connect();
     await admin.query("CREATE DATABASE tog");
     await admin.end();
-    url = server.url.replace(/\/postgres$/, "/tog");
+    url = withDatabase(server.url, "tog");
     await migrate({ databaseUrl: url });
     pool = createDbPool({ databaseUrl: url, poolMax: 2 });
     pool.on("error", () => undefined);
