@@ -281,6 +281,133 @@ const postgresRestart: Scenario = {
   },
 };
 
+// A crash of PostgreSQL, not a shutdown: one backend SIGKILLed makes the postmaster end every
+// other process and recover from the WAL on disk, so what was only in its memory is gone. A claim
+// commits without waiting for the WAL flush (docs/decisions.md "The claim does not wait for the
+// disk"), so the crash is timed to catch claims not yet written out: the WAL writer is held back
+// and the kill waits for a moment with a fresh claim and unflushed WAL.
+const CRASHES = 3;
+const postgresCrash: Scenario = {
+  name: "postgres-crash",
+  description: `PostgreSQL crashed ${CRASHES} times under load (one backend SIGKILLed: every connection ends and the server recovers from the WAL), each right after a claim, with the WAL writer held back`,
+  recoveryMeaning: "worst time from a crash until a new task submitted then has completed",
+  system: { postgresSettings: { wal_writer_delay: "10000" } },
+  async fault(ctx) {
+    await ctx.accepted(20);
+    let worst = 0;
+    let lostClaims = 0;
+    let caught = 0;
+    let backMs = 0;
+    const notes: string[] = [];
+    for (let i = 0; i < CRASHES; i++) {
+      const crash = await crashAfterClaim(ctx.sys.databaseUrl);
+      if (crash.unflushed) caught++;
+      const back = await untilPostgresAnswers(ctx.sys.databaseUrl);
+      backMs = Math.max(backMs, back - crash.at);
+      // A claim lost with the crash left its task QUEUED with the attempt undone; the run that
+      // held it is stopped by the lease fence and its message claimed again (lease 3 s).
+      const lost = await lostOf(ctx.sys.databaseUrl, crash.fresh);
+      lostClaims += lost;
+      await ctx.probe();
+      const recovered = Date.now() - crash.at;
+      worst = Math.max(worst, recovered);
+      notes.push(
+        `crash ${i + 1}: ${crash.unflushed ? `${crash.fresh.length} claims not yet flushed, ${lost} of them lost` : "no claim caught unflushed in 10 s"}; answering after ${back - crash.at} ms, a new task completed after ${recovered} ms`,
+      );
+      await sleep(2_000);
+    }
+    return {
+      recoveryMs: worst,
+      notes,
+      figures: { crashes: CRASHES, caughtUnflushed: caught, lostClaims, backMs },
+    };
+  },
+};
+
+interface Crash {
+  at: number;
+  /** Tasks claimed since the poll before the crash, with the attempt their claim counted. */
+  fresh: { id: string; attempts: number }[];
+  /** Whether the WAL held records not yet flushed when the crash came. */
+  unflushed: boolean;
+}
+
+/**
+ * Polls until a claim becomes visible whose commit record cannot have been flushed yet (the WAL
+ * flushed only up to a position older than the last poll, before which the claim was not visible),
+ * then kills the polling backend at once. After 10 s it kills anyway.
+ */
+async function crashAfterClaim(url: string): Promise<Crash> {
+  const client = new pg.Client({ connectionString: url });
+  client.on("error", () => undefined);
+  await client.connect();
+  const { rows } = await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
+  const pid = rows[0]!.pid;
+  const until = Date.now() + 10_000;
+  type Poll = { inserted: string; unflushed: boolean; fresh: { id: string; attempts: number }[] };
+  let seen = new Set<string>();
+  let lastInserted: string | undefined;
+  let caught: Poll | undefined;
+  for (;;) {
+    const res = await client.query<Poll>(
+      `SELECT pg_current_wal_insert_lsn()::text AS inserted,
+              $1::pg_lsn IS NOT NULL AND pg_current_wal_flush_lsn() < $1::pg_lsn AS unflushed,
+              coalesce(json_agg(json_build_object('id', id, 'attempts', attempts))
+                FILTER (WHERE started_at > now() - interval '50 milliseconds'), '[]') AS fresh
+         FROM tasks WHERE status = 'RUNNING'`,
+      [lastInserted ?? null],
+    );
+    const poll = res.rows[0]!;
+    const claimedSince = poll.fresh.filter((f) => !seen.has(f.id));
+    if ((poll.unflushed && claimedSince.length > 0) || Date.now() > until) {
+      caught = { ...poll, fresh: poll.unflushed ? claimedSince : [] };
+      break;
+    }
+    seen = new Set(poll.fresh.map((f) => f.id));
+    lastInserted = poll.inserted;
+  }
+  const at = Date.now();
+  process.kill(pid, "SIGKILL");
+  await client.end().catch(() => undefined);
+  return { at, fresh: caught.fresh, unflushed: caught.unflushed };
+}
+
+/** When PostgreSQL answers a query again after a crash (it recovers from the WAL first). */
+async function untilPostgresAnswers(url: string): Promise<number> {
+  const end = Date.now() + 60_000;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      await client.query("SELECT 1");
+      return Date.now();
+    } catch {
+      if (Date.now() > end) throw new Error("PostgreSQL did not come back within 60 s of the crash");
+      await sleep(50);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+/** How many of the claims seen just before a crash it undid (read before a redelivery can claim again). */
+async function lostOf(url: string, fresh: { id: string; attempts: number }[]): Promise<number> {
+  if (fresh.length === 0) return 0;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ id: string; attempts: number }>(
+      `SELECT id::text, attempts FROM tasks WHERE id = ANY($1::uuid[])`,
+      [fresh.map((f) => f.id)],
+    );
+    const now = new Map(rows.map((r) => [r.id, r.attempts]));
+    return fresh.filter((f) => (now.get(f.id) ?? 0) < f.attempts).length;
+  } finally {
+    await client.end();
+  }
+}
+
 // Rolling restart: what a Kubernetes rollout does to every Deployment (maxUnavailable 0), one
 // instance at a time: start the replacement, take the old one out of the router (the
 // Service's endpoints), SIGTERM it and let it drain. Two instances of everything; the gateways
@@ -421,6 +548,9 @@ const overload: Scenario = {
   description: `offered load at 3× the measured capacity for ${OVERLOAD_SECONDS} s; 2 workers × 4 runs, RUNS_MAX_PENDING=60`,
   recoveryMeaning: "time from the end of the offered load until the backlog drained (every accepted task terminal)",
   system: {
+    // nginx where installed, as under `npm start`: the Node router would run inside this process,
+    // beside the load client and its retries (docs/reliability.md "Overload").
+    router: "auto",
     replicas: { worker: 2 },
     env: { RUNS_MAX_PENDING: "60" },
     services: { worker: { WORKER_CONCURRENCY: "4", OFFLINE_CHUNK_DELAY_MS: "20" } },
@@ -510,7 +640,9 @@ const overload: Scenario = {
         `capacity ≈ ${overloadState.capacity.toFixed(1)} tasks/s, offered ${Math.round(overloadState.capacity * 3)}/s`,
         `RUNS messages peak ${maxPending} (bound 60)`,
         `peak RSS: ${mem}`,
-        `router upstream errors: ${[...ctx.sys.env.routerErrors].map(([k, n]) => `${k} ×${n}`).join("; ") || "none"}`,
+        ctx.sys.env.stack.routerKind === "nginx"
+          ? "router: nginx (an upstream it could not reach is answered 502, a failed request)"
+          : `router upstream errors: ${[...ctx.sys.env.routerErrors].map(([k, n]) => `${k} ×${n}`).join("; ") || "none"}`,
       ],
     };
   },
@@ -670,6 +802,7 @@ export const SCENARIOS: Scenario[] = [
   natsRestart,
   redisRestart,
   postgresRestart,
+  postgresCrash,
   rollingRestart,
   overload,
   rateLimits,

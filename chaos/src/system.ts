@@ -1,6 +1,6 @@
 // One copy of the system for one scenario: its own PostgreSQL, Redis and NATS (own-servers.ts:
 // free ports, a temp dir, killable) and every service as a process, through the e2e harness.
-import type { Env, RunningService } from "@tog/devstack";
+import type { Env, RouterKind, RunningService } from "@tog/devstack";
 import {
   ownServersDir,
   startE2eEnvironment,
@@ -18,6 +18,10 @@ export interface SystemOptions {
   services?: Record<string, Env>;
   /** NATS servers in one cluster (streams replicated to all of them when > 1). */
   natsServers?: number;
+  /** The public router (default: libs/devstack's Node router, inside this process). */
+  router?: RouterKind;
+  /** More settings of the system's PostgreSQL (`-c name=value`). */
+  postgresSettings?: Record<string, string>;
 }
 
 export interface ChaosSystem {
@@ -45,7 +49,7 @@ const WORKER_ENV: Env = { OFFLINE_CHUNK_DELAY_MS: "10", WORKER_CONCURRENCY: "32"
 export async function startSystem(options: SystemOptions = {}): Promise<ChaosSystem> {
   const dir = ownServersDir("tog-chaos");
   const [postgres, redis, nats] = await Promise.all([
-    startOwnPostgres(dir.dir),
+    startOwnPostgres(dir.dir, options.postgresSettings ? { settings: options.postgresSettings } : {}),
     startOwnRedis(dir.dir),
     startOwnNats(dir.dir, { cluster: options.natsServers ?? 1 }),
   ]);
@@ -66,6 +70,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
       services: { ...options.services, worker: { ...WORKER_ENV, ...options.services?.worker } },
       replicas: { worker: 2, ...options.replicas },
       only: ["gateway", "orchestrator", "worker", "stream"],
+      ...(options.router ? { router: options.router } : {}),
     });
     const running = env;
     const apiKey = (await running.createApiKey({ user: "chaos@example.com", createUser: true, name: "chaos" })).key;
