@@ -7,6 +7,7 @@ import { freePort, routesFor, SERVICES, type RunningService, type ServiceDefinit
 import type { ChaosSystem, SystemOptions } from "./system.ts";
 import { taskBody, type Load } from "./load.ts";
 import type { StreamVerdict, Subscription } from "./streams.ts";
+import { untilPostgresAnswers } from "@tog/testkit";
 
 export interface FaultResult {
   /** Worst time to recover the scenario measured (ms), see `recoveryMeaning`. */
@@ -370,25 +371,6 @@ async function crashAfterClaim(url: string): Promise<Crash> {
   process.kill(pid, "SIGKILL");
   await client.end().catch(() => undefined);
   return { at, fresh: caught.fresh, unflushed: caught.unflushed };
-}
-
-/** When PostgreSQL answers a query again after a crash (it recovers from the WAL first). */
-async function untilPostgresAnswers(url: string): Promise<number> {
-  const end = Date.now() + 60_000;
-  for (;;) {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
-    client.on("error", () => undefined);
-    try {
-      await client.connect();
-      await client.query("SELECT 1");
-      return Date.now();
-    } catch {
-      if (Date.now() > end) throw new Error("PostgreSQL did not come back within 60 s of the crash");
-      await sleep(50);
-    } finally {
-      await client.end().catch(() => undefined);
-    }
-  }
 }
 
 /** How many of the claims seen just before a crash it undid (read before a redelivery can claim again). */

@@ -79,3 +79,25 @@ export async function createTestDatabase(options: { migrated?: boolean } = {}): 
     },
   };
 }
+
+/**
+ * Waits until PostgreSQL at `url` answers a query again, as after a crash (it replays its WAL
+ * first); returns when it did. Throws after `withinMs`.
+ */
+export async function untilPostgresAnswers(url: string, withinMs = 60_000): Promise<number> {
+  const end = Date.now() + withinMs;
+  for (;;) {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1_000 });
+    client.on("error", () => undefined);
+    try {
+      await client.connect();
+      await client.query("SELECT 1");
+      return Date.now();
+    } catch {
+      if (Date.now() > end) throw new Error(`PostgreSQL did not answer again within ${withinMs} ms`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}

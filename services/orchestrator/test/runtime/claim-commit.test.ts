@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createDbClient, createDbPool, migrate, type Db, type DbPool } from "@tog/db";
-import { withDatabase } from "@tog/testkit";
+import { untilPostgresAnswers, withDatabase } from "@tog/testkit";
 import { ownServersDir, startOwnPostgres, type OwnServer } from "@tog/tests-e2e/own-servers";
 import { LeaseLostError, RunRepository, type StepRecord } from "../../src/runtime/run.repository.ts";
 import { openSubmitTransaction, startRuntimeHarness, type RuntimeHarness } from "./harness.ts";
@@ -116,21 +116,7 @@ describe("a claim lost in a crash of PostgreSQL (a server of its own)", () => {
     const { rows } = await victim.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
     process.kill(rows[0]!.pid, "SIGKILL");
     await victim.end().catch(() => undefined);
-    const until = Date.now() + 30_000;
-    for (;;) {
-      const probe = new pg.Client({ connectionString: url });
-      probe.on("error", () => undefined);
-      try {
-        await probe.connect();
-        await probe.query("SELECT 1");
-        await probe.end();
-        return;
-      } catch {
-        await probe.end().catch(() => undefined);
-        if (Date.now() > until) throw new Error("PostgreSQL did not come back after the crash");
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    }
+    await untilPostgresAnswers(url, 30_000);
   }
 
   it("leaves the task QUEUED; another worker claims it, and the first owner's next write is refused", async () => {
