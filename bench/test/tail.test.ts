@@ -114,10 +114,11 @@ describe("pause probe", () => {
     expect(new Set(readPauses(dir).map((p) => p.service))).toEqual(new Set(["demo", "worker"]));
     const pauses = readPauses(dir).filter((p) => p.service === "demo");
     expect(pauses.some((p) => p.what.startsWith("gc "))).toBe(true);
-    // The 100 ms block is one late wake-up of at least 80 ms; a busy machine may add short ones.
+    // The 100 ms block is a late wake-up of at least 80 ms. A loaded host (CI runs files in
+    // parallel) can stall the process as long once more, so this asks for the block, not a count.
     const late = pauses.filter((p) => p.what === "late" && p.ms >= 80);
-    expect(late.length).toBe(1);
-    expect(Math.abs(late[0]!.at - Date.now())).toBeLessThan(60_000);
+    expect(late.length).toBeGreaterThanOrEqual(1);
+    for (const p of late) expect(Math.abs(p.at - Date.now())).toBeLessThan(60_000);
   });
 });
 
