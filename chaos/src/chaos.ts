@@ -63,12 +63,12 @@ function streams(r: Row): string {
 
 function table(rows: Row[]): string {
   const head =
-    "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Duplicated effects | Writes: once / lost / duplicated | Seq gaps | Missing from log | Stream subscriptions: resumed / gaps / duplicates | Failed requests | Shed (Retry-After) | Recovery |";
-  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
+    "| Scenario | Submitted | Not accepted | Completed | Failed | Lost | Duplicate tasks | Accepted after giving up | Duplicated effects | Writes: once / lost / duplicated | Seq gaps | Missing from log | Stream subscriptions: resumed / gaps / duplicates | Failed requests | Shed (Retry-After) | Recovery |";
+  const sep = "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|";
   const lines = rows.map((r) => {
     const v = r.verdict;
     const rec = r.recoveryMs === null ? "–" : `${(r.recoveryMs / 1000).toFixed(1)} s`;
-    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.refused} | ${v.completed} | ${v.failed} | ${v.lost} | ${v.duplicateTasks} | ${v.duplicatedEffects} | ${v.writes ? `${v.writesOnce}/${v.writes} / ${v.writesLost} / ${v.writesDuplicated}` : "–"} | ${v.seqGaps} | ${v.missingFromLog} | ${streams(r)} | ${r.failedRequests} | ${r.shedRequests} | ${rec} |`;
+    return `| ${r.scenario}${r.error ? " (error)" : ""} | ${v.submitted} | ${v.refused} | ${v.completed} | ${v.failed} | ${v.lost} | ${v.duplicateTasks} | ${v.acceptedAfterGivingUp} | ${v.duplicatedEffects} | ${v.writes ? `${v.writesOnce}/${v.writes} / ${v.writesLost} / ${v.writesDuplicated}` : "–"} | ${v.seqGaps} | ${v.missingFromLog} | ${streams(r)} | ${r.failedRequests} | ${r.shedRequests} | ${rec} |`;
   });
   return [head, sep, ...lines].join("\n");
 }
@@ -149,6 +149,7 @@ async function main() {
           failed: 0,
           lost: 0,
           duplicateTasks: 0,
+          acceptedAfterGivingUp: 0,
           duplicatedEffects: 0,
           seqGaps: 0,
           missingFromLog: 0,

@@ -126,7 +126,9 @@ export async function runScenario(scenario: Scenario, { settings, drainSeconds }
     log(`load submitted (${taskIds.length}/${load.submissions.length} accepted); draining`);
     const drainMs = await drain(sys.databaseUrl, taskIds, drainSeconds * 1_000);
     load.stop();
-    const verdict = await verify(sys.databaseUrl, load.submissions, [...probeIds, ...sys.ownTaskIds]);
+    // The gateway sees the public path: the router forwards it unchanged.
+    const submitter = { userId: sys.userId, path: new URL(`${sys.env.baseUrl}/tasks`).pathname };
+    const verdict = await verify(sys.databaseUrl, load.submissions, submitter, [...probeIds, ...sys.ownTaskIds]);
     // A 409 on an approval is a decision already taken (the approver retried): not a failure.
     const failures = load.failures.filter((f) => !(f.what === "approve" && f.status === 409));
     const failedByStatus: Record<string, number> = {};

@@ -30,6 +30,8 @@ export interface ChaosSystem {
   redis: OwnServer;
   nats: OwnNats;
   apiKey: string;
+  /** The user the API key belongs to (part of each submission's idempotency identity). */
+  userId: string;
   /** The database of the system (for the verification queries). */
   databaseUrl: string;
   /** Every worker process started so far, live or not (the scenario kills and adds them). */
@@ -73,7 +75,8 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
       ...(options.router ? { router: options.router } : {}),
     });
     const running = env;
-    const apiKey = (await running.createApiKey({ user: "chaos@example.com", createUser: true, name: "chaos" })).key;
+    const created = await running.createApiKey({ user: "chaos@example.com", createUser: true, name: "chaos" });
+    const apiKey = created.key;
     const workers: RunningService[] = [];
     const instances: RunningService[] = [];
     for (let i = 0; ; i++) {
@@ -89,6 +92,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
       redis,
       nats,
       apiKey,
+      userId: created.user_id,
       databaseUrl: running.database.url,
       workers,
       instances,

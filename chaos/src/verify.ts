@@ -1,7 +1,8 @@
 // What a scenario left behind, read from its own PostgreSQL after the load drained: lost
 // tasks, duplicated effects, seq gaps and events missing from the permanent log.
 import pg from "pg";
-import type { Submission } from "./load.ts";
+import { idempotencyIdentity } from "@tog/edge";
+import { taskBody, type Submission } from "./load.ts";
 
 export interface Verdict {
   /** Submissions the clients made. */
@@ -12,8 +13,17 @@ export interface Verdict {
   failed: number;
   /** Accepted tasks not terminal when the drain ended, or missing from the database. */
   lost: number;
-  /** Task rows the clients never got an id for (a retried submit that created a second task). */
+  /**
+   * Task rows no client got an id for and that belong to no submission that gave up: a retried
+   * submit that created a second task, or a row no client asked for.
+   */
   duplicateTasks: number;
+  /**
+   * Task rows no client got an id for whose stored idempotency identity is that of a submission
+   * that gave up: accepted after the client's last request timed out (under overload), not a
+   * second task for one submission.
+   */
+  acceptedAfterGivingUp: number;
   /**
    * Effect events (LLM_OUTPUT, TOOL_OBSERVATION, WORKSPACE_UPDATED, APPROVAL_DECISION,
    * WORKFLOW_STARTED, terminal) in the log beyond what the checkpoints committed: a step that
@@ -104,17 +114,37 @@ export async function drain(databaseUrl: string, taskIds: string[], drainMs: num
   }
 }
 
+/** Who submitted, and where: what a submission's idempotency identity is made of. */
+export interface Submitter {
+  userId: string;
+  /** The submit's path as the gateway sees it (`/api/v1/tasks`). */
+  path: string;
+}
+
+/** The identity the gateway stores on the row of `s` (libs/edge/src/idempotency.ts). */
+export function submissionIdentity(s: Submission, submitter: Submitter): string {
+  return idempotencyIdentity({
+    key: s.key,
+    userId: submitter.userId,
+    path: submitter.path,
+    body: JSON.stringify(taskBody(s)),
+  });
+}
+
 /** `otherIds`: tasks the scenario itself submitted (probes), not the clients. */
 export async function verify(
   databaseUrl: string,
   submissions: Submission[],
+  submitter: Submitter,
   otherIds: string[] = [],
 ): Promise<Verdict> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const ids = submissions.flatMap((s) => (s.taskId ? [s.taskId] : []));
-    const statuses = await client.query<{ id: string; status: string }>(`SELECT id::text, status FROM tasks`);
+    const statuses = await client.query<{ id: string; status: string; identity: string | null }>(
+      `SELECT id::text, status, idempotency_key AS identity FROM tasks`,
+    );
     const byId = new Map(statuses.rows.map((r) => [r.id, r.status]));
     const known = new Set([...ids, ...otherIds]);
     const count = (pred: (status: string | undefined) => boolean) => ids.filter((id) => pred(byId.get(id))).length;
@@ -134,6 +164,10 @@ export async function verify(
       WHERE s.first_seq IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.task_id = s.task_id AND t.seq = q.seq)`);
 
+    const gaveUp = new Set(submissions.filter((s) => !s.taskId).map((s) => submissionIdentity(s, submitter)));
+    const unknown = statuses.rows.filter((r) => !known.has(r.id));
+    const late = unknown.filter((r) => r.identity !== null && gaveUp.has(r.identity)).length;
+
     const writes = submissions.flatMap((s) => (s.write && s.taskId ? [s.write] : []));
     const written = await countWrites(client, writes);
 
@@ -143,7 +177,8 @@ export async function verify(
       completed: count((s) => s === "COMPLETED"),
       failed: count((s) => s !== undefined && s !== "COMPLETED" && TERMINAL_STATUSES.has(s)),
       lost: count((s) => s === undefined || !TERMINAL_STATUSES.has(s)),
-      duplicateTasks: statuses.rows.filter((r) => !known.has(r.id)).length,
+      duplicateTasks: unknown.length - late,
+      acceptedAfterGivingUp: late,
       duplicatedEffects: effects.rows[0]!.n,
       seqGaps: gaps.rows[0]!.n,
       missingFromLog: missing.rows[0]!.n,

@@ -135,16 +135,28 @@ function requestIdentity(req: Request, key: string, ttlSeconds: number): string 
 
 function identity(req: Request, key: string): string {
   const p = req.principal;
-  const user = p === undefined || p.via === "anonymous" ? "" : p.userId;
-  const body = req.body === undefined ? "" : JSON.stringify(req.body);
+  return idempotencyIdentity({
+    key,
+    userId: p === undefined || p.via === "anonymous" ? "" : p.userId,
+    path: req.baseUrl + req.path,
+    body: req.body === undefined ? "" : JSON.stringify(req.body),
+  });
+}
+
+/**
+ * The identity a request with an Idempotency-Key is known by (the task row's `idempotency_key`).
+ * Public so that a verifier outside the gateway (chaos/src/verify.ts) can tell which submission a
+ * row belongs to; `body` is the parsed JSON re-serialized, `userId` empty when auth is off.
+ */
+export function idempotencyIdentity(parts: { key: string; userId: string; path: string; body: string }): string {
   return createHash("sha256")
-    .update(key)
+    .update(parts.key)
     .update("\0")
-    .update(user)
+    .update(parts.userId)
     .update("\0")
-    .update(req.baseUrl + req.path)
+    .update(parts.path)
     .update("\0")
-    .update(body)
+    .update(parts.body)
     .digest("hex");
 }
 

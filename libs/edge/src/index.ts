@@ -83,6 +83,7 @@ export {
   createIdempotency,
   createIdempotencyIdentity,
   IDEMPOTENCY_KEY_MAX_LENGTH,
+  idempotencyIdentity,
   type IdempotencyOptions,
 } from "./idempotency.ts";
 export { ensureLocalTokenSecret, LOCAL_TOKEN_SECRET_FILE, readLocalTokenSecret } from "./auth/local-secret.ts";
