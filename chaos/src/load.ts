@@ -98,6 +98,9 @@ export function newSubmission(kind: TaskKind): Submission {
   };
 }
 
+/** Where a submission is posted (its path is part of the submission's idempotency identity). */
+export const submitUrl = (baseUrl: string): string => `${baseUrl}/tasks`;
+
 /** Kinds whose tasks wait for an approval the approver gives. */
 const APPROVED_KINDS = new Set<TaskKind>(["approval", "write"]);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -131,7 +134,7 @@ export function startLoad(options: LoadOptions): Load {
     const end = s.submittedAt + retryForMs;
     for (;;) {
       s.attempts++;
-      const res = await call("submit", `${options.baseUrl}/tasks`, {
+      const res = await call("submit", submitUrl(options.baseUrl), {
         method: "POST",
         headers: { ...headers, "Idempotency-Key": s.key },
         body,

@@ -126,8 +126,7 @@ export async function runScenario(scenario: Scenario, { settings, drainSeconds }
     log(`load submitted (${taskIds.length}/${load.submissions.length} accepted); draining`);
     const drainMs = await drain(sys.databaseUrl, taskIds, drainSeconds * 1_000);
     load.stop();
-    // The gateway sees the public path: the router forwards it unchanged.
-    const submitter = { userId: sys.userId, path: new URL(`${sys.env.baseUrl}/tasks`).pathname };
+    const submitter = { userId: sys.userId, baseUrl: sys.env.baseUrl };
     const verdict = await verify(sys.databaseUrl, load.submissions, submitter, [...probeIds, ...sys.ownTaskIds]);
     // A 409 on an approval is a decision already taken (the approver retried): not a failure.
     const failures = load.failures.filter((f) => !(f.what === "approve" && f.status === 409));

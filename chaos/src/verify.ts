@@ -2,7 +2,7 @@
 // tasks, duplicated effects, seq gaps and events missing from the permanent log.
 import pg from "pg";
 import { idempotencyIdentity } from "@tog/edge";
-import { taskBody, type Submission } from "./load.ts";
+import { submitUrl, taskBody, type Submission } from "./load.ts";
 
 export interface Verdict {
   /** Submissions the clients made. */
@@ -117,18 +117,21 @@ export async function drain(databaseUrl: string, taskIds: string[], drainMs: num
 /** Who submitted, and where: what a submission's idempotency identity is made of. */
 export interface Submitter {
   userId: string;
-  /** The submit's path as the gateway sees it (`/api/v1/tasks`). */
-  path: string;
+  /** The public base URL the load posted to. */
+  baseUrl: string;
 }
 
-/** The identity the gateway stores on the row of `s` (libs/edge/src/idempotency.ts). */
-export function submissionIdentity(s: Submission, submitter: Submitter): string {
-  return idempotencyIdentity({
-    key: s.key,
-    userId: submitter.userId,
-    path: submitter.path,
-    body: JSON.stringify(taskBody(s)),
-  });
+/**
+ * The identities the gateway stores on the rows of `submissions` (libs/edge/src/idempotency.ts).
+ * The gateway sees the public path: the router forwards it unchanged.
+ */
+function identitiesOf(submissions: Submission[], submitter: Submitter): Set<string> {
+  const path = new URL(submitUrl(submitter.baseUrl)).pathname;
+  return new Set(
+    submissions.map((s) =>
+      idempotencyIdentity({ key: s.key, userId: submitter.userId, path, body: JSON.stringify(taskBody(s)) }),
+    ),
+  );
 }
 
 /** `otherIds`: tasks the scenario itself submitted (probes), not the clients. */
@@ -164,7 +167,10 @@ export async function verify(
       WHERE s.first_seq IS NOT NULL
         AND NOT EXISTS (SELECT 1 FROM task_events t WHERE t.task_id = s.task_id AND t.seq = q.seq)`);
 
-    const gaveUp = new Set(submissions.filter((s) => !s.taskId).map((s) => submissionIdentity(s, submitter)));
+    const gaveUp = identitiesOf(
+      submissions.filter((s) => !s.taskId),
+      submitter,
+    );
     const unknown = statuses.rows.filter((r) => !known.has(r.id));
     const late = unknown.filter((r) => r.identity !== null && gaveUp.has(r.identity)).length;
 

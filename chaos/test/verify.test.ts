@@ -5,7 +5,7 @@
 // must be the one the gateway stores, through the public router, with authentication on.
 import { request, startE2eEnvironment, type E2eEnvironment } from "@tog/tests-e2e";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { newSubmission, taskBody, type Submission } from "../src/load.ts";
+import { newSubmission, submitUrl, taskBody, type Submission } from "../src/load.ts";
 import { verify, type Submitter } from "../src/verify.ts";
 
 let env: E2eEnvironment;
@@ -16,7 +16,7 @@ beforeAll(async () => {
   env = await startE2eEnvironment({ env: { GATEWAY_SKIP_AUTH: "0" }, only: ["gateway", "orchestrator"] });
   const created = await env.createApiKey({ user: "verdict@example.com", createUser: true });
   apiKey = created.key;
-  submitter = { userId: created.user_id, path: new URL(`${env.baseUrl}/tasks`).pathname };
+  submitter = { userId: created.user_id, baseUrl: env.baseUrl };
 }, 120_000);
 afterAll(async () => {
   await env?.close();
@@ -24,7 +24,7 @@ afterAll(async () => {
 
 /** Submits `s` as the chaos load client does; returns the task id. */
 async function submit(s: Submission, key = s.key): Promise<string> {
-  const res = await request<{ task_id: string }>(`${env.baseUrl}/tasks`, {
+  const res = await request<{ task_id: string }>(submitUrl(env.baseUrl), {
     method: "POST",
     headers: { "X-API-Key": apiKey, "Content-Type": "application/json", "Idempotency-Key": key },
     body: JSON.stringify(taskBody(s)),
