@@ -45,6 +45,8 @@ export interface LoadResult {
   p99: number;
   non2xx: number;
   errors: number;
+  /** rate mode: the window's answers that were not 2xx, by status. */
+  statuses?: Record<string, number>;
   /** submit → WORKFLOW_COMPLETED (ms), tasks that completed. */
   completion?: { count: number; expected: number; p50: number; p99: number; perSecond?: number; total?: number };
 }
@@ -226,6 +228,7 @@ async function runRate(job: LoadJob, completions?: Completions): Promise<LoadRes
     p99: pct(lat, 99),
     non2xx: results.filter((r) => r.status !== 0 && !r.ok).length,
     errors: results.filter((r) => r.status === 0).length,
+    statuses: statusCounts(results),
   };
   if (completions) {
     const ids = results.filter((r) => r.id);
@@ -239,6 +242,12 @@ async function runRate(job: LoadJob, completions?: Completions): Promise<LoadRes
     out.completion = { count: e2e.length, expected: results.length, p50: pct(e2e, 50), p99: pct(e2e, 99) };
   }
   return out;
+}
+
+function statusCounts(results: { ok: boolean; status: number }[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const r of results) if (r.status !== 0 && !r.ok) counts[r.status] = (counts[r.status] ?? 0) + 1;
+  return counts;
 }
 
 async function runTasks(job: LoadJob, completions: Completions): Promise<LoadResult> {

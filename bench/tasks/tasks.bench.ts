@@ -52,6 +52,7 @@ import {
 } from "./lib/proc.ts";
 import { natsDelta, natsSnapshot, type NatsCounts, type NatsSnapshot } from "./lib/nats-stats.ts";
 import { startFlushProbe, type FlushProbe, type FlushStats } from "./lib/flush-probe.ts";
+import { writebackDueSeconds } from "./lib/writeback.ts";
 import { fmt, markdownTable, ratioOf, targetsTable, writeResults, type TargetRow } from "./lib/report.ts";
 import { seedHistory, type SeedResult } from "./lib/seed.ts";
 import { churn, churnedTables, restoreAutovacuum } from "./lib/churn.ts";
@@ -70,6 +71,9 @@ const PHASES = ["baseline", "submit", "port", "completion", "history", "churn"] 
 const config = loadConfig({
   BENCH_SECONDS: envInt(10, 1).describe("Length of each measured load window (s)."),
   BENCH_WARMUP_SECONDS: envInt(2, 0).describe("Warm-up before each measured window (s), at its load."),
+  BENCH_LATENCY_WARMUP_SECONDS: envInt(writebackDueSeconds(), 0).describe(
+    'Warm-up at the rate before each latency window (1b, 2b), in seconds. Default: the kernel\'s periodic write-back delay (vm.dirty_expire_centisecs + vm.dirty_writeback_centisecs) + 5 s, so the pages the saturation phase before left dirty reach the disk before the window opens, and the window meets the write-back of its own rate (docs/performance.md "Latency windows after a saturation phase").',
+  ),
   BENCH_PORT_ROUNDS: envInt(4, 1).describe(
     "Row 4a: rounds of GET /health through the router and straight at the gateway, in turn; each round lasts 2 × BENCH_SECONDS / rounds.",
   ),
@@ -613,7 +617,7 @@ async function submitAndPortPhases(): Promise<void> {
           idempotency: true,
           rate,
           seconds: config.BENCH_SECONDS,
-          warmupSeconds: config.BENCH_WARMUP_SECONDS,
+          warmupSeconds: config.BENCH_LATENCY_WARMUP_SECONDS,
           latencyFile: requestsFile("1b"),
         },
         { flushProbe: true },
@@ -743,7 +747,7 @@ async function completionPhase(env: Env): Promise<void> {
         body: SIMPLE_TASK,
         rate,
         seconds: config.BENCH_SECONDS,
-        warmupSeconds: config.BENCH_WARMUP_SECONDS,
+        warmupSeconds: config.BENCH_LATENCY_WARMUP_SECONDS,
         drainSeconds: 60,
         nats,
         latencyFile: requestsFile("2b"),
@@ -1230,6 +1234,13 @@ const within = (v: number | undefined, limit: number) =>
   v === undefined || !Number.isFinite(v) ? undefined : v <= limit;
 const atLeast = (v: number, limit: number) => (Number.isFinite(v) ? v >= limit : undefined);
 
+/** "N failed", with the statuses of the answers that were not 2xx where the load client counted them. */
+const failedText = (r: LoadResult) => {
+  const statuses = Object.entries(r.statuses ?? {}).map(([status, n]) => `${n} × ${status}`);
+  const text = `${r.non2xx + r.errors} failed`;
+  return statuses.length > 0 ? `${text}: ${statuses.join(", ")}` : text;
+};
+
 if (m.submitMax) {
   const r = ratioOf(m.submitMax.rps, base);
   rows.push({
@@ -1246,7 +1257,7 @@ if (m.submitHalf) {
   rows.push({
     id: "1b",
     name: `POST /tasks p99 at half that rate (${fmt(m.submitHalf.rps, 0)}/s)`,
-    measured: `p99 ${ms(m.submitHalf.p99)} (p50 ${ms(m.submitHalf.p50)}, ${m.submitHalf.non2xx + m.submitHalf.errors} failed)`,
+    measured: `p99 ${ms(m.submitHalf.p99)} (p50 ${ms(m.submitHalf.p50)}, ${failedText(m.submitHalf)})`,
     baseline: "-",
     ratio: "-",
     target: "≤ 50 ms",
@@ -1279,7 +1290,7 @@ if (m.completionHalf) {
   rows.push({
     id: "2b",
     name: `submit → WORKFLOW_COMPLETED p50 at half saturation (${rate})`,
-    measured: `${ms(c?.p50)} (${c?.count}/${c?.expected} completed)`,
+    measured: `${ms(c?.p50)} (${c?.count}/${c?.expected} completed${m.completionHalf.non2xx + m.completionHalf.errors > 0 ? `, ${failedText(m.completionHalf)}` : ""})`,
     baseline: "-",
     ratio: "-",
     target: "≤ 30 ms",
