@@ -456,10 +456,16 @@ const busyOf = (w: { cpu: Map<string, number>; windowMs: number; machineBusy: nu
   steal: w.steal,
 });
 
+/** When the window's slowest flushes began, counted from its start (older results have none). */
+const slowFlushesText = (f: FlushStats) =>
+  f.slow?.length
+    ? ` (the slowest at ${f.slow.map((s) => `+${fmt(s.atSeconds, 1)} s: ${fmt(s.ms)} ms`).join(", ")})`
+    : "";
+
 /** A sentence on the disk's flush latency in a latency window, or nothing. */
 const flushText = (f: FlushStats | undefined) =>
   f
-    ? ` The disk's own flush latency in that window (an 8 KB write + fdatasync every 50 ms beside the database's files; a commit waits for a flush of the WAL): p50 / p99 / max ${fmt(f.p50)} / ${fmt(f.p99)} / ${fmt(f.max)} ms, ${f.over20} of ${f.count} over 20 ms.`
+    ? ` The disk's own flush latency in that window (an 8 KB write + fdatasync every 50 ms beside the database's files; a commit waits for a flush of the WAL): p50 / p99 / max ${fmt(f.p50)} / ${fmt(f.p99)} / ${fmt(f.max)} ms, ${f.over20} of ${f.count} over 20 ms${slowFlushesText(f)}.`
     : "";
 
 /** The WAL flushes per task of the 2b window, where fewer tasks share each flush than at saturation. */

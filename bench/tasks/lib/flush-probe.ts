@@ -21,7 +21,15 @@ export interface FlushStats {
   max: number;
   /** Flushes that took more than 20 ms. */
   over20: number;
+  /**
+   * The slowest of those (at most SLOW_LISTED), in the order they began: seconds from the probe's
+   * start, so a stall can be set beside the window's other events (a write-back, a periodic sync).
+   */
+  slow: { atSeconds: number; ms: number }[];
 }
+
+const SLOW_MS = 20;
+const SLOW_LISTED = 8;
 
 export interface FlushProbe {
   /** Stops the probe, removes its file and returns what it measured (undefined: nothing). */
@@ -31,6 +39,8 @@ export interface FlushProbe {
 export function startFlushProbe(dir: string, intervalMs = INTERVAL_MS): FlushProbe {
   const file = path.join(dir, `tog-flush-probe-${process.pid}`);
   const times: number[] = [];
+  const starts: number[] = [];
+  const origin = performance.now();
   let stopping = false;
   let wake: (() => void) | undefined;
   const pause = () =>
@@ -53,6 +63,7 @@ export function startFlushProbe(dir: string, intervalMs = INTERVAL_MS): FlushPro
         const t0 = performance.now();
         await handle.datasync();
         times.push(performance.now() - t0);
+        starts.push((t0 - origin) / 1_000);
         if (!stopping) await pause();
       }
     } finally {
@@ -65,19 +76,26 @@ export function startFlushProbe(dir: string, intervalMs = INTERVAL_MS): FlushPro
       stopping = true;
       wake?.();
       await loop;
-      return flushStats(times);
+      return flushStats(times, starts);
     },
   };
 }
 
-export function flushStats(times: number[]): FlushStats | undefined {
+export function flushStats(times: number[], starts: number[] = []): FlushStats | undefined {
   if (times.length === 0) return undefined;
   const sorted = [...times].sort((a, b) => a - b);
+  const slow = times
+    .map((ms, i) => ({ atSeconds: starts[i] ?? Number.NaN, ms }))
+    .filter((f) => f.ms > SLOW_MS)
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, SLOW_LISTED)
+    .sort((a, b) => a.atSeconds - b.atSeconds);
   return {
     count: sorted.length,
     p50: pct(sorted, 50),
     p99: pct(sorted, 99),
     max: sorted.at(-1)!,
-    over20: sorted.filter((t) => t > 20).length,
+    over20: sorted.filter((t) => t > SLOW_MS).length,
+    slow,
   };
 }
