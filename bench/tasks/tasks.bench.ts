@@ -456,9 +456,9 @@ const busyOf = (w: { cpu: Map<string, number>; windowMs: number; machineBusy: nu
   steal: w.steal,
 });
 
-/** When the window's slowest flushes began, counted from its start (older results have none). */
+/** When the window's slowest flushes began, counted from its start. */
 const slowFlushesText = (f: FlushStats) =>
-  f.slow?.length
+  f.slow.length > 0
     ? ` (the slowest at ${f.slow.map((s) => `+${fmt(s.atSeconds, 1)} s: ${fmt(s.ms)} ms`).join(", ")})`
     : "";
 

@@ -76,7 +76,6 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
     });
     const running = env;
     const created = await running.createApiKey({ user: "chaos@example.com", createUser: true, name: "chaos" });
-    const apiKey = created.key;
     const workers: RunningService[] = [];
     const instances: RunningService[] = [];
     for (let i = 0; ; i++) {
@@ -91,7 +90,7 @@ export async function startSystem(options: SystemOptions = {}): Promise<ChaosSys
       postgres,
       redis,
       nats,
-      apiKey,
+      apiKey: created.key,
       userId: created.user_id,
       databaseUrl: running.database.url,
       workers,
