@@ -98,9 +98,7 @@ describe("a claim lost in a crash of PostgreSQL (a server of its own)", () => {
     await admin.end();
     url = withDatabase(server.url, "tog");
     await migrate({ databaseUrl: url });
-    pool = createDbPool({ databaseUrl: url, poolMax: 2 });
-    pool.on("error", () => undefined);
-    db = createDbClient({ databaseUrl: url, pool });
+    open();
   }, 120_000);
   afterAll(async () => {
     await db?.$disconnect();
@@ -108,6 +106,23 @@ describe("a claim lost in a crash of PostgreSQL (a server of its own)", () => {
     await server?.stop();
     dirs?.remove();
   });
+
+  function open(): void {
+    pool = createDbPool({ databaseUrl: url, poolMax: 2 });
+    pool.on("error", () => undefined);
+    db = createDbClient({ databaseUrl: url, pool });
+  }
+
+  /**
+   * The pool's connections died with the crashed server, and one may still look idle to pg-pool
+   * when the next query is handed to it (read ECONNRESET): start over with new connections, as a
+   * service's next attempt would.
+   */
+  async function reopen(): Promise<void> {
+    await db.$disconnect().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    open();
+  }
 
   async function crash(): Promise<void> {
     const victim = new pg.Client({ connectionString: url });
@@ -139,13 +154,15 @@ describe("a claim lost in a crash of PostgreSQL (a server of its own)", () => {
     expect(seen.rows[0]!.status).toBe("RUNNING");
 
     await crash();
+    await reopen();
 
     const after = await pool.query<{ status: string; lease_owner: string | null; attempts: number }>(
       "SELECT status, lease_owner, attempts FROM tasks WHERE id = $1",
       [taskId],
     );
     expect(after.rows[0]).toEqual({ status: "QUEUED", lease_owner: null, attempts: 0 });
-    expect((await runs.claim(taskId, "worker-b", 60_000, 60)).outcome).toBe("claimed");
+    const runsAfter = new RunRepository({ db, pool });
+    expect((await runsAfter.claim(taskId, "worker-b", 60_000, 60)).outcome).toBe("claimed");
     const step: StepRecord = {
       key: "tool:1",
       kind: "tool",
@@ -159,7 +176,7 @@ describe("a claim lost in a crash of PostgreSQL (a server of its own)", () => {
       startedAt: new Date(),
       completedAt: new Date(),
     };
-    await expect(runs.commitSteps(taskId, "worker-a", [step])).rejects.toBeInstanceOf(LeaseLostError);
+    await expect(runsAfter.commitSteps(taskId, "worker-a", [step])).rejects.toBeInstanceOf(LeaseLostError);
     const steps = await pool.query("SELECT key FROM task_steps WHERE task_id = $1", [taskId]);
     expect(steps.rows).toEqual([]);
   }, 60_000);
